@@ -95,7 +95,10 @@ func Main(app *cli.App, args []string) int {
 		app.Reader = os.Stdin
 	}
 	app.Version = Version
+	// -v is every binary's verbose flag; the version is --version only.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
 	app.HideHelpCommand = true
+	app.DisableSliceFlagSeparator = true // --extra '{"a":1,"b":2}' must not split on commas
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	app.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 		return &Error{Code: ExitTrouble, Err: err}

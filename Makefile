@@ -1,0 +1,45 @@
+# aiperf toolkit. `make demo` runs the pipeline on the shipped sample; `make test` is what CI runs.
+MOD      := $(shell go list -m)
+BINS     := aiperf-pack
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+GOFLAGS_BUILD := -trimpath -tags urfave_cli_no_docs -ldflags '-s -w -X $(MOD)/lib/cmd/base.Version=$(VERSION)'
+FUZZTIME ?= 10s
+FUZZ     := ./lib/jsonx:FuzzSkip ./lib/record:FuzzDecode ./lib/store:FuzzOpen ./lib/store:FuzzRoundTrip
+DEMO     := .demo
+
+build: $(addprefix bin/,$(BINS))
+bin/%: FORCE
+	go build $(GOFLAGS_BUILD) -o $@ ./cmd/$*
+
+test:
+	go vet ./...
+	go test -race ./...
+
+check: fmt-check test tidy-check
+
+fmt-check:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+tidy-check:
+	go mod tidy && git diff --exit-code go.mod go.sum
+
+golden:
+	go test ./... -update
+
+# -fuzz takes one package and one target per run.
+fuzz:
+	@for pt in $(FUZZ); do p=$${pt%%:*}; t=$${pt##*:}; echo "== $$t ($$p) =="; \
+	  go test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; done
+
+demo: build
+	@rm -rf $(DEMO) && mkdir -p $(DEMO)
+	bin/aiperf-pack --model demo-model --streaming -o $(DEMO)/store.aipk testdata/demo/records.jsonl
+	bin/aiperf-pack stat $(DEMO)/store.aipk
+	bin/aiperf-pack verify $(DEMO)/store.aipk
+	bin/aiperf-pack dump --record 0 $(DEMO)/store.aipk | cut -c1-200
+
+clean:
+	rm -rf bin $(DEMO)
+
+FORCE:
+.PHONY: build test check fmt-check tidy-check golden fuzz demo clean FORCE

@@ -1,0 +1,571 @@
+// Package jsonx is a small, strict JSON scanner for the hot paths of the
+// toolkit: it validates a value and returns its extent without building Go
+// values, so large strings and objects can be spliced verbatim into request
+// bodies. encoding/json decodes at ~150 MB/s here; skipping runs at memory
+// speed for the long string runs that dominate prompts.
+package jsonx
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds nesting so hostile input cannot exhaust the stack.
+const MaxDepth = 10000
+
+// SyntaxError reports malformed JSON at a byte offset within the scanned slice.
+type SyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset) }
+
+func syntaxErr(off int, format string, args ...any) error {
+	return &SyntaxError{Offset: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// SkipSpace returns the index of the first non-whitespace byte at or after i.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// Skip validates the JSON value starting at b[i] (no leading whitespace) and
+// returns the index just past it.
+func Skip(b []byte, i int) (int, error) { return skip(b, i, 0) }
+
+func skip(b []byte, i, depth int) (int, error) {
+	if i >= len(b) {
+		return i, syntaxErr(i, "unexpected end of input")
+	}
+	switch c := b[i]; {
+	case c == '"':
+		return SkipString(b, i)
+	case c == '{':
+		return skipObject(b, i, depth+1)
+	case c == '[':
+		return skipArray(b, i, depth+1)
+	case c == 't':
+		return literal(b, i, "true")
+	case c == 'f':
+		return literal(b, i, "false")
+	case c == 'n':
+		return literal(b, i, "null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return SkipNumber(b, i)
+	default:
+		return i, syntaxErr(i, "invalid character %q looking for a value", c)
+	}
+}
+
+func literal(b []byte, i int, lit string) (int, error) {
+	if len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit {
+		return i + len(lit), nil
+	}
+	return i, syntaxErr(i, "invalid literal")
+}
+
+func skipObject(b []byte, i, depth int) (int, error) {
+	if depth > MaxDepth {
+		return i, syntaxErr(i, "nesting deeper than %d", MaxDepth)
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, syntaxErr(i, "expected object key")
+		}
+		var err error
+		if i, err = SkipString(b, i); err != nil {
+			return i, err
+		}
+		i = SkipSpace(b, i)
+		if i >= len(b) || b[i] != ':' {
+			return i, syntaxErr(i, "expected ':' after object key")
+		}
+		i = SkipSpace(b, i+1)
+		if i, err = skip(b, i, depth); err != nil {
+			return i, err
+		}
+		i = SkipSpace(b, i)
+		if i >= len(b) {
+			return i, syntaxErr(i, "unexpected end of object")
+		}
+		switch b[i] {
+		case ',':
+			i = SkipSpace(b, i+1)
+		case '}':
+			return i + 1, nil
+		default:
+			return i, syntaxErr(i, "expected ',' or '}' in object")
+		}
+	}
+}
+
+func skipArray(b []byte, i, depth int) (int, error) {
+	if depth > MaxDepth {
+		return i, syntaxErr(i, "nesting deeper than %d", MaxDepth)
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = skip(b, i, depth); err != nil {
+			return i, err
+		}
+		i = SkipSpace(b, i)
+		if i >= len(b) {
+			return i, syntaxErr(i, "unexpected end of array")
+		}
+		switch b[i] {
+		case ',':
+			i = SkipSpace(b, i+1)
+		case ']':
+			return i + 1, nil
+		default:
+			return i, syntaxErr(i, "expected ',' or ']' in array")
+		}
+	}
+}
+
+const (
+	lo8 = 0x0101010101010101
+	hi8 = 0x8080808080808080
+)
+
+// hasSpecial reports whether any byte of x is '"', '\\', a control character
+// (< 0x20) or non-ASCII (>= 0x80). Classic SWAR zero-byte tests.
+func hasSpecial(x uint64) bool {
+	q := x ^ (lo8 * '"')
+	s := x ^ (lo8 * '\\')
+	ctl := (x - lo8*0x20) & ^x // high bit set where byte < 0x20 (or >= 0x80 via ^x masking below)
+	return ((q-lo8)&^q|(s-lo8)&^s|ctl|x)&hi8 != 0
+}
+
+// SkipString validates the JSON string starting at b[i] == '"' and returns the
+// index just past its closing quote. Escapes and UTF-8 are checked.
+func SkipString(b []byte, i int) (int, error) {
+	start := i
+	i++
+	for {
+		// Fast path: 8 plain ASCII bytes at a time.
+		for i+8 <= len(b) && !hasSpecial(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			return start, syntaxErr(start, "unterminated string")
+		}
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, nil
+		case c == '\\':
+			if i+1 >= len(b) {
+				return start, syntaxErr(start, "unterminated string")
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
+					return i, syntaxErr(i, "invalid \\u escape in string")
+				}
+				i += 6
+			default:
+				return i, syntaxErr(i, "invalid escape in string")
+			}
+		case c < 0x20:
+			return i, syntaxErr(i, "control character in string")
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return i, syntaxErr(i, "invalid UTF-8 in string")
+			}
+			i += size
+		}
+	}
+}
+
+func hex4(h []byte) (rune, bool) {
+	if len(h) != 4 || !isHex4(h) {
+		return 0, false
+	}
+	v, _ := strconv.ParseUint(string(h), 16, 32)
+	return rune(v), true
+}
+
+func isHex4(h []byte) bool {
+	for _, c := range h {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// SkipNumber validates a JSON number starting at b[i].
+func SkipNumber(b []byte, i int) (int, error) {
+	start := i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return start, syntaxErr(start, "invalid number")
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return start, syntaxErr(start, "invalid number")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return start, syntaxErr(start, "invalid number")
+		}
+	}
+	return i, nil
+}
+
+// Unquote decodes a JSON string literal (with quotes) into a Go string.
+func Unquote(lit []byte) (string, error) {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return "", errors.New("not a string")
+	}
+	body := lit[1 : len(lit)-1]
+	plain := true
+	for _, c := range body {
+		if c == '\\' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(body), nil
+	}
+	return unquoteJSON(body)
+}
+
+func unquoteJSON(b []byte) (string, error) {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		i++
+		if i >= len(b) {
+			return "", errors.New("bad escape")
+		}
+		switch b[i] {
+		case '"', '\\', '/':
+			out = append(out, b[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			if i+5 > len(b) {
+				return "", errors.New("bad \\u escape")
+			}
+			r, ok := hex4(b[i+1 : i+5])
+			if !ok {
+				return "", errors.New("bad \\u escape")
+			}
+			i += 4
+			if r >= 0xD800 && r < 0xDC00 && i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+				if r2, ok := hex4(b[i+3 : i+7]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
+					r = (r-0xD800)<<10 + (r2 - 0xDC00) + 0x10000
+					i += 6
+				}
+			}
+			if r >= 0xD800 && r < 0xE000 {
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", errors.New("bad escape")
+		}
+	}
+	return string(out), nil
+}
+
+// ParseUint parses a JSON integer literal as an unsigned 64-bit value, exactly.
+func ParseUint(lit []byte) (uint64, bool) {
+	if len(lit) == 0 || len(lit) > 20 {
+		return 0, false
+	}
+	if len(lit) > 1 && lit[0] == '0' {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range lit {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		hi, lo := bits.Mul64(v, 10)
+		if hi != 0 {
+			return 0, false
+		}
+		var carry uint64
+		v, carry = bits.Add64(lo, uint64(c-'0'), 0)
+		if carry != 0 {
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// ParseScaled parses a non-negative JSON number (integer or decimal fraction,
+// optionally with an exponent) and returns round(value * 10^scale) as int64,
+// using exact decimal arithmetic (no float rounding). It is how milliseconds
+// in a trace become integer nanoseconds (scale 6).
+func ParseScaled(lit []byte, scale int) (int64, bool) {
+	if len(lit) == 0 || lit[0] == '-' {
+		return 0, false
+	}
+	if end, err := SkipNumber(lit, 0); err != nil || end != len(lit) {
+		return 0, false
+	}
+	var digits []byte
+	exp := scale
+	i := 0
+	for i < len(lit) && lit[i] >= '0' && lit[i] <= '9' {
+		digits = append(digits, lit[i])
+		i++
+	}
+	if i < len(lit) && lit[i] == '.' {
+		i++
+		for i < len(lit) && lit[i] >= '0' && lit[i] <= '9' {
+			digits = append(digits, lit[i])
+			exp--
+			i++
+		}
+	}
+	if i < len(lit) && (lit[i] == 'e' || lit[i] == 'E') {
+		e, err := strconv.Atoi(string(lit[i+1:]))
+		if err != nil || e > 400 || e < -400 {
+			return 0, false
+		}
+		exp += e
+	}
+	// value = digits * 10^exp
+	for len(digits) > 1 && digits[0] == '0' {
+		digits = digits[1:]
+	}
+	var roundUp bool
+	if exp < 0 {
+		cut := len(digits) + exp // digits kept
+		if cut < 0 {
+			return 0, true
+		}
+		if cut < len(digits) {
+			roundUp = digits[cut] >= '5'
+		}
+		digits = digits[:cut]
+		exp = 0
+	}
+	var v uint64
+	for _, c := range digits {
+		hi, lo := bits.Mul64(v, 10)
+		if hi != 0 {
+			return 0, false
+		}
+		v = lo + uint64(c-'0')
+		if v < lo {
+			return 0, false
+		}
+	}
+	for ; exp > 0; exp-- {
+		if v == 0 {
+			break
+		}
+		hi, lo := bits.Mul64(v, 10)
+		if hi != 0 {
+			return 0, false
+		}
+		v = lo
+	}
+	if roundUp {
+		v++
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// AppendScaled writes v / 10^scale as a minimal JSON decimal (no exponent,
+// no trailing zeros): AppendScaled(dst, 1234500000, 6) → "1234.5".
+func AppendScaled(dst []byte, v int64, scale int) []byte {
+	if v < 0 {
+		dst = append(dst, '-')
+		v = -v
+	}
+	s := strconv.FormatInt(v, 10)
+	if len(s) <= scale {
+		s = zeros(scale-len(s)+1) + s
+	}
+	intPart, frac := s[:len(s)-scale], s[len(s)-scale:]
+	for len(frac) > 0 && frac[len(frac)-1] == '0' {
+		frac = frac[:len(frac)-1]
+	}
+	dst = append(dst, intPart...)
+	if frac != "" {
+		dst = append(dst, '.')
+		dst = append(dst, frac...)
+	}
+	return dst
+}
+
+func zeros(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = '0'
+	}
+	return string(b)
+}
+
+// AppendString appends s as a JSON string literal, escaping like encoding/json
+// without HTML escaping (so '<', '>' and '&' stay as they are).
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigit[c>>4], hexDigit[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigit[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+const hexDigit = "0123456789abcdef"
+
+// Fields calls fn for each member of the JSON object at b[i] with the raw key
+// literal (quotes included) and the raw value. It returns the index past the
+// object. fn may return an error to stop.
+func Fields(b []byte, i int, fn func(key, value []byte, valueOff int) error) (int, error) {
+	if i >= len(b) || b[i] != '{' {
+		return i, syntaxErr(i, "expected '{'")
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, syntaxErr(i, "expected object key")
+		}
+		ks := i
+		var err error
+		if i, err = SkipString(b, i); err != nil {
+			return i, err
+		}
+		key := b[ks:i]
+		i = SkipSpace(b, i)
+		if i >= len(b) || b[i] != ':' {
+			return i, syntaxErr(i, "expected ':' after object key")
+		}
+		i = SkipSpace(b, i+1)
+		vs := i
+		if i, err = skip(b, i, 1); err != nil {
+			return i, err
+		}
+		if err := fn(key, b[vs:i], vs); err != nil {
+			return vs, err
+		}
+		i = SkipSpace(b, i)
+		if i >= len(b) {
+			return i, syntaxErr(i, "unexpected end of object")
+		}
+		switch b[i] {
+		case ',':
+			i = SkipSpace(b, i+1)
+		case '}':
+			return i + 1, nil
+		default:
+			return i, syntaxErr(i, "expected ',' or '}' in object")
+		}
+	}
+}

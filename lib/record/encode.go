@@ -1,0 +1,96 @@
+package record
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+
+	"github.com/aiperf/toolkit/lib/jsonx"
+)
+
+// Encoder writes records JSONL. Call End to write the end line; Flush is
+// implied by End.
+type Encoder struct {
+	w     *bufio.Writer
+	buf   []byte
+	count uint64
+}
+
+// NewEncoder writes to w.
+func NewEncoder(w io.Writer) *Encoder {
+	return &Encoder{w: bufio.NewWriterSize(w, 1<<20)}
+}
+
+// Count returns the number of records written.
+func (e *Encoder) Count() uint64 { return e.count }
+
+// Encode writes one record. rec.Raw must hold a valid JSON value of rec.Kind
+// (for KindPrompt, a string literal: see AppendPrompt).
+func (e *Encoder) Encode(rec *Record) error {
+	b := Append(e.buf[:0], rec)
+	e.buf = b
+	e.count++
+	_, err := e.w.Write(b)
+	return err
+}
+
+// Append appends the JSONL line of rec (with its newline) to dst.
+func Append(dst []byte, rec *Record) []byte {
+	dst = append(dst, `{"v":1,"line":`...)
+	dst = strconv.AppendUint(dst, rec.Line, 10)
+	if rec.SessionID != "" {
+		dst = append(dst, `,"session_id":`...)
+		dst = jsonx.AppendString(dst, rec.SessionID)
+	}
+	if rec.Session >= 0 {
+		dst = append(dst, `,"session":`...)
+		dst = strconv.AppendInt(dst, rec.Session, 10)
+	}
+	dst = append(dst, `,"turn":`...)
+	dst = strconv.AppendUint(dst, uint64(rec.Turn), 10)
+	if rec.HasTimestamp {
+		dst = append(dst, `,"timestamp_ms":`...)
+		dst = jsonx.AppendScaled(dst, rec.TimestampNS, 6)
+	}
+	if rec.HasDelay {
+		dst = append(dst, `,"delay_ms":`...)
+		dst = jsonx.AppendScaled(dst, rec.DelayNS, 6)
+	}
+	if rec.InputTokens > 0 {
+		dst = append(dst, `,"input_tokens":`...)
+		dst = strconv.AppendUint(dst, uint64(rec.InputTokens), 10)
+	}
+	if rec.HasMaxTokens {
+		dst = append(dst, `,"max_tokens":`...)
+		dst = strconv.AppendUint(dst, uint64(rec.MaxTokens), 10)
+	}
+	if rec.Kind != KindNone {
+		dst = append(dst, `,"`...)
+		dst = append(dst, rec.Kind.String()...)
+		dst = append(dst, `":`...)
+		dst = append(dst, rec.Raw...)
+	}
+	if rec.Tools != nil {
+		dst = append(dst, `,"tools":`...)
+		dst = append(dst, rec.Tools...)
+	}
+	if rec.Extra != nil {
+		dst = append(dst, `,"extra":`...)
+		dst = append(dst, rec.Extra...)
+	}
+	return append(dst, "}\n"...)
+}
+
+// End writes the end line and flushes.
+func (e *Encoder) End() error {
+	b := append(e.buf[:0], `{"v":1,"end":true,"records":`...)
+	b = strconv.AppendUint(b, e.count, 10)
+	b = append(b, "}\n"...)
+	if _, err := e.w.Write(b); err != nil {
+		return err
+	}
+	return e.w.Flush()
+}
+
+// Flush flushes buffered lines without ending the stream.
+func (e *Encoder) Flush() error { return e.w.Flush() }

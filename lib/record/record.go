@@ -1,0 +1,83 @@
+// Package record reads and writes the records JSONL stream that flows from
+// aiperf-tokenize to aiperf-pack.
+//
+// One object per line, "v":1 on every line, snake_case keys:
+//
+//	{"v":1,"line":7,"session_id":"s7","session":6,"turn":0,"timestamp_ms":1234.5,
+//	 "input_tokens":6758,"max_tokens":500,"prompt":"..."}
+//
+// Exactly one of prompt (a string), messages (an OpenAI messages array) or
+// payload (a verbatim request body object) is present. tools (array, only with
+// messages) and extra (object, merged into the formatted body) are optional.
+// session is an optional dense session number (0-based, in order of first
+// appearance); writers that know it save readers a session-id map.
+// The stream ends with {"v":1,"end":true,"records":N}: a stream without it was
+// cut short, and aiperf-pack refuses it. Readers reject an unknown "v" and
+// ignore unknown fields.
+package record
+
+import (
+	"fmt"
+)
+
+// Version is the records line format version.
+const Version = 1
+
+// Kind says which body source a record carries.
+type Kind uint8
+
+const (
+	KindNone     Kind = iota
+	KindPrompt        // Raw is a JSON string literal
+	KindMessages      // Raw is a JSON array
+	KindPayload       // Raw is a JSON object: the whole request body, verbatim
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindPrompt:
+		return "prompt"
+	case KindMessages:
+		return "messages"
+	case KindPayload:
+		return "payload"
+	}
+	return "none"
+}
+
+// Record is one turn. Raw, Tools and Extra alias the decoder's buffer and are
+// valid until the next call to Decoder.Next.
+type Record struct {
+	Line         uint64
+	SessionID    string
+	Session      int64 // -1 when the line has no "session"
+	Turn         uint32
+	HasTimestamp bool
+	TimestampNS  int64
+	HasDelay     bool
+	DelayNS      int64
+	InputTokens  uint32
+	HasMaxTokens bool
+	MaxTokens    uint32
+	Kind         Kind
+	Raw          []byte
+	Tools        []byte
+	Extra        []byte
+}
+
+// Error is a problem with one line of a records stream.
+type Error struct {
+	File  string
+	Line  int64 // line number within File, 1-based
+	Field string
+	Err   error
+}
+
+func (e *Error) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: %s: %v", e.File, e.Line, e.Field, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }

@@ -1,0 +1,166 @@
+package record
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func decodeAll(t *testing.T, in string) ([]Record, error) {
+	t.Helper()
+	d := NewDecoder(strings.NewReader(in), "in.jsonl")
+	var out []Record
+	for {
+		var r Record
+		err := d.Next(&r)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		r.Raw = append([]byte(nil), r.Raw...)
+		out = append(out, r)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	recs := []Record{
+		{Line: 1, SessionID: "s\"1", Session: 0, Turn: 0, HasTimestamp: true, TimestampNS: 1234500000, InputTokens: 7, HasMaxTokens: true, MaxTokens: 9, Kind: KindPrompt, Raw: []byte(`"hi\n"`)},
+		{Line: 5, Session: -1, Turn: 3, HasDelay: true, DelayNS: 1, Kind: KindMessages, Raw: []byte(`[{"role":"user","content":"x"}]`), Tools: []byte(`[{"type":"function"}]`)},
+		{Line: 6, Session: -1, Kind: KindPayload, Raw: []byte(`{"a":1}`)},
+		{Line: 7, Session: -1, Kind: KindPrompt, Raw: []byte(`""`), Extra: []byte(`{"seed":1}`)},
+	}
+	var buf bytes.Buffer
+	e := NewEncoder(&buf)
+	for i := range recs {
+		if err := e.Encode(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.End(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeAll(t, buf.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(recs) {
+		t.Fatalf("got %d records, want %d", len(got), len(recs))
+	}
+	for i := range recs {
+		g, w := got[i], recs[i]
+		if string(Append(nil, &g)) != string(Append(nil, &w)) {
+			t.Errorf("record %d: got %s, want %s", i, Append(nil, &g), Append(nil, &w))
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+	}{
+		{`{"v":1,"line":1,"prompt":"a"}` + "\n", `in.jsonl:2: stream ends without its end line`},
+		{`{"v":3,"line":1,"prompt":"a"}` + "\n", `in.jsonl:1: v: unknown records version 3`},
+		{`{"line":1,"prompt":"a"}` + "\n", `in.jsonl:1: v: missing`},
+		{"\n\n" + `{"v":1,"line":1,"prompt":"a",}` + "\n", `in.jsonl:3: malformed JSON`},
+		{`[1]` + "\n", `in.jsonl:1: not a JSON object`},
+		{`{"v":1,"line":1,"prompt":"a"} x` + "\n", `in.jsonl:1: malformed JSON: data after the object`},
+		{`{"v":1,"line":1,"payload":[1]}` + "\n", `in.jsonl:1: payload: not a JSON object`},
+		{`{"v":1,"line":1,"messages":[]}` + "\n", `in.jsonl:1: messages: not a non-empty array`},
+		{`{"v":1,"line":1,"prompt":1}` + "\n", `in.jsonl:1: prompt: not a string`},
+		{`{"v":1,"line":1,"prompt":"a","tools":[]}` + "\n", `in.jsonl:1: tools: only allowed with messages`},
+		{`{"v":1,"line":1,"payload":{},"extra":{}}` + "\n", `in.jsonl:1: extra: not allowed with payload`},
+		{`{"v":1,"line":1,"prompt":"a","timestamp_ms":1,"delay_ms":2}` + "\n", `in.jsonl:1: delay_ms: given together with timestamp_ms`},
+		{`{"v":1,"line":-1,"prompt":"a"}` + "\n", `in.jsonl:1: line: not a non-negative integer: -1`},
+		{`{"v":1,"line":1,"session":4294967296,"prompt":"a"}` + "\n", `in.jsonl:1: session: not a session number`},
+		{`{"v":1,"end":true}` + "\n", `in.jsonl:1: records: missing on the end line`},
+		{`{"v":1,"end":true,"records":0}` + "\n" + `{"v":1,"line":1,"prompt":"a"}` + "\n", `in.jsonl:2: data after the end line`},
+	} {
+		_, err := decodeAll(t, c.in)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("decode %q: got error %v, want prefix %q", c.in, err, c.want)
+			continue
+		}
+		var re *Error
+		if !errors.As(err, &re) {
+			t.Errorf("decode %q: error %T is not *record.Error", c.in, err)
+		}
+	}
+}
+
+func TestCRLFAndLongLines(t *testing.T) {
+	long := strings.Repeat("x", 3<<20)
+	in := `{"v":1,"line":1,"prompt":"` + long + `"}` + "\r\n" + `{"v":1,"end":true,"records":1}` + "\r\n"
+	got, err := decodeAll(t, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got[0].Raw) != len(long)+2 {
+		t.Fatalf("got %d records, raw %d bytes", len(got), len(got[0].Raw))
+	}
+}
+
+func TestNoEndMarker(t *testing.T) {
+	d := NewDecoder(strings.NewReader(`{"v":1,"line":1,"prompt":"a"}`), "x")
+	d.RequireEnd = false
+	var r Record
+	if err := d.Next(&r); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Next(&r); err != io.EOF {
+		t.Fatalf("got %v, want EOF", err)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"v":1,"line":1,"session_id":"a","turn":0,"timestamp_ms":1.5,"prompt":"x"}` + "\n" + `{"v":1,"end":true,"records":1}` + "\n"))
+	f.Add([]byte(`{"v":1,"line":2,"messages":[{"role":"user"}],"tools":[],"max_tokens":null}`))
+	f.Add([]byte(`{"v":1,"line":3,"payload":{"a":[1,{"b":"\u00e9"}]},"max_tokens":5}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := NewDecoder(bytes.NewReader(b), "f")
+		for i := 0; i < 1000; i++ {
+			var r Record
+			err := d.Next(&r)
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				var re *Error
+				if !errors.As(err, &re) || re.Line < 1 {
+					t.Fatalf("error without a line: %v", err)
+				}
+				return
+			}
+			// A decoded record re-encodes and decodes to the same line.
+			line := Append(nil, &r)
+			var r2 Record
+			if _, _, err := parse(bytes.TrimRight(line, "\n"), &r2); err != nil {
+				t.Fatalf("re-encoded record %s does not parse: %v", line, err)
+			}
+			if got := Append(nil, &r2); !bytes.Equal(got, line) {
+				t.Fatalf("re-encode mismatch:\n%s\n%s", line, got)
+			}
+		}
+	})
+}
+
+func BenchmarkDecodeLarge(b *testing.B) {
+	var buf bytes.Buffer
+	e := NewEncoder(&buf)
+	prompt := []byte(`"` + strings.Repeat("The quick brown fox jumps over the lazy dog. ", 2000) + `"`)
+	for i := 0; i < 100; i++ {
+		e.Encode(&Record{Line: uint64(i + 1), Session: int64(i), Kind: KindPrompt, Raw: prompt, HasMaxTokens: true, MaxTokens: 100})
+	}
+	e.End()
+	in := buf.Bytes()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		d := NewDecoder(bytes.NewReader(in), "b")
+		var r Record
+		for d.Next(&r) == nil {
+		}
+	}
+}
