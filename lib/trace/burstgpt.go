@@ -1,0 +1,139 @@
+package trace
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// burstDecoder streams a BurstGPT CSV: every data row is a single-turn
+// session with a timestamp in seconds and token counts.
+type burstDecoder struct {
+	name    string
+	cr      *csv.Reader
+	filt    *filter
+	col     [3]int // indexes of Timestamp, Request tokens, Response tokens
+	seq     int64
+	skipped int
+}
+
+func newBurstDecoder(r io.Reader, name string, filt *filter) (*burstDecoder, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1 // Python's DictReader accepts ragged rows
+	cr.LazyQuotes = true
+	cr.ReuseRecord = true
+	d := &burstDecoder{name: name, cr: cr, filt: filt}
+	header, err := cr.Read()
+	if err != nil && err != io.EOF {
+		return nil, d.csvError(err)
+	}
+	var missing []string
+	for i, c := range burstColumns {
+		d.col[i] = -1
+		for j, h := range header {
+			if h == c {
+				d.col[i] = j // the last duplicate wins, as in DictReader
+			}
+		}
+		if d.col[i] < 0 {
+			missing = append(missing, strconv.Quote(c))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &Error{File: name, Line: 1, Field: "header",
+			Err: fmt.Errorf("missing required columns %s", strings.Join(missing, ", "))}
+	}
+	return d, nil
+}
+
+func (d *burstDecoder) csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &Error{File: d.name, Line: int64(pe.StartLine), Err: fmt.Errorf("bad CSV: %v", pe.Err)}
+	}
+	return &Error{File: d.name, Err: err}
+}
+
+func (d *burstDecoder) next() (*Row, error) {
+	for {
+		rec, err := d.cr.Read()
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		if err != nil {
+			return nil, d.csvError(err)
+		}
+		line, _ := d.cr.FieldPos(0)
+		seq := d.seq
+		d.seq++
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			d.seq-- // a blank line is not a row
+			continue
+		}
+		row, ok := d.parse(rec)
+		if !ok {
+			d.skipped++
+			continue
+		}
+		row.Source, row.Line, row.Seq = d.name, int64(line), seq
+		if d.filt.keep(row) {
+			return row, nil
+		}
+	}
+}
+
+// parse reads the three required cells; ok is false when one is missing or
+// not a number, and such rows are skipped like aiperf does.
+func (d *burstDecoder) parse(rec []string) (*Row, bool) {
+	cell := func(i int) (string, bool) {
+		if d.col[i] >= len(rec) {
+			return "", false
+		}
+		return strings.TrimSpace(rec[d.col[i]]), true
+	}
+	ts, ok1 := cell(0)
+	in, ok2 := cell(1)
+	out, ok3 := cell(2)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, false
+	}
+	ns, neg, _, err := scaledDecimal(ts, scaleS)
+	if err != nil || neg && ns != 0 {
+		return nil, false
+	}
+	inputLength, ok := csvInt(in)
+	if !ok {
+		return nil, false
+	}
+	outputLength, ok := csvInt(out)
+	if !ok {
+		return nil, false
+	}
+	return &Row{
+		HasTimestamp: true, TimestampNS: ns,
+		InputLength:     inputLength,
+		HasOutputLength: true, OutputLength: outputLength,
+	}, true
+}
+
+// csvInt parses a non-negative integer cell the way Python's int() does
+// for plain digits (an optional '+', leading zeros allowed).
+func csvInt(s string) (int, bool) {
+	s = strings.TrimPrefix(s, "+")
+	if s == "" {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 0)
+	if err != nil {
+		return 0, false
+	}
+	return int(n), true
+}

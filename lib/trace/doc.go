@@ -1,0 +1,27 @@
+// Package trace decodes the input traces and datasets that the Python aiperf
+// reads into one uniform row type, [Row].
+//
+// Supported formats (see [Types]): mooncake_trace, bailian_trace,
+// burst_gpt_trace (CSV), sagemaker_data_capture, raw_payload, inputs_json,
+// single_turn and multi_turn. [Open] reads a file or a directory, [NewReader]
+// a single stream; with an empty [Options.Type] the format is detected from
+// the first non-blank record ([Detect]).
+//
+// Streaming: mooncake_trace, single_turn, multi_turn, raw_payload and
+// burst_gpt_trace are decoded line by line in memory that does not grow with
+// the number of rows (apart from one small entry per distinct session id).
+// Lines may be arbitrarily long. sagemaker_data_capture (zero-aligned and
+// sorted by time), bailian_trace (sessions rebuilt from parent links) and
+// inputs_json (one JSON document) are read whole before the first row is
+// returned.
+//
+// Exactness: hash ids are parsed from the JSON text as unsigned 64-bit
+// integers, never through float64; timestamps and delays are converted from
+// their decimal text to integer nanoseconds with decimal arithmetic (digits
+// below one nanosecond are truncated); verbatim values (payloads, messages,
+// tools, extra) keep the exact bytes of the input.
+//
+// Every decoding problem is returned as an [*Error] whose message has the
+// shape "file:line: field: problem". Decoding stops at the first error, as
+// aiperf does.
+package trace

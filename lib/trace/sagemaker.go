@@ -1,0 +1,264 @@
+package trace
+
+import (
+	"cmp"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+)
+
+// sagemakerDecoder reads SageMaker Data Capture records from one stream or
+// from a list of files, then zero-aligns the timestamps (the earliest
+// becomes 0), applies the filters and returns the rows sorted by time (ties
+// in input order).
+type sagemakerDecoder struct {
+	paths      []string  // files, in sorted order
+	stream     io.Reader // or a single stream
+	streamName string
+	filt       *filter
+	rows       []*Row
+	loaded     bool
+}
+
+func (d *sagemakerDecoder) next() (*Row, error) {
+	if !d.loaded {
+		if err := d.load(); err != nil {
+			return nil, err
+		}
+		d.loaded = true
+	}
+	if len(d.rows) == 0 {
+		return nil, io.EOF
+	}
+	row := d.rows[0]
+	d.rows[0] = nil
+	d.rows = d.rows[1:]
+	return row, nil
+}
+
+func (d *sagemakerDecoder) load() error {
+	var all []*Row
+	var seq int64
+	read := func(name string, r io.Reader) error {
+		lr := newLineReader(r)
+		for {
+			rec, line, err := lr.record()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return ioError(name, line, err)
+			}
+			row, err := parseSageMaker(rec)
+			if err != nil {
+				return at(name, line, err)
+			}
+			row.Source, row.Line, row.Seq = name, line, seq
+			seq++
+			all = append(all, row)
+		}
+	}
+	if d.stream != nil {
+		if err := read(d.streamName, d.stream); err != nil {
+			return err
+		}
+	}
+	for _, p := range d.paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		err = read(p, skipBOM(f))
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	first := all[0].TimestampNS
+	for _, r := range all {
+		first = min(first, r.TimestampNS)
+	}
+	kept := all[:0]
+	for _, r := range all {
+		r.TimestampNS -= first
+		if d.filt.keep(r) {
+			kept = append(kept, r)
+		}
+	}
+	slices.SortStableFunc(kept, func(a, b *Row) int { return cmp.Compare(a.TimestampNS, b.TimestampNS) })
+	d.rows = kept
+	return nil
+}
+
+// parseSageMaker extracts one capture record: inferenceTime, the request's
+// messages, tools and max tokens, and the response's prompt_tokens.
+func parseSageMaker(rec []byte) (*Row, error) {
+	if err := checkObject(rec); err != nil {
+		return nil, err
+	}
+	meta := member(rec, "eventMetadata")
+	capture := member(rec, "captureData")
+	eventID := "<unknown>"
+	if kind(meta) == kindObject {
+		if id := member(meta, "eventId"); kind(id) == kindString {
+			eventID, _ = stringValue("", id)
+		}
+	}
+	fail := func(field, format string, args ...any) error {
+		return ferr(field, "capture record %s: %s", eventID, fmt.Sprintf(format, args...))
+	}
+	if kind(meta) != kindObject {
+		return nil, fail("eventMetadata", "missing or not an object")
+	}
+	when := member(meta, "inferenceTime")
+	if when == nil {
+		return nil, fail("eventMetadata.inferenceTime", "missing required field")
+	}
+	s, fe := stringValue("eventMetadata.inferenceTime", when)
+	if fe != nil {
+		return nil, fe
+	}
+	t, err := parseISO8601(s)
+	if err != nil {
+		return nil, fail("eventMetadata.inferenceTime", "%v", err)
+	}
+	if kind(capture) != kindObject {
+		return nil, fail("captureData", "missing or not an object")
+	}
+	input := member(capture, "endpointInput")
+	if kind(input) != kindObject {
+		return nil, fail("captureData.endpointInput", "missing or not an object")
+	}
+	body, err := decodeCapture(input)
+	if err != nil {
+		return nil, fail("captureData.endpointInput.data", "%v", err)
+	}
+	if kind(body) != kindObject || member(body, "messages") == nil {
+		return nil, fail("captureData.endpointInput", "no \"messages\" key in the payload; only OpenAI-compatible chat endpoints are supported")
+	}
+
+	row := &Row{HasTimestamp: true, TimestampNS: t.UnixNano()}
+	messages := member(body, "messages")
+	if fe := validateMessages("messages", messages); fe != nil {
+		return nil, fail("captureData.endpointInput.data."+fe.field, "%s", fe.msg)
+	}
+	row.Messages = copyRaw(messages)
+	if tools := member(body, "tools"); !isNull(tools) {
+		if _, fe := objectList("tools", tools); fe != nil {
+			return nil, fail("captureData.endpointInput.data."+fe.field, "%s", fe.msg)
+		}
+		row.Tools = copyRaw(tools)
+	}
+	maxTokens := member(body, "max_tokens")
+	field := "max_tokens"
+	if isNull(maxTokens) {
+		maxTokens, field = member(body, "max_completion_tokens"), "max_completion_tokens"
+	}
+	if !isNull(maxTokens) {
+		n, fe := count(field, maxTokens)
+		if fe != nil {
+			return nil, fail("captureData.endpointInput.data."+fe.field, "%s", fe.msg)
+		}
+		row.OutputLength, row.HasOutputLength = n, true
+	}
+
+	if output := member(capture, "endpointOutput"); kind(output) == kindObject {
+		resp, err := decodeCapture(output)
+		if err != nil {
+			return nil, fail("captureData.endpointOutput.data", "%v", err)
+		}
+		if kind(resp) == kindObject {
+			if usage := member(resp, "usage"); kind(usage) == kindObject {
+				if pt := member(usage, "prompt_tokens"); !isNull(pt) {
+					n, fe := count("prompt_tokens", pt)
+					if fe != nil {
+						return nil, fail("captureData.endpointOutput.data.usage."+fe.field, "%s", fe.msg)
+					}
+					row.InputLength = n
+				}
+			}
+		}
+	}
+	return row, nil
+}
+
+// decodeCapture returns the JSON text of a captureData entry: "data" as is
+// for encoding JSON, base64-decoded for BASE64 (the default). Other
+// encodings (CSV) and a missing "data" give nil, as aiperf ignores them.
+func decodeCapture(entry []byte) ([]byte, error) {
+	data := member(entry, "data")
+	if isNull(data) {
+		return nil, nil
+	}
+	encoding := "BASE64"
+	if e := member(entry, "encoding"); !isNull(e) {
+		s, fe := stringValue("encoding", e)
+		if fe != nil {
+			return nil, fe
+		}
+		encoding = s
+	}
+	if encoding != "JSON" && encoding != "BASE64" {
+		return nil, nil
+	}
+	text, fe := stringValue("data", data)
+	if fe != nil {
+		return nil, errors.New("must be a string")
+	}
+	raw := []byte(text)
+	if encoding == "BASE64" {
+		dec, err := base64.StdEncoding.DecodeString(text)
+		if err != nil {
+			return nil, fmt.Errorf("bad base64: %v", err)
+		}
+		raw = dec
+	}
+	raw = trimJSONSpace(raw)
+	if !jsonValid(raw) {
+		msg, _ := syntaxError(raw)
+		return nil, errors.New(msg)
+	}
+	return raw, nil
+}
+
+func trimJSONSpace(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && isSpace(b[i]) {
+		i++
+	}
+	for j > i && isSpace(b[j-1]) {
+		j--
+	}
+	return b[i:j]
+}
+
+// iso8601Layouts are the forms of inferenceTime accepted, a subset of
+// Python's datetime.fromisoformat. Fractional seconds of any length are
+// accepted after the seconds by time.Parse. Times without a zone are UTC.
+var iso8601Layouts = []string{
+	"2006-01-02T15:04:05Z07:00",
+	"2006-01-02T15:04:05Z0700",
+	"2006-01-02T15:04:05Z07",
+	"2006-01-02T15:04:05",
+	"2006-01-02 15:04:05Z07:00",
+	"2006-01-02 15:04:05",
+	"2006-01-02T15:04Z07:00",
+	"2006-01-02T15:04",
+	"2006-01-02",
+}
+
+func parseISO8601(s string) (time.Time, error) {
+	for _, layout := range iso8601Layouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("not an ISO 8601 time: %q", s)
+}
