@@ -1,0 +1,142 @@
+package tokenizer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// The golden files hold Hugging Face's ids (npm tokenizers@0.23.2) for
+// every corpus string; scripts/golden/generate.sh rewrites them.
+
+type goldenLine struct {
+	Text    string `json:"text"`
+	IDs     []int  `json:"ids"`
+	Decoded string `json:"decoded"`
+}
+
+func readGolden(t testing.TB, name string) []goldenLine {
+	t.Helper()
+	z, err := os.ReadFile(filepath.Join("testdata", "golden", name+".jsonl.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := unzstd(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []goldenLine
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var g goldenLine
+		if err := json.Unmarshal(sc.Bytes(), &g); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, g)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// fixtureDir is where scripts/golden/fetch.sh puts tokenizers that may
+// not be committed (Llama licenses).
+func fixture(t testing.TB, name string) string {
+	t.Helper()
+	dir := os.Getenv("AIPERF_TOKENIZER_FIXTURES")
+	if dir == "" {
+		t.Skipf("AIPERF_TOKENIZER_FIXTURES is not set; run scripts/golden/fetch.sh to test %s", name)
+	}
+	p := filepath.Join(dir, name, "tokenizer.json")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("%s: %v; run scripts/golden/fetch.sh", name, err)
+	}
+	return p
+}
+
+var gpt2Once = sync.OnceValues(func() (*Tokenizer, error) {
+	return Load(filepath.Join("testdata", "gpt2", "tokenizer.json.zst"))
+})
+
+func loadGPT2(t testing.TB) *Tokenizer {
+	t.Helper()
+	tk, err := gpt2Once()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+func builtinT(t testing.TB) *Tokenizer {
+	t.Helper()
+	tk, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+func TestGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		load func(t *testing.T) *Tokenizer
+	}{
+		{"qwen3", func(t *testing.T) *Tokenizer { return builtinT(t) }},
+		{"gpt2", func(t *testing.T) *Tokenizer { return loadGPT2(t) }},
+		{"llama3", func(t *testing.T) *Tokenizer {
+			tk, err := Load(fixture(t, "llama3"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tk
+		}},
+		{"llama2", func(t *testing.T) *Tokenizer {
+			tk, err := Load(fixture(t, "llama2"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tk
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			tk := c.load(t)
+			lines := readGolden(t, c.name)
+			okIDs, okDec, shown := 0, 0, 0
+			for i, g := range lines {
+				ids := tk.Encode(g.Text)
+				if slices.Equal(ids, g.IDs) || (len(ids) == 0 && len(g.IDs) == 0) {
+					okIDs++
+				} else if shown < 5 {
+					shown++
+					t.Errorf("line %d: Encode(%.80q)\n got %v\nwant %v", i+1, g.Text, head(ids), head(g.IDs))
+				}
+				if dec := tk.Decode(g.IDs); dec == g.Decoded {
+					okDec++
+				} else if shown < 5 {
+					shown++
+					t.Errorf("line %d: Decode(ids of %.80q)\n got %.200q\nwant %.200q", i+1, g.Text, dec, g.Decoded)
+				}
+			}
+			t.Logf("%s: encode %d/%d exact, decode %d/%d exact", c.name, okIDs, len(lines), okDec, len(lines))
+			if okIDs != len(lines) || okDec != len(lines) {
+				t.Fail()
+			}
+		})
+	}
+}
+
+func head(ids []int) []int {
+	if len(ids) > 40 {
+		return ids[:40]
+	}
+	return ids
+}

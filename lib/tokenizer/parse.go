@@ -1,0 +1,259 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// fileJSON is the part of tokenizer.json that encoding and decoding use.
+// truncation, padding and post_processor only matter for
+// add_special_tokens=true and batching, which this package does not do.
+type fileJSON struct {
+	Version      string          `json:"version"`
+	AddedTokens  []addedToken    `json:"added_tokens"`
+	Normalizer   json.RawMessage `json:"normalizer"`
+	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
+	Model        json.RawMessage `json:"model"`
+	Decoder      json.RawMessage `json:"decoder"`
+}
+
+type bpeJSON struct {
+	Type                    string         `json:"type"`
+	Vocab                   map[string]int `json:"vocab"`
+	Merges                  []mergeJSON    `json:"merges"`
+	UnkToken                *string        `json:"unk_token"`
+	ContinuingSubwordPrefix *string        `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string        `json:"end_of_word_suffix"`
+	FuseUnk                 bool           `json:"fuse_unk"`
+	ByteFallback            bool           `json:"byte_fallback"`
+	IgnoreMerges            bool           `json:"ignore_merges"`
+	Dropout                 *float64       `json:"dropout"`
+}
+
+// mergeJSON is one merge, written either as "a b" (older files) or as
+// ["a", "b"].
+type mergeJSON struct{ a, b string }
+
+func (m *mergeJSON) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '"' {
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		// Like Hugging Face: exactly one space.
+		a, b, ok := strings.Cut(s, " ")
+		if !ok || strings.Contains(b, " ") {
+			return fmt.Errorf("bad merge %q", s)
+		}
+		m.a, m.b = a, b
+		return nil
+	}
+	var p []string
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	if len(p) != 2 {
+		return fmt.Errorf("bad merge %s", data)
+	}
+	m.a, m.b = p[0], p[1]
+	return nil
+}
+
+// parseTokenizerJSON builds a Tokenizer from the bytes of a tokenizer.json
+// file.
+func parseTokenizerJSON(data []byte) (*Tokenizer, error) {
+	var f fileJSON
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("tokenizer.json: %w", err)
+	}
+	if f.Version != "" && f.Version != "1.0" {
+		return nil, fmt.Errorf("tokenizer.json: unknown version %q", f.Version)
+	}
+	if isNull(f.Model) {
+		return nil, errors.New("tokenizer.json: no model")
+	}
+	var head struct {
+		Type   string          `json:"type"`
+		Merges json.RawMessage `json:"merges"`
+	}
+	if err := json.Unmarshal(f.Model, &head); err != nil {
+		return nil, fmt.Errorf("tokenizer.json: model: %w", err)
+	}
+	switch head.Type {
+	case "BPE":
+	case "":
+		if head.Merges == nil {
+			return nil, errors.New("tokenizer.json: model has no type and no merges; only BPE models are supported")
+		}
+	default:
+		return nil, fmt.Errorf("tokenizer.json: unsupported model type %q (only BPE is supported)", head.Type)
+	}
+	var mj bpeJSON
+	if err := json.Unmarshal(f.Model, &mj); err != nil {
+		return nil, fmt.Errorf("tokenizer.json: BPE model: %w", err)
+	}
+	if mj.Dropout != nil && *mj.Dropout > 0 {
+		return nil, errors.New("tokenizer.json: BPE dropout is not supported (it makes encoding random)")
+	}
+	norm, err := parseNormalizer(f.Normalizer)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer.json: %w", err)
+	}
+	pre, byteLevel, err := parsePreTokenizer(f.PreTokenizer)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer.json: %w", err)
+	}
+	dec, err := parseDecoder(f.Decoder)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer.json: %w", err)
+	}
+	m, strays, err := buildBPE(&mj, byteLevel)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer.json: %w", err)
+	}
+	t := &Tokenizer{norm: norm, pre: pre, model: m, dec: dec, strays: strays}
+	t.build(mj.Vocab, f.AddedTokens)
+	return t, nil
+}
+
+func buildBPE(mj *bpeJSON, byteLevel bool) (*bpe, map[string]int, error) {
+	m := &bpe{
+		merges:       make(map[uint64]mergeRule, len(mj.Merges)),
+		unk:          -1,
+		fuseUnk:      mj.FuseUnk,
+		byteFallback: mj.ByteFallback,
+		ignoreMerges: mj.IgnoreMerges,
+		byteDomain:   byteLevel,
+	}
+	if mj.ContinuingSubwordPrefix != nil {
+		m.prefix = *mj.ContinuingSubwordPrefix
+	}
+	if mj.EndOfWordSuffix != nil {
+		m.suffix = *mj.EndOfWordSuffix
+	}
+	vocab := mj.Vocab
+	for i, mg := range mj.Merges {
+		a, ok1 := vocab[mg.a]
+		b, ok2 := vocab[mg.b]
+		if !ok1 || !ok2 {
+			return nil, nil, fmt.Errorf("merge %d (%q %q) uses a token missing from the vocab", i, mg.a, mg.b)
+		}
+		// Hugging Face drops len(prefix) bytes of b without checking
+		// that they are the prefix.
+		joined := mg.a + mg.b
+		if len(mg.b) >= len(m.prefix) {
+			joined = mg.a + mg.b[len(m.prefix):]
+		}
+		id, ok := vocab[joined]
+		if !ok {
+			return nil, nil, fmt.Errorf("merge %d (%q %q) makes %q, which is missing from the vocab", i, mg.a, mg.b, joined)
+		}
+		m.merges[pairKey(int32(a), int32(b))] = mergeRule{rank: int32(i), id: int32(id)}
+	}
+	for b := range m.fallbackIDs {
+		m.fallbackIDs[b] = -1
+		if id, ok := vocab[fmt.Sprintf("<0x%02X>", b)]; ok && m.byteFallback {
+			m.fallbackIDs[b] = int32(id)
+		}
+	}
+	if mj.UnkToken != nil {
+		if id, ok := vocab[*mj.UnkToken]; ok {
+			m.unk = int32(id)
+		}
+	}
+	var strays map[string]int
+	if byteLevel {
+		m.vocab = make(map[string]int32, len(vocab))
+		for tok, id := range vocab {
+			if b, ok := byteLevelDecode(tok); ok {
+				m.vocab[string(b)] = int32(id)
+			} else {
+				if strays == nil {
+					strays = make(map[string]int)
+				}
+				strays[tok] = id
+			}
+		}
+		for _, s := range []*string{&m.prefix, &m.suffix} {
+			if b, ok := byteLevelDecode(*s); ok {
+				*s = string(b)
+			} else {
+				return nil, nil, fmt.Errorf("continuing_subword_prefix or end_of_word_suffix %q is outside the byte-level alphabet", *s)
+			}
+		}
+	} else {
+		m.vocab = make(map[string]int32, len(vocab))
+		for tok, id := range vocab {
+			m.vocab[tok] = int32(id)
+		}
+	}
+	for b := range m.byteIDs {
+		m.byteIDs[b] = -1
+		if id, ok := m.vocab[string([]byte{byte(b)})]; ok && m.byteDomain {
+			m.byteIDs[b] = id
+		}
+	}
+	return m, strays, nil
+}
+
+// build fills the id tables and the added-token tries. vocab is the model
+// vocabulary as written in the file.
+func (t *Tokenizer) build(vocab map[string]int, added []addedToken) {
+	n := 0
+	for _, id := range vocab {
+		n = max(n, id+1)
+	}
+	for _, a := range added {
+		n = max(n, a.ID+1)
+	}
+	t.tokens = make([]string, n)
+	for tok, id := range vocab {
+		if id >= 0 {
+			t.tokens[id] = tok
+		}
+	}
+	t.special = make([]bool, n)
+	t.added = make(map[string]int, len(added))
+	var raw, normed []addedToken
+	for _, a := range added {
+		if a.Content == "" || a.ID < 0 {
+			continue
+		}
+		content := a.Content
+		if a.Normalized {
+			// Matched in the normalized text, after the raw-text tokens,
+			// even when there is no normalizer.
+			if t.norm != nil {
+				content = t.norm.normalize(content)
+			}
+			b := a
+			b.Content = content
+			normed = append(normed, b)
+		} else {
+			raw = append(raw, a)
+		}
+		t.tokens[a.ID] = content
+		t.added[a.Content] = a.ID
+		if a.Special {
+			t.special[a.ID] = true
+		}
+	}
+	content := func(a addedToken) string { return a.Content }
+	t.raw = newAddedTrie(raw, content)
+	t.normTrie = newAddedTrie(normed, content)
+	t.tokenBytes = make([][]byte, n)
+	for id, tok := range t.tokens {
+		if tok == "" {
+			continue
+		}
+		if t.dec == nil {
+			t.tokenBytes[id] = []byte(tok)
+		} else {
+			t.tokenBytes[id] = []byte(t.dec.tokenBytes(tok))
+		}
+	}
+	_, t.byteLevel = t.dec.(byteLevelDec)
+	t.bos, t.eos = -1, -1
+}
