@@ -177,6 +177,17 @@ var ErrFormat = errors.New("store: bad format")
 // reader is too old for it.
 var ErrVersion = errors.New("store: newer format version")
 
+// versionError is the error for a file from a newer format version. It wraps
+// both ErrFormat and ErrVersion.
+type versionError uint32
+
+func (v versionError) Error() string {
+	return fmt.Sprintf("%v: file has format version %d, newer than this reader's %d; use a newer aiperf (at offset %d)",
+		ErrFormat, uint32(v), FormatVersion, hOffVersion)
+}
+
+func (v versionError) Unwrap() []error { return []error{ErrFormat, ErrVersion} }
+
 // formatError reports a structural problem at file offset off.
 func formatError(off uint64, format string, args ...any) error {
 	return fmt.Errorf("%w: %s (at offset %d)", ErrFormat, fmt.Sprintf(format, args...), off)

@@ -228,3 +228,13 @@ func dirNames(t testing.TB, dir string) []string {
 	}
 	return names
 }
+
+// writeBytes writes b to a new temporary file.
+func writeBytes(t testing.TB, b []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "x.aipk")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -113,8 +113,7 @@ func parse(b []byte) (*Reader, error) {
 	case h.version == 0:
 		return nil, formatError(hOffVersion, "format version 0")
 	case h.version > FormatVersion:
-		return nil, fmt.Errorf("%w: %w: file has format version %d, this reader knows versions up to %d; use a newer aiperf (at offset %d)",
-			ErrFormat, ErrVersion, h.version, FormatVersion, hOffVersion)
+		return nil, versionError(h.version)
 	}
 	if end := b[size-uint64(len(Magic)):]; string(end) != Magic {
 		return nil, formatError(size-uint64(len(Magic)), "end marker is %q, want %q: file truncated or damaged", end, Magic)
