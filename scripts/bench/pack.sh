@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# pack.sh: aiperf-pack throughput against cp of the resulting store, same run.
+#   small: 1,000,000 records of ~200 B prompts; large: ~1 GB of ~256 KiB prompts.
+# Prints per-round times, medians and the pack/cp ratio. Needs ~4 GB in $BENCH_DIR.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROUNDS=${ROUNDS:-5}
+DIR=${BENCH_DIR:-$(mktemp -d /tmp/aiperf-bench.XXXXXX)}
+trap 'rm -rf "$DIR"' EXIT
+make -s build BINS=aiperf-pack >/dev/null
+go build -o "$DIR/genrecords" ./scripts/genrecords
+"$DIR/genrecords" -n 1000000 -size 200 > "$DIR/small.jsonl"
+"$DIR/genrecords" -n 4000 -size 262144 > "$DIR/large.jsonl"
+
+now() { date +%s.%N; }
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+for set in small large; do
+	in="$DIR/$set.jsonl"
+	cat "$in" > /dev/null
+	: > "$DIR/pack.t"; : > "$DIR/cp.t"
+	for r in $(seq "$ROUNDS"); do
+		rm -f "$DIR/$set.aipk" "$DIR/$set.copy"
+		t0=$(now); bin/aiperf-pack --model bench -o "$DIR/$set.aipk" "$in"; t1=$(now)
+		awk "BEGIN{print $t1 - $t0}" >> "$DIR/pack.t"
+		sync
+		t0=$(now); cp "$DIR/$set.aipk" "$DIR/$set.copy"; t1=$(now)
+		awk "BEGIN{print $t1 - $t0}" >> "$DIR/cp.t"
+	done
+	in_mb=$(( $(stat -c %s "$in") / 1000000 ))
+	out_mb=$(( $(stat -c %s "$DIR/$set.aipk") / 1000000 ))
+	recs=$(bin/aiperf-pack stat --json "$DIR/$set.aipk" | sed 's/.*"records":\([0-9]*\).*/\1/')
+	p=$(median < "$DIR/pack.t"); c=$(median < "$DIR/cp.t")
+	printf '%-5s records=%s in=%sMB store=%sMB  pack median %.3fs (%.0f MB/s of input)  cp median %.3fs  pack/cp %.2fx\n' \
+		"$set" "$recs" "$in_mb" "$out_mb" "$p" "$(awk "BEGIN{print $in_mb / $p}")" "$c" "$(awk "BEGIN{print $p / $c}")"
+done
