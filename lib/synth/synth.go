@@ -1,0 +1,266 @@
+// Package synth builds prompts of an exact token length from a trace's
+// input_length and hash_ids, so that rows sharing hash_ids share a
+// byte-identical text prefix and the server's prefix cache hits as it did
+// when the trace was recorded.
+//
+// A hash_id's block is a pure function of (seed, scope, hash_id, block size,
+// tokenizer, corpus): its text never depends on row order, shard or thread
+// count. Each block starts with the tokenizer's block separator (BOS, else
+// EOS), as the Python aiperf does, followed by corpus tokens taken between cut
+// positions (see Corpus), so every prompt re-encodes to exactly input_length
+// tokens without re-encoding anything at synthesis time. Block texts are
+// slices of the corpus escaped once, so building a prompt is a few copies.
+package synth
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+
+	"github.com/aiperf/toolkit/lib/jsonx"
+)
+
+// DefaultBlockSize is the Mooncake KV block size in tokens.
+const DefaultBlockSize = 512
+
+// Options configure a Synth. All of them change output bytes.
+type Options struct {
+	Seed      uint64
+	BlockSize int    // tokens per hash_id block; DefaultBlockSize when 0
+	Scope     string // hash_id namespace ("" = global, as aiperf's mooncake path)
+}
+
+// Error is a row whose lengths and hash_ids do not fit together.
+type Error struct {
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string { return e.Field + ": " + e.Msg }
+
+type block struct {
+	size   int32 // tokens, separator included
+	line   int64 // first row that used it
+	s1, s2 int32 // corpus cut positions of the two body segments
+	n1, n2 int32 // their lengths in tokens
+}
+
+// Synth synthesizes prompts. It is not safe for concurrent use.
+type Synth struct {
+	c         *Corpus
+	o         Options
+	hasSep    bool
+	sepID     int
+	sepEsc    []byte
+	sepText   string
+	stripLead bool
+	blocks    map[uint64]block
+}
+
+// New prepares a synthesizer over corpus c.
+func New(c *Corpus, o Options) (*Synth, error) {
+	if o.BlockSize == 0 {
+		o.BlockSize = DefaultBlockSize
+	}
+	if o.BlockSize < 1 || o.BlockSize > 1<<20 {
+		return nil, fmt.Errorf("block size %d out of range", o.BlockSize)
+	}
+	s := &Synth{c: c, o: o, blocks: make(map[uint64]block)}
+	if id, ok := c.tok.BlockSeparator(); ok {
+		s.hasSep, s.sepID = true, id
+		s.sepText = c.tok.Decode([]int{id})
+		lit := jsonx.AppendString(nil, s.sepText)
+		s.sepEsc = lit[1 : len(lit)-1]
+	}
+	if err := s.calibrate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Describe returns the canonical settings lines for cache keys.
+func (s *Synth) Describe() []string {
+	sep := "none"
+	if s.hasSep {
+		sep = strconv.Itoa(s.sepID)
+	}
+	return []string{
+		"synth=v1",
+		"seed=" + strconv.FormatUint(s.o.Seed, 10),
+		"block_size=" + strconv.Itoa(s.o.BlockSize),
+		"scope=" + strconv.Quote(s.o.Scope),
+		"separator=" + sep,
+		"corpus_sha256=" + s.c.Digest(),
+	}
+}
+
+// calibrate decides whether a segment that starts a prompt or follows a
+// special token must drop its leading space: SentencePiece-style tokenizers
+// prepend "▁" to every such segment themselves, byte-level ones do not.
+func (s *Synth) calibrate() error {
+	const n = 24
+	start, ok := s.c.find(len(s.c.cuts)/3, n)
+	if !ok {
+		return fmt.Errorf("synth: no %d-token window in the corpus", n)
+	}
+	text, err := jsonx.Unquote(append(append([]byte{'"'}, s.c.window(start, n)...), '"'))
+	if err != nil {
+		return err
+	}
+	want := n
+	if s.hasSep {
+		want++
+	}
+	for _, strip := range []bool{false, true} {
+		t := text
+		if strip {
+			t = t[1:]
+		}
+		if s.hasSep {
+			t = s.sepText + t
+		}
+		if len(s.c.tok.Encode(t)) == want {
+			s.stripLead = strip
+			return nil
+		}
+	}
+	return fmt.Errorf("synth: this tokenizer does not re-encode corpus windows exactly; exact-length prompts are not possible with it")
+}
+
+func (s *Synth) seedWords(scope string, id uint64) (uint64, uint64) {
+	h := sha256.Sum256([]byte(strconv.FormatUint(s.o.Seed, 10) + ":" + scope + ":" + strconv.FormatUint(id, 10)))
+	return binary.BigEndian.Uint64(h[0:8]), binary.BigEndian.Uint64(h[8:16])
+}
+
+// place picks the two body segments of n tokens from seed words a and b.
+func (s *Synth) place(a, b uint64, n int) (s1, n1, s2, n2 int, err error) {
+	m := uint64(len(s.c.cuts))
+	n1 = n / 2
+	n2 = n - n1
+	var ok1, ok2 bool
+	s1, ok1 = s.c.find(int(a%m), n1)
+	s2, ok2 = s.c.find(int(b%m), n2)
+	if !ok1 || !ok2 {
+		return 0, 0, 0, 0, fmt.Errorf("no corpus window of %d tokens (the corpus has %d tokens)", n/2+1, s.c.n)
+	}
+	return
+}
+
+// AppendPrompt appends the JSON string literal (quotes included) of the prompt
+// for one trace row: inputLen tokens, built from hashIDs blocks when given.
+// line identifies the row in errors and seeds rows without hash_ids.
+func (s *Synth) AppendPrompt(dst []byte, line int64, inputLen int, hashIDs []uint64) ([]byte, error) {
+	if inputLen <= 0 {
+		return dst, &Error{Field: "input_length", Msg: fmt.Sprintf("must be positive, got %d", inputLen)}
+	}
+	dst = append(dst, '"')
+	if len(hashIDs) == 0 {
+		var err error
+		dst, err = s.appendPlain(dst, uint64(line), inputLen)
+		if err != nil {
+			return dst, err
+		}
+		return append(dst, '"'), nil
+	}
+	B := s.o.BlockSize
+	M := len(hashIDs)
+	last := inputLen - (M-1)*B
+	if last <= 0 || last > B {
+		return dst, &Error{Field: "hash_ids", Msg: fmt.Sprintf("%d hash_ids of %d-token blocks cannot make input_length %d (the last block would hold %d tokens; want 1..%d)", M, B, inputLen, last, B)}
+	}
+	start := len(dst)
+	for i, id := range hashIDs {
+		size := B
+		if i == M-1 {
+			size = last
+		}
+		blk, ok := s.blocks[id]
+		if !ok {
+			var err error
+			if blk, err = s.newBlock(id, size, line); err != nil {
+				return dst, &Error{Field: fmt.Sprintf("hash_ids[%d]", i), Msg: err.Error()}
+			}
+			s.blocks[id] = blk
+		} else if int(blk.size) != size {
+			return dst, &Error{Field: fmt.Sprintf("hash_ids[%d]", i), Msg: fmt.Sprintf("hash_id %d is a %d-token block here but a %d-token block on line %d (block size %d)", id, size, blk.size, blk.line, B)}
+		}
+		dst = s.appendBlock(dst, blk, len(dst) == start)
+	}
+	return append(dst, '"'), nil
+}
+
+// Blocks returns the number of distinct hash_id blocks built so far.
+func (s *Synth) Blocks() int { return len(s.blocks) }
+
+// Check validates a row's hash_ids against the blocks seen so far and
+// registers new ones, without producing text (used for rows another shard emits).
+func (s *Synth) Check(line int64, inputLen int, hashIDs []uint64) error {
+	_, err := s.AppendPrompt(nil, line, inputLen, hashIDs)
+	return err
+}
+
+func (s *Synth) newBlock(id uint64, size int, line int64) (block, error) {
+	body := size
+	if s.hasSep {
+		body--
+	}
+	a, b := s.seedWords(s.o.Scope, id)
+	s1, n1, s2, n2, err := s.place(a, b, body)
+	if err != nil {
+		return block{}, err
+	}
+	return block{size: int32(size), line: line, s1: int32(s1), n1: int32(n1), s2: int32(s2), n2: int32(n2)}, nil
+}
+
+func (s *Synth) appendBlock(dst []byte, blk block, atStart bool) []byte {
+	lead := atStart // a segment that starts the prompt or follows the separator
+	if s.hasSep {
+		dst = append(dst, s.sepEsc...)
+		lead = true
+	}
+	first := true
+	for _, seg := range [2][2]int32{{blk.s1, blk.n1}, {blk.s2, blk.n2}} {
+		if seg[1] == 0 {
+			continue
+		}
+		w := s.c.window(int(seg[0]), int(seg[1]))
+		if first && lead && s.stripLead {
+			w = w[1:]
+		}
+		first = false
+		dst = append(dst, w...)
+	}
+	return dst
+}
+
+// maxSegment bounds one corpus window of a plain prompt, so prompts longer
+// than the corpus are composed of several windows.
+const maxSegment = 2048
+
+func (s *Synth) appendPlain(dst []byte, line uint64, n int) ([]byte, error) {
+	a, b := s.seedWords("row", line)
+	first := true
+	for seg := 0; n > 0; seg++ {
+		k := n
+		if k > maxSegment {
+			k = maxSegment
+			if n-k < 8 { // keep the tail long enough to find a window
+				k = n - 8
+			}
+		}
+		w := a + uint64(seg)*b
+		st, ok := s.c.find(int(w%uint64(len(s.c.cuts))), k)
+		if !ok {
+			return dst, &Error{Field: "input_length", Msg: fmt.Sprintf("no corpus window of %d tokens", k)}
+		}
+		text := s.c.window(st, k)
+		if first && s.stripLead {
+			text = text[1:]
+		}
+		first = false
+		dst = append(dst, text...)
+		n -= k
+	}
+	return dst, nil
+}
