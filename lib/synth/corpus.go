@@ -155,7 +155,9 @@ func appendEscaped(dst, b []byte) []byte {
 	return append(dst, lit[1:len(lit)-1]...)
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
 
 func isLetter(b []byte) bool {
 	r, _ := utf8.DecodeRune(b)
