@@ -46,9 +46,9 @@ func (d *customDecoder) next() (*Row, error) {
 		d.place(row, line)
 		return row, nil
 	}
-	rows, err := d.parseMulti(rec, line)
-	if err != nil {
-		return nil, at(d.name, line, err)
+	rows, fe := d.parseMulti(rec, line)
+	if fe != nil {
+		return nil, at(d.name, line, fe)
 	}
 	d.pending = rows[1:]
 	return rows[0], nil

@@ -149,7 +149,7 @@ func at(file string, line int64, err error) error {
 		return err
 	}
 	var fe *fieldError
-	if errors.As(err, &fe) {
+	if errors.As(err, &fe) && fe != nil {
 		return &Error{File: file, Line: line, Field: fe.field, Err: errors.New(fe.msg)}
 	}
 	return &Error{File: file, Line: line, Err: err}
