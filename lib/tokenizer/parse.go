@@ -114,7 +114,9 @@ func parseTokenizerJSON(data []byte) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer.json: %w", err)
 	}
 	t := &Tokenizer{norm: norm, pre: pre, model: m, dec: dec, strays: strays}
-	t.build(mj.Vocab, f.AddedTokens)
+	if err := t.build(mj.Vocab, f.AddedTokens); err != nil {
+		return nil, fmt.Errorf("tokenizer.json: %w", err)
+	}
 	return t, nil
 }
 
@@ -200,7 +202,17 @@ func buildBPE(mj *bpeJSON, byteLevel bool) (*bpe, map[string]int, error) {
 
 // build fills the id tables and the added-token tries. vocab is the model
 // vocabulary as written in the file.
-func (t *Tokenizer) build(vocab map[string]int, added []addedToken) {
+func (t *Tokenizer) build(vocab map[string]int, added []addedToken) error {
+	for tok, id := range vocab {
+		if id < 0 || id >= maxID {
+			return fmt.Errorf("token %q has id %d, outside [0, %d)", tok, id, maxID)
+		}
+	}
+	for _, a := range added {
+		if a.ID < 0 || a.ID >= maxID {
+			return fmt.Errorf("added token %q has id %d, outside [0, %d)", a.Content, a.ID, maxID)
+		}
+	}
 	n := 0
 	for _, id := range vocab {
 		n = max(n, id+1)
@@ -210,15 +222,13 @@ func (t *Tokenizer) build(vocab map[string]int, added []addedToken) {
 	}
 	t.tokens = make([]string, n)
 	for tok, id := range vocab {
-		if id >= 0 {
-			t.tokens[id] = tok
-		}
+		t.tokens[id] = tok
 	}
 	t.special = make([]bool, n)
 	t.added = make(map[string]int, len(added))
 	var raw, normed []addedToken
 	for _, a := range added {
-		if a.Content == "" || a.ID < 0 {
+		if a.Content == "" {
 			continue
 		}
 		content := a.Content
@@ -256,4 +266,9 @@ func (t *Tokenizer) build(vocab map[string]int, added []addedToken) {
 	}
 	_, t.byteLevel = t.dec.(byteLevelDec)
 	t.bos, t.eos = -1, -1
+	return nil
 }
+
+// maxID bounds token ids, so that a corrupt file cannot make the id
+// tables huge. The largest real vocabularies have about 262K tokens.
+const maxID = 1 << 24

@@ -62,6 +62,16 @@ func parseBehavior(s string) (behavior, error) {
 // NormalizedString::split does.
 func splitPieces(dst []piece, p piece, m matcher, b behavior, invert bool) []piece {
 	s := p.s
+	if b == isolated {
+		if nx, ok := m.(nexter); ok {
+			for i := 0; i < len(s); {
+				j := nx.next(s, i)
+				dst = append(dst, piece{s: s[i:j], first: p.first && i == 0})
+				i = j
+			}
+			return dst
+		}
+	}
 	spans := m.find(s, nil)
 	if b == isolated {
 		// Every match and every gap is a piece of its own, so invert

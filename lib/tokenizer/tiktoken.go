@@ -90,7 +90,7 @@ func parseTiktoken(data []byte, pattern string, specials map[string]int) (*Token
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
 		id, err := strconv.Atoi(rank)
-		if err != nil || id < 0 || id >= 1<<31-1 {
+		if err != nil || id < 0 || id >= maxID {
 			return nil, fmt.Errorf("line %d: bad rank %q", line, rank)
 		}
 		model.vocab[string(b)] = int32(id)
@@ -118,7 +118,9 @@ func parseTiktoken(data []byte, pattern string, specials map[string]int) (*Token
 		model: model,
 		dec:   byteLevelDec{},
 	}
-	t.build(vocab, added)
+	if err := t.build(vocab, added); err != nil {
+		return nil, err
+	}
 	t.guessSpecials()
 	return t, nil
 }

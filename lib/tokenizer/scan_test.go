@@ -1,0 +1,98 @@
+package tokenizer
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+var scannerPatterns = []struct {
+	name, pattern string
+}{
+	{"gpt2", gpt2Pattern},
+	{"cl100k", cl100kPattern},
+	{"qwen", qwenPattern},
+	{"o200k", o200kPattern},
+}
+
+// scanSamples are strings that exercise the corners of the patterns.
+var scanSamples = []string{
+	"", "a", " ", "  ", "   x", "x   ", "\n", "\r\n", " \n ", "\n\n  x", "a \n b", "x  \n  y",
+	"word\n    \nThis", "\t\tfoo", "\u00a0foo", "\u3000中文", "it's I'M we'LL 'ſ 'K ''s",
+	"1234567", "١٢٣٤", "½⅓", "a1b22c333d4444", " 123", " .,;", "...\n\n", "--/\n/x",
+	"Hello World", "HELLOworld", "helloWORLD", "ǅungla ǈ", "e\u0301\u0301x", "\u0301abc", ".\u0301",
+	"ʰʲ modifier", "日本語テキスト", "한국어", "Привет мир", "مرحبا", "👨‍👩‍👧 🇺🇸",
+	"a\xffb", "\xe2\x82", "<|endoftext|>", "x'", "'", "'re'", "don't", "DON'T", "Don'T",
+	"func main() {\n\treturn\n}\n", "path/to/file\r\n\r\n", "CamelCaseWord's", "ÀÉÎõü", "ΣΊΣΥΦΟΣ",
+}
+
+func TestScannersMatchRegex(t *testing.T) {
+	t.Parallel()
+	samples := slices.Clone(scanSamples)
+	for _, g := range readGolden(t, "qwen3") {
+		samples = append(samples, g.Text)
+	}
+	for _, p := range scannerPatterns {
+		scan := knownScanner(p.pattern)
+		if scan == nil {
+			t.Fatalf("%s: no scanner", p.name)
+		}
+		re, err := compileRegex(p.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := 0
+		for _, s := range samples {
+			got, want := scan.find(s, nil), re.find(s, nil)
+			if !slices.Equal(got, want) {
+				if bad++; bad <= 3 {
+					t.Errorf("%s: %q:\n got %v\nwant %v", p.name, truncate(s), spansText(s, got), spansText(s, want))
+				}
+			}
+		}
+	}
+}
+
+func FuzzScanners(f *testing.F) {
+	for _, s := range scanSamples {
+		f.Add(s)
+	}
+	type pair struct{ scan, re matcher }
+	var ms []pair
+	for _, p := range scannerPatterns {
+		re, err := compileRegex(p.pattern)
+		if err != nil {
+			f.Fatal(err)
+		}
+		ms = append(ms, pair{knownScanner(p.pattern), re})
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 4096 {
+			t.Skip("regexp2 is slow on long inputs")
+		}
+		for i, m := range ms {
+			got, want := m.scan.find(s, nil), m.re.find(s, nil)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s: %q:\n got %v\nwant %v", scannerPatterns[i].name, s, spansText(s, got), spansText(s, want))
+			}
+		}
+	})
+}
+
+func spansText(s string, spans [][2]int) []string {
+	out := make([]string, 0, len(spans))
+	for _, sp := range spans {
+		out = append(out, s[sp[0]:sp[1]])
+	}
+	if len(out) > 30 {
+		out = out[:30]
+	}
+	return out
+}
+
+func truncate(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return strings.Clone(s)
+}
