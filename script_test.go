@@ -12,6 +12,7 @@ import (
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/packcmd"
+	"github.com/aiperf/toolkit/lib/cmd/tokenizecmd"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -19,7 +20,8 @@ var update = flag.Bool("update", false, "rewrite testscript files whose cmp fail
 
 // commands are the binaries the scripts can exec, run in-process.
 var commands = map[string]func() int{
-	"aiperf-pack": func() int { return base.Main(packcmd.New(), os.Args) },
+	"aiperf-pack":     func() int { return base.Main(packcmd.New(), os.Args) },
+	"aiperf-tokenize": func() int { return base.Main(tokenizecmd.New(), os.Args) },
 }
 
 func TestMain(m *testing.M) {
@@ -39,6 +41,15 @@ func TestScript(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		UpdateScripts:       *update,
+		Setup: func(env *testscript.Env) error {
+			wd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			env.Setenv("TESTDATA", filepath.Join(wd, "testdata"))
+			env.Setenv("MOONCAKE", filepath.Join(wd, "lib", "trace", "testdata", "mooncake_head1000.jsonl"))
+			return nil
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"status":   cmdStatus,
 			"flipbyte": cmdFlipByte,

@@ -84,7 +84,7 @@ func TestExactLengthMooncake(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := mooncake(t)
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		rows = rows[:100]
 	}
 	bad := 0

@@ -1,0 +1,51 @@
+package base
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// IsTerminal reports whether w is a character device (a terminal).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// Progress prints a one-line status to w at most every 200 ms, only when w is
+// a terminal. Done clears the line.
+type Progress struct {
+	w    io.Writer
+	on   bool
+	mu   sync.Mutex
+	last time.Time
+}
+
+// NewProgress returns a progress line on w (silent unless w is a terminal).
+func NewProgress(w io.Writer) *Progress { return &Progress{w: w, on: IsTerminal(w)} }
+
+// Printf updates the line.
+func (p *Progress) Printf(format string, args ...any) {
+	if p == nil || !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if now := time.Now(); now.Sub(p.last) >= 200*time.Millisecond {
+		p.last = now
+		fmt.Fprintf(p.w, "\r\033[K"+format, args...)
+	}
+}
+
+// Done clears the progress line.
+func (p *Progress) Done() {
+	if p != nil && p.on {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
