@@ -94,6 +94,9 @@ func TestAutoDetectErrors(t *testing.T) {
 	_, _, err := readString("odd.jsonl", "\n\n"+`{"foo": 1}`+"\n", Options{})
 	checkError(t, "unknown record", err, "odd.jsonl", 3, "", "cannot detect the trace type", "foo")
 
+	_, _, err = readString("bad.jsonl", `{"input_length": 1`+"\n"+`{"input_length": 2}`, Options{})
+	checkError(t, "malformed first line", err, "bad.jsonl", 1, "", "invalid JSON")
+
 	_, _, err = readString("empty.jsonl", "\n \n", Options{})
 	checkError(t, "empty", err, "empty.jsonl", 0, "", "empty input")
 

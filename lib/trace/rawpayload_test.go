@@ -46,6 +46,7 @@ func TestRawPayloadDirectory(t *testing.T) {
 		"empty.jsonl":    "\n\n",
 		"skip.txt":       "not read",
 		"sub/deep.jsonl": `{"messages":[{"role":"user","content":"not read: not top level"}]}`,
+		"0/first.jsonl":  `{"input_length": 1}`, // sorted first, nested: ignored by detection too
 	}
 	for name, content := range files {
 		p := filepath.Join(dir, name)

@@ -153,7 +153,7 @@ func detectStream(r io.Reader, name string) (string, io.Reader, error) {
 		return "", nil, ioError(name, line, err)
 	}
 	typ, derr := Detect(first)
-	if derr != nil && first[0] == '{' && !jsonValid(first) {
+	if derr != nil && mayStartInputsJSON(first) {
 		// Maybe a pretty-printed inputs_json document: read the rest.
 		rest, err := io.ReadAll(r)
 		if err != nil {
@@ -168,6 +168,17 @@ func detectStream(r io.Reader, name string) (string, io.Reader, error) {
 		return "", nil, &Error{File: name, Line: line, Err: derr}
 	}
 	return typ, io.MultiReader(bytes.NewReader(seen.Bytes()), r), nil
+}
+
+// mayStartInputsJSON reports whether an undetectable first line may open a
+// pretty-printed inputs_json document ("{" alone, as json.dump with an
+// indent writes it, or a short line with "data"). Other lines are not worth
+// reading the whole input for.
+func mayStartInputsJSON(first []byte) bool {
+	if bytes.Equal(first, []byte("{")) {
+		return true
+	}
+	return first[0] == '{' && len(first) < 4096 && bytes.Contains(first, []byte(`"data"`)) && !jsonValid(first)
 }
 
 // openDir opens a directory input: raw_payload (each top-level *.jsonl file
@@ -235,7 +246,9 @@ func jsonlFiles(dir string, recursive bool) ([]string, error) {
 }
 
 // detectDir detects the format of a directory from the first record of its
-// first *.jsonl file.
+// first *.jsonl file: sagemaker_data_capture anywhere below dir, or
+// raw_payload in dir itself (nested files are not read in raw_payload
+// mode, so they are skipped here).
 func detectDir(dir string) (string, error) {
 	files, err := jsonlFiles(dir, true)
 	if err != nil {
@@ -254,14 +267,16 @@ func detectDir(dir string) (string, error) {
 		if err != nil {
 			return "", ioError(p, line, err)
 		}
-		typ, err := Detect(first)
-		if err != nil {
-			return "", &Error{File: p, Line: line, Err: err}
-		}
+		typ, derr := Detect(first)
+		topLevel := filepath.Dir(p) == filepath.Clean(dir)
 		switch {
 		case typ == TypeSageMaker:
 			return typ, nil
-		case typ == TypeRawPayload && filepath.Dir(p) == filepath.Clean(dir):
+		case !topLevel:
+			continue
+		case derr != nil:
+			return "", &Error{File: p, Line: line, Err: derr}
+		case typ == TypeRawPayload:
 			return typ, nil
 		}
 		return "", &Error{File: p, Line: line, Err: fmt.Errorf("a directory input must hold %s or %s files, this looks like %s", TypeRawPayload, TypeSageMaker, typ)}
