@@ -13,7 +13,7 @@ import (
 )
 
 // Options select the format and the filters that aiperf's trace loaders
-// apply (reference §1.7).
+// apply (base_trace_loader: fixed-schedule offsets, synthesis max ISL/OSL).
 //
 // The filters apply to the trace formats only (mooncake_trace,
 // bailian_trace, burst_gpt_trace, sagemaker_data_capture), as in aiperf;
