@@ -4,7 +4,7 @@ BINS     := aiperf-tokenize aiperf-pack
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD := -trimpath -tags urfave_cli_no_docs -ldflags '-s -w -X $(MOD)/lib/cmd/base.Version=$(VERSION)'
 FUZZTIME ?= 10s
-FUZZ     := ./lib/jsonx:FuzzSkip ./lib/record:FuzzDecode ./lib/store:FuzzOpen ./lib/store:FuzzRoundTrip
+FUZZ     := ./lib/jsonx:FuzzSkip ./lib/record:FuzzDecode ./lib/store:FuzzOpen ./lib/store:FuzzRoundTrip ./lib/trace:FuzzMooncake ./lib/trace:FuzzDetect ./lib/tokenizer:FuzzRoundTrip
 DEMO     := .demo
 
 build: $(addprefix bin/,$(BINS))
@@ -33,12 +33,17 @@ fuzz:
 	@for pt in $(FUZZ); do p=$${pt%%:*}; t=$${pt##*:}; echo "== $$t ($$p) =="; \
 	  go test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; done
 
+# The shipped sample: the first 1,000 rows of the Mooncake conversation trace (13.7M prompt tokens).
+SAMPLE   := lib/trace/testdata/mooncake_head1000.jsonl
+
 demo: build
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
-	bin/aiperf-pack --model demo-model --streaming -o $(DEMO)/store.aipk testdata/demo/records.jsonl
+	bin/aiperf-tokenize -v --verify $(SAMPLE) > $(DEMO)/records.jsonl
+	bin/aiperf-pack -v --model demo-model --streaming -o $(DEMO)/store.aipk $(DEMO)/records.jsonl
 	bin/aiperf-pack stat $(DEMO)/store.aipk
 	bin/aiperf-pack verify $(DEMO)/store.aipk
-	bin/aiperf-pack dump --record 0 $(DEMO)/store.aipk | cut -c1-200
+	@echo "first request body (cut at 300 bytes):"
+	@bin/aiperf-pack dump --record 0 $(DEMO)/store.aipk | cut -c1-300
 
 clean:
 	rm -rf bin $(DEMO)

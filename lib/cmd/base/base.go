@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -115,6 +116,14 @@ func Main(app *cli.App, args []string) int {
 		}
 	}
 
+	// AIPERF_CPUPROFILE=FILE writes a CPU profile of the run (for pprof).
+	if name := os.Getenv("AIPERF_CPUPROFILE"); name != "" {
+		if f, err := os.Create(name); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := app.RunContext(ctx, args)
