@@ -83,6 +83,16 @@ func builtinT(t testing.TB) *Tokenizer {
 	return tk
 }
 
+func fixtureLoader(name string) func(t *testing.T) *Tokenizer {
+	return func(t *testing.T) *Tokenizer {
+		tk, err := Load(fixture(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+}
+
 func TestGolden(t *testing.T) {
 	cases := []struct {
 		name string
@@ -90,20 +100,10 @@ func TestGolden(t *testing.T) {
 	}{
 		{"qwen3", func(t *testing.T) *Tokenizer { return builtinT(t) }},
 		{"gpt2", func(t *testing.T) *Tokenizer { return loadGPT2(t) }},
-		{"llama3", func(t *testing.T) *Tokenizer {
-			tk, err := Load(fixture(t, "llama3"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tk
-		}},
-		{"llama2", func(t *testing.T) *Tokenizer {
-			tk, err := Load(fixture(t, "llama2"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tk
-		}},
+		{"llama3", fixtureLoader("llama3")},
+		{"llama2", fixtureLoader("llama2")},
+		{"gpt35turbo", fixtureLoader("gpt35turbo")},
+		{"gpt4o", fixtureLoader("gpt4o")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -62,7 +62,10 @@ func parseBehavior(s string) (behavior, error) {
 // NormalizedString::split does.
 func splitPieces(dst []piece, p piece, m matcher, b behavior, invert bool) []piece {
 	s := p.s
-	if b == isolated {
+	// A tiling matcher leaves no gaps, so "Removed" with invert (how
+	// Hugging Face's converted OpenAI tokenizers write it) keeps exactly
+	// the matches, like "Isolated".
+	if b == isolated || (b == removed && invert) {
 		if nx, ok := m.(nexter); ok {
 			for i := 0; i < len(s); {
 				j := nx.next(s, i)
@@ -420,6 +423,8 @@ func compilePattern(pat string) (matcher, error) {
 }
 
 func compileRegex(pat string) (matcher, error) {
+	// Oniguruma folds "ſ" to "s" under (?i); regexp2 does not.
+	pat = strings.ReplaceAll(pat, "(?i:'s|", "(?i:'[sſ]|")
 	re, err := regexp2.Compile(pat, regexp2.None)
 	if err != nil {
 		return nil, fmt.Errorf("compile pattern %q: %w", pat, err)

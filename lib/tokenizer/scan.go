@@ -142,12 +142,15 @@ func indexByte(set string, b byte) bool {
 }
 
 // contraction returns the length of 's, 't, 're, 've, 'm, 'll or 'd at the
-// start of s, or 0. With fold, ASCII letters match in either case, which
-// is what both regexp2 and Oniguruma do for these letters (no non-ASCII
-// character folds to them in regexp2; the golden tests cover 'ſ).
+// start of s, or 0. With fold, letters match in either case, and "s" also
+// matches "ſ" (U+017F), which case-folds to it in Oniguruma (Hugging
+// Face's regex engine); no other character folds to these letters.
 func contraction(s string, fold bool) int {
 	if len(s) < 2 || s[0] != '\'' {
 		return 0
+	}
+	if fold && len(s) >= 3 && s[1] == 0xC5 && s[2] == 0xBF {
+		return 3
 	}
 	lower := func(b byte) byte {
 		if fold && b >= 'A' && b <= 'Z' {

