@@ -122,17 +122,30 @@ func TestOpenHostile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := tt.mutate(bytes.Clone(base))
-			r, err := OpenBytes(b)
-			if err == nil {
-				t.Fatalf("OpenBytes: got a reader of %d records, want an error containing %q", r.Len(), tt.want)
-			}
-			if !errors.Is(err, ErrFormat) {
-				t.Errorf("OpenBytes: got %v, want an error wrapping ErrFormat", err)
-			}
-			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "at offset") {
-				t.Errorf("OpenBytes: got %q, want it to contain %q and the offset", err, tt.want)
+			for _, img := range [][]byte{b, unaligned(b)} {
+				checkHostile(t, img, tt.want)
 			}
 		})
+	}
+}
+
+// unaligned copies b to an address that is not 4-byte aligned, which sends
+// Open's checks down their portable path.
+func unaligned(b []byte) []byte {
+	return append(make([]byte, 1, len(b)+1), b...)[1:]
+}
+
+func checkHostile(t *testing.T, b []byte, want string) {
+	t.Helper()
+	r, err := OpenBytes(b)
+	if err == nil {
+		t.Fatalf("OpenBytes: got a reader of %d records, want an error containing %q", r.Len(), want)
+	}
+	if !errors.Is(err, ErrFormat) {
+		t.Errorf("OpenBytes: got %v, want an error wrapping ErrFormat", err)
+	}
+	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "at offset") {
+		t.Errorf("OpenBytes: got %q, want it to contain %q and the offset", err, want)
 	}
 }
 

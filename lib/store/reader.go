@@ -201,8 +201,12 @@ func parse(b []byte) (*Reader, error) {
 // It reads 12 bytes per record and no payload.
 func (r *Reader) checkPayloads() error {
 	offs, lens := r.cols[colOff], r.cols[colLen]
-	pos := uint64(headerSize)
 	end := headerSize + r.h.payload
+	if ok, pos := backToBack(offs, lens, headerSize); ok && pos == end {
+		return nil
+	}
+	// Find the first bad entry, for the message.
+	pos := uint64(headerSize)
 	for i := 0; len(offs) >= 8 && len(lens) >= 4; i++ {
 		off, n := le.Uint64(offs), le.Uint32(lens)
 		if off != pos {
@@ -242,6 +246,9 @@ func (r *Reader) checkSessions() error {
 // checkRuns checks a [S+1]u32 column of run boundaries: it starts at 0, never
 // decreases and ends at last.
 func checkRuns(col []byte, base uint64, name string, last uint64) error {
+	if ok, end := runsOK(col); ok && le.Uint32(col) == 0 && uint64(end) == last {
+		return nil
+	}
 	if v := le.Uint32(col); v != 0 {
 		return formatError(base, "session 0: %s is %d, want 0", name, v)
 	}
@@ -262,11 +269,7 @@ func checkRuns(col []byte, base uint64, name string, last uint64) error {
 // checkLookup checks that every lookup value names a record.
 func (r *Reader) checkLookup() error {
 	n := uint32(r.n)
-	var worst uint32
-	for i := 0; i+4 <= len(r.lookup); i += 4 {
-		worst = max(worst, le.Uint32(r.lookup[i:]))
-	}
-	if len(r.lookup) == 0 || worst < n {
+	if allBelow(r.lookup, n) {
 		return nil
 	}
 	for i := 0; i+4 <= len(r.lookup); i += 4 {

@@ -169,3 +169,19 @@ func TestOpenMissing(t *testing.T) {
 		t.Errorf("Open of a missing file: got %v, want an error wrapping fs.ErrNotExist", err)
 	}
 }
+
+// TestOpenBytesUnaligned opens images at every alignment: the in-place
+// column views need 8-byte alignment and the portable path must agree.
+func TestOpenBytesUnaligned(t *testing.T) {
+	for _, spec := range []*Spec{genSpec(17, 300, 4, 100, true), genSpec(18, 3000, 1, 10, false)} {
+		b := image(t, spec)
+		for shift := range 8 {
+			img := append(make([]byte, shift, len(b)+shift), b...)[shift:]
+			r, err := OpenBytes(img)
+			if err != nil {
+				t.Fatalf("shift %d: %v", shift, err)
+			}
+			checkReader(t, r, spec)
+		}
+	}
+}
