@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -108,29 +109,56 @@ func TestGolden(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			tk := c.load(t)
-			lines := readGolden(t, c.name)
-			okIDs, okDec, shown := 0, 0, 0
-			for i, g := range lines {
-				ids := tk.Encode(g.Text)
-				if slices.Equal(ids, g.IDs) || (len(ids) == 0 && len(g.IDs) == 0) {
-					okIDs++
-				} else if shown < 5 {
-					shown++
-					t.Errorf("line %d: Encode(%.80q)\n got %v\nwant %v", i+1, g.Text, head(ids), head(g.IDs))
-				}
-				if dec := tk.Decode(g.IDs); dec == g.Decoded {
-					okDec++
-				} else if shown < 5 {
-					shown++
-					t.Errorf("line %d: Decode(ids of %.80q)\n got %.200q\nwant %.200q", i+1, g.Text, dec, g.Decoded)
-				}
-			}
-			t.Logf("%s: encode %d/%d exact, decode %d/%d exact", c.name, okIDs, len(lines), okDec, len(lines))
-			if okIDs != len(lines) || okDec != len(lines) {
-				t.Fail()
-			}
+			checkGolden(t, c.load(t), c.name)
 		})
+	}
+}
+
+// TestGoldenSynthetic checks the small tokenizers of
+// scripts/golden/gen-synthetic.js, which cover the normalizers,
+// pre-tokenizers, decoders and added-token flags that the real
+// tokenizers do not use.
+func TestGoldenSynthetic(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "synthetic", "*.json.zst"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no synthetic tokenizers: %v", err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json.zst")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tk, err := Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, tk, "synthetic-"+name)
+		})
+	}
+}
+
+// checkGolden asserts that tk encodes and decodes every line of a golden
+// file exactly as Hugging Face did.
+func checkGolden(t *testing.T, tk *Tokenizer, name string) {
+	lines := readGolden(t, name)
+	okIDs, okDec, shown := 0, 0, 0
+	for i, g := range lines {
+		ids := tk.Encode(g.Text)
+		if slices.Equal(ids, g.IDs) || (len(ids) == 0 && len(g.IDs) == 0) {
+			okIDs++
+		} else if shown < 5 {
+			shown++
+			t.Errorf("line %d: Encode(%.80q)\n got %v\nwant %v", i+1, g.Text, head(ids), head(g.IDs))
+		}
+		if dec := tk.Decode(g.IDs); dec == g.Decoded {
+			okDec++
+		} else if shown < 5 {
+			shown++
+			t.Errorf("line %d: Decode(ids of %.80q)\n got %.200q\nwant %.200q", i+1, g.Text, dec, g.Decoded)
+		}
+	}
+	t.Logf("%s: encode %d/%d exact, decode %d/%d exact", name, okIDs, len(lines), okDec, len(lines))
+	if okIDs != len(lines) || okDec != len(lines) {
+		t.Fail()
 	}
 }
 

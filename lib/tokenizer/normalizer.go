@@ -113,8 +113,8 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 		Prepend     string            `json:"prepend"`
 		Pattern     patternJSON       `json:"pattern"`
 		Content     string            `json:"content"`
-		Left        bool              `json:"left"`
-		Right       bool              `json:"right"`
+		StripLeft   bool              `json:"strip_left"`
+		StripRight  bool              `json:"strip_right"`
 	}
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return nil, fmt.Errorf("normalizer: %w", err)
@@ -133,7 +133,7 @@ func parseNormalizer(raw json.RawMessage) (normalizer, error) {
 	case "Prepend":
 		return prepend{h.Prepend}, nil
 	case "Strip":
-		return stripNorm{h.Left, h.Right}, nil
+		return stripNorm{h.StripLeft, h.StripRight}, nil
 	case "Replace":
 		m, err := h.Pattern.matcher()
 		if err != nil {

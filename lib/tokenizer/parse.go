@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -114,7 +115,7 @@ func parseTokenizerJSON(data []byte) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer.json: %w", err)
 	}
 	t := &Tokenizer{norm: norm, pre: pre, model: m, dec: dec, strays: strays}
-	if err := t.build(mj.Vocab, f.AddedTokens); err != nil {
+	if err := t.build(mj.Vocab, f.AddedTokens, true); err != nil {
 		return nil, fmt.Errorf("tokenizer.json: %w", err)
 	}
 	return t, nil
@@ -201,55 +202,73 @@ func buildBPE(mj *bpeJSON, byteLevel bool) (*bpe, map[string]int, error) {
 }
 
 // build fills the id tables and the added-token tries. vocab is the model
-// vocabulary as written in the file.
-func (t *Tokenizer) build(vocab map[string]int, added []addedToken) error {
+// vocabulary as written in the file. With hfIDs, added tokens get their
+// ids the way Hugging Face assigns them when it loads a file (the "id"
+// fields are only checked there): an earlier added token with the same
+// content keeps its id, content found in the model vocabulary takes the
+// model's id, and other tokens are numbered from the vocabulary size on.
+func (t *Tokenizer) build(vocab map[string]int, added []addedToken, hfIDs bool) error {
 	for tok, id := range vocab {
 		if id < 0 || id >= maxID {
 			return fmt.Errorf("token %q has id %d, outside [0, %d)", tok, id, maxID)
 		}
 	}
+	t.added = make(map[string]int, len(added))
+	byID := make(map[int]addedToken, len(added))
+	next := len(vocab)
 	for _, a := range added {
+		if a.Content == "" {
+			continue
+		}
+		if hfIDs {
+			if id, ok := t.added[a.Content]; ok {
+				a.ID = id
+			} else if id, ok := vocab[a.Content]; ok {
+				a.ID = id
+			} else {
+				a.ID = next
+				next++
+			}
+		}
 		if a.ID < 0 || a.ID >= maxID {
 			return fmt.Errorf("added token %q has id %d, outside [0, %d)", a.Content, a.ID, maxID)
 		}
+		t.added[a.Content] = a.ID
+		byID[a.ID] = a
 	}
 	n := 0
 	for _, id := range vocab {
 		n = max(n, id+1)
 	}
-	for _, a := range added {
-		n = max(n, a.ID+1)
+	for id := range byID {
+		n = max(n, id+1)
 	}
 	t.tokens = make([]string, n)
 	for tok, id := range vocab {
 		t.tokens[id] = tok
 	}
 	t.special = make([]bool, n)
-	t.added = make(map[string]int, len(added))
 	var raw, normed []addedToken
-	for _, a := range added {
-		if a.Content == "" {
-			continue
-		}
-		content := a.Content
+	for _, a := range byID {
 		if a.Normalized {
 			// Matched in the normalized text, after the raw-text tokens,
-			// even when there is no normalizer.
+			// even when there is no normalizer. Decoding gives the
+			// normalized form too, as in Hugging Face.
 			if t.norm != nil {
-				content = t.norm.normalize(content)
+				a.Content = t.norm.normalize(a.Content)
 			}
-			b := a
-			b.Content = content
-			normed = append(normed, b)
+			normed = append(normed, a)
 		} else {
 			raw = append(raw, a)
 		}
-		t.tokens[a.ID] = content
-		t.added[a.Content] = a.ID
-		if a.Special {
-			t.special[a.ID] = true
-		}
+		t.tokens[a.ID] = a.Content
+		t.special[a.ID] = a.Special
 	}
+	// Map iteration order must not decide which of two tokens with the
+	// same pattern wins.
+	byIDOrder := func(a, b addedToken) int { return a.ID - b.ID }
+	slices.SortFunc(raw, byIDOrder)
+	slices.SortFunc(normed, byIDOrder)
 	content := func(a addedToken) string { return a.Content }
 	t.raw = newAddedTrie(raw, content)
 	t.normTrie = newAddedTrie(normed, content)

@@ -118,7 +118,7 @@ func parseTiktoken(data []byte, pattern string, specials map[string]int) (*Token
 		model: model,
 		dec:   byteLevelDec{},
 	}
-	if err := t.build(vocab, added); err != nil {
+	if err := t.build(vocab, added, false); err != nil {
 		return nil, err
 	}
 	t.guessSpecials()

