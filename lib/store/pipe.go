@@ -35,8 +35,9 @@ type pipe struct {
 	writeq chan *pipeBuf // owner → writer
 	free   chan *pipeBuf // back to the owner when hashed and written
 	quit   sync.WaitGroup
-	n      int64 // bytes accepted so far
-	err    error // first write error, owned by the writer while buffers are out
+	n      int64       // bytes accepted so far
+	err    error       // first write error, owned by the writer while buffers are out
+	failed atomic.Bool // err is set: the owner may look without waiting
 	closed bool
 }
 
@@ -66,7 +67,9 @@ func newPipe(f *os.File) *pipe {
 	p.quit.Go(func() {
 		for pb := range p.writeq {
 			if p.err == nil {
-				_, p.err = p.f.Write(pb.b)
+				if _, p.err = p.f.Write(pb.b); p.err != nil {
+					p.failed.Store(true)
+				}
 			}
 			p.done(pb)
 		}

@@ -23,10 +23,11 @@ type spill struct {
 	name string // set when the file could not be unlinked at creation
 	n    int64  // total bytes appended
 	err  error  // first error; later appends are dropped
+	fail *bool  // set on the first error, shared by a writer's spills
 }
 
-func newSpill(path string) *spill {
-	return &spill{path: path, buf: make([]byte, 0, spillBufSize)}
+func newSpill(path string, fail *bool) *spill {
+	return &spill{path: path, buf: make([]byte, 0, spillBufSize), fail: fail}
 }
 
 func (s *spill) put32(v uint32) {
@@ -69,6 +70,9 @@ func (s *spill) flush() {
 	}
 	if s.err == nil {
 		_, s.err = s.f.Write(s.buf)
+	}
+	if s.err != nil {
+		*s.fail = true
 	}
 	s.buf = s.buf[:0]
 }

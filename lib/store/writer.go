@@ -40,8 +40,9 @@ type Writer struct {
 	grouped     bool // every Add so far had Session >= the previous one
 	lastSession uint32
 
-	err  error
-	done bool
+	err       error
+	spillFail bool // a spill file failed; its error is in the spill
+	done      bool
 }
 
 // Create starts a store that will appear at path on Commit. The data goes to
@@ -64,13 +65,13 @@ func Create(path string, opt WriterOptions) (*Writer, error) {
 		path:    path,
 		meta:    meta,
 		p:       newPipe(af.File),
-		strings: newSpill(path),
-		idoff:   newSpill(path),
 		grouped: true,
 	}
+	w.strings = newSpill(path, &w.spillFail)
+	w.idoff = newSpill(path, &w.spillFail)
 	for c := range w.cols {
 		if c != colOff {
-			w.cols[c] = newSpill(path)
+			w.cols[c] = newSpill(path, &w.spillFail)
 		}
 	}
 	return w, nil
@@ -132,6 +133,10 @@ func (w *Writer) Add(e Entry, payload []byte) error {
 	}
 	if w.done {
 		return errors.New("store: add after commit or abort")
+	}
+	if w.spillFail || w.p.failed.Load() {
+		w.err = w.ioError()
+		return w.err
 	}
 	switch {
 	case uint64(e.Session) >= uint64(len(w.turns)):
@@ -206,7 +211,7 @@ func (w *Writer) Abort() {
 	w.af.Abort()
 }
 
-// release stops the hashing goroutine and drops the spill files.
+// release stops the hashing and writing goroutines and drops the spill files.
 func (w *Writer) release() {
 	w.done = true
 	w.p.close()
@@ -362,6 +367,20 @@ func (w *Writer) buildLookup(sec section, scratch []byte) (err error) {
 	w.p.h.Write(table)
 	w.p.n += int64(sec.size)
 	return nil
+}
+
+// ioError returns the first write error of the output or a spill file,
+// found early so that a full disk stops the caller before it adds the rest.
+func (w *Writer) ioError() error {
+	if err := w.p.wait(); err != nil {
+		return w.writeErr(err)
+	}
+	for _, s := range append([]*spill{w.strings, w.idoff}, w.cols[colOff+1:]...) {
+		if s.err != nil {
+			return w.spillErr(s.err)
+		}
+	}
+	return errors.New("store: internal error: write failure without an error")
 }
 
 func (w *Writer) spillErr(err error) error {

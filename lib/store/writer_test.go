@@ -284,3 +284,53 @@ func TestSpecOfEmptyStoreIsEmpty(t *testing.T) {
 		t.Errorf("Verify of an empty store failed")
 	}
 }
+
+// TestWriteErrorStopsAdd breaks the output file, or a spill file, under a
+// writer and checks that Add reports it soon (not only at Commit) and that
+// nothing is left behind.
+func TestWriteErrorStopsAdd(t *testing.T) {
+	tests := []struct {
+		name  string
+		brk   func(w *Writer)
+		size  int // payload bytes per Add
+		want  string
+		limit int // Add must fail within this many records
+	}{
+		{"output file", func(w *Writer) { w.af.File.Close() }, 1 << 20, "file already closed", pipeNumBufs + 4},
+		{"spill file", func(w *Writer) {
+			f, err := os.CreateTemp(t.TempDir(), "closed")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			w.cols[colTime].f = f
+		}, 1, "index spill file", 2*spillBufSize/8 + 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			w, err := Create(filepath.Join(dir, "s.aipk"), WriterOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Abort()
+			s := w.AddSession("a")
+			tt.brk(w)
+			payload := make([]byte, tt.size)
+			var addErr error
+			n := 0
+			for ; n < tt.limit && addErr == nil; n++ {
+				addErr = w.Add(Entry{Session: s, Turn: uint32(n)}, payload)
+			}
+			if addErr == nil || !strings.Contains(addErr.Error(), tt.want) {
+				t.Fatalf("after %d Adds: got %v, want an error containing %q", n, addErr, tt.want)
+			}
+			if err := w.Commit(); err == nil {
+				t.Errorf("Commit after a write error: got nil, want an error")
+			}
+			if got := dirNames(t, dir); len(got) != 0 {
+				t.Errorf("directory: got %q, want empty", got)
+			}
+		})
+	}
+}
