@@ -22,13 +22,7 @@ func mapFile(f *os.File, size int64) ([]byte, func() error, error) {
 	return b, func() error { return nil }, nil
 }
 
-// mapWritable returns a heap buffer that done writes to f at off. This costs
-// size bytes of heap (4 per record for the lookup table) where the unix
-// version costs none.
+// mapWritable has no mapping to offer here; see heapWritable.
 func mapWritable(f *os.File, off int64, size int) ([]byte, func() error, error) {
-	b := make([]byte, size)
-	return b, func() error {
-		_, err := f.WriteAt(b, off)
-		return err
-	}, nil
+	return heapWritable(f, off, size)
 }

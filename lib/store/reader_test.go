@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -152,7 +153,7 @@ func TestMetaIsACopy(t *testing.T) {
 
 func TestEntryOutOfRangePanics(t *testing.T) {
 	r, _ := openTemp(t, genSpec(13, 2, 1, 10, false), OpenOptions{})
-	for _, i := range []int{-1, r.Len(), 1 << 40} {
+	for _, i := range []int{-1, r.Len(), math.MaxInt} {
 		func() {
 			defer func() {
 				if recover() == nil {

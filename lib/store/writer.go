@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"slices"
 
@@ -329,8 +330,14 @@ func (w *Writer) buildLookup(sec section, scratch []byte) (err error) {
 		left -= k
 	}
 	table, unmap, err := mapWritable(f, int64(sec.off), int(sec.size))
+	if testHeapLookup && err == nil {
+		unmap()
+		err = errors.New("test: heap lookup")
+	}
 	if err != nil {
-		return w.writeErr(err)
+		// A file system without shared writable mappings: fall back to
+		// building the table on the heap.
+		table, unmap, _ = heapWritable(f, int64(sec.off), int(sec.size))
 	}
 	defer func() {
 		if uerr := unmap(); uerr != nil && err == nil {
@@ -381,6 +388,20 @@ func (w *Writer) ioError() error {
 		}
 	}
 	return errors.New("store: internal error: write failure without an error")
+}
+
+// testHeapLookup makes buildLookup take its heap path (tests only).
+var testHeapLookup bool
+
+// heapWritable returns a heap buffer that done writes to f at off: the
+// lookup table where no writable mapping is available, at a cost of 4 bytes
+// of heap per record.
+func heapWritable(f *os.File, off int64, size int) ([]byte, func() error, error) {
+	b := make([]byte, size)
+	return b, func() error {
+		_, err := f.WriteAt(b, off)
+		return err
+	}, nil
 }
 
 func (w *Writer) spillErr(err error) error {

@@ -334,3 +334,16 @@ func TestWriteErrorStopsAdd(t *testing.T) {
 		})
 	}
 }
+
+// TestHeapLookupSameBytes builds the lookup table on the heap (the path for
+// systems without writable shared mappings) and checks that the file is
+// byte for byte the one the mapping builds.
+func TestHeapLookupSameBytes(t *testing.T) {
+	spec := genSpec(19, 3000, 5, 30, true)
+	want := image(t, spec)
+	testHeapLookup = true
+	defer func() { testHeapLookup = false }()
+	if got := image(t, spec); !bytes.Equal(got, want) {
+		t.Errorf("heap-built lookup: file differs from the mmap-built one (%d vs %d bytes)", len(got), len(want))
+	}
+}
