@@ -34,6 +34,10 @@ func DefaultOpenOptions() OpenOptions {
 // goroutines: a read is a slice of the mapping, with no shared file position
 // or other mutable state. Close must not run concurrently with other calls,
 // and slices returned by Payload are invalid after Close.
+//
+// A store file is written once and renamed into place, never modified in
+// place; truncating one while it is mapped makes reads of the lost pages
+// fault (SIGBUS), as with any mapping.
 type Reader struct {
 	b     []byte
 	unmap func() error
