@@ -12,88 +12,172 @@ import (
 // truncation, padding and post_processor only matter for
 // add_special_tokens=true and batching, which this package does not do.
 type fileJSON struct {
-	Version      string          `json:"version"`
-	AddedTokens  []addedToken    `json:"added_tokens"`
-	Normalizer   json.RawMessage `json:"normalizer"`
-	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
-	Model        json.RawMessage `json:"model"`
-	Decoder      json.RawMessage `json:"decoder"`
+	Version      string
+	AddedTokens  []addedToken
+	Normalizer   json.RawMessage
+	PreTokenizer json.RawMessage
+	Decoder      json.RawMessage
+	Model        *bpeJSON
 }
 
 type bpeJSON struct {
-	Type                    string         `json:"type"`
-	Vocab                   map[string]int `json:"vocab"`
-	Merges                  []mergeJSON    `json:"merges"`
-	UnkToken                *string        `json:"unk_token"`
-	ContinuingSubwordPrefix *string        `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         *string        `json:"end_of_word_suffix"`
-	FuseUnk                 bool           `json:"fuse_unk"`
-	ByteFallback            bool           `json:"byte_fallback"`
-	IgnoreMerges            bool           `json:"ignore_merges"`
-	Dropout                 *float64       `json:"dropout"`
+	Type                    string
+	Vocab                   map[string]int
+	vocabIsMap              bool
+	hasMerges               bool
+	Merges                  []mergeJSON
+	UnkToken                *string
+	ContinuingSubwordPrefix *string
+	EndOfWordSuffix         *string
+	FuseUnk                 bool
+	ByteFallback            bool
+	IgnoreMerges            bool
+	Dropout                 *float64
 }
 
 // mergeJSON is one merge, written either as "a b" (older files) or as
 // ["a", "b"].
 type mergeJSON struct{ a, b string }
 
-func (m *mergeJSON) UnmarshalJSON(data []byte) error {
-	if len(data) > 0 && data[0] == '"' {
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
+// readFileJSON reads tokenizer.json with jsonScanner, handing the small
+// values to encoding/json.
+func readFileJSON(data []byte) (*fileJSON, error) {
+	var f fileJSON
+	s := &jsonScanner{b: data}
+	small := func(dst any) error {
+		raw, err := s.raw()
+		if err != nil {
 			return err
 		}
-		// Like Hugging Face: exactly one space.
-		a, b, ok := strings.Cut(s, " ")
-		if !ok || strings.Contains(b, " ") {
-			return fmt.Errorf("bad merge %q", s)
+		return json.Unmarshal(raw, dst)
+	}
+	err := s.object(func(key string) error {
+		switch key {
+		case "version":
+			return small(&f.Version)
+		case "added_tokens":
+			return small(&f.AddedTokens)
+		case "normalizer":
+			return small(&f.Normalizer)
+		case "pre_tokenizer":
+			return small(&f.PreTokenizer)
+		case "decoder":
+			return small(&f.Decoder)
+		case "model":
+			if s.peek() == 'n' {
+				return s.skip()
+			}
+			f.Model = new(bpeJSON)
+			return readModelJSON(s, f.Model, small)
 		}
-		m.a, m.b = a, b
-		return nil
+		return s.skip()
+	})
+	if err == nil && s.peek() != 0 {
+		err = s.errorf("data after the top-level object")
 	}
-	var p []string
-	if err := json.Unmarshal(data, &p); err != nil {
-		return err
+	if err != nil {
+		return nil, err
 	}
-	if len(p) != 2 {
-		return fmt.Errorf("bad merge %s", data)
-	}
-	m.a, m.b = p[0], p[1]
-	return nil
+	return &f, nil
+}
+
+func readModelJSON(s *jsonScanner, m *bpeJSON, small func(any) error) error {
+	return s.object(func(key string) error {
+		switch key {
+		case "type":
+			return small(&m.Type)
+		case "vocab":
+			if s.peek() != '{' {
+				return s.skip() // Unigram's list; rejected by type
+			}
+			m.vocabIsMap = true
+			m.Vocab = make(map[string]int, min(len(s.b)/64, 1<<18))
+			return s.object(func(tok string) error {
+				id, err := s.integer()
+				m.Vocab[tok] = id
+				return err
+			})
+		case "merges":
+			m.hasMerges = true
+			return s.array(func() error {
+				switch s.peek() {
+				case '"':
+					line, err := s.str()
+					if err != nil {
+						return err
+					}
+					if strings.HasPrefix(line, "#version") {
+						return nil
+					}
+					// Like Hugging Face: exactly one space.
+					a, b, ok := strings.Cut(line, " ")
+					if !ok || strings.Contains(b, " ") {
+						return fmt.Errorf("bad merge %q", line)
+					}
+					m.Merges = append(m.Merges, mergeJSON{a, b})
+					return nil
+				case '[':
+					var pair []string
+					err := s.array(func() error {
+						p, err := s.str()
+						pair = append(pair, p)
+						return err
+					})
+					if err != nil {
+						return err
+					}
+					if len(pair) != 2 {
+						return fmt.Errorf("bad merge %q", pair)
+					}
+					m.Merges = append(m.Merges, mergeJSON{pair[0], pair[1]})
+					return nil
+				}
+				return s.errorf("bad merge")
+			})
+		case "unk_token":
+			return small(&m.UnkToken)
+		case "continuing_subword_prefix":
+			return small(&m.ContinuingSubwordPrefix)
+		case "end_of_word_suffix":
+			return small(&m.EndOfWordSuffix)
+		case "fuse_unk":
+			return small(&m.FuseUnk)
+		case "byte_fallback":
+			return small(&m.ByteFallback)
+		case "ignore_merges":
+			return small(&m.IgnoreMerges)
+		case "dropout":
+			return small(&m.Dropout)
+		}
+		return s.skip()
+	})
 }
 
 // parseTokenizerJSON builds a Tokenizer from the bytes of a tokenizer.json
 // file.
 func parseTokenizerJSON(data []byte) (*Tokenizer, error) {
-	var f fileJSON
-	if err := json.Unmarshal(data, &f); err != nil {
+	f, err := readFileJSON(data)
+	if err != nil {
 		return nil, fmt.Errorf("tokenizer.json: %w", err)
 	}
 	if f.Version != "" && f.Version != "1.0" {
 		return nil, fmt.Errorf("tokenizer.json: unknown version %q", f.Version)
 	}
-	if isNull(f.Model) {
+	mj := f.Model
+	if mj == nil {
 		return nil, errors.New("tokenizer.json: no model")
 	}
-	var head struct {
-		Type   string          `json:"type"`
-		Merges json.RawMessage `json:"merges"`
-	}
-	if err := json.Unmarshal(f.Model, &head); err != nil {
-		return nil, fmt.Errorf("tokenizer.json: model: %w", err)
-	}
-	switch head.Type {
+	switch mj.Type {
 	case "BPE":
 	case "":
-		if head.Merges == nil {
+		if !mj.hasMerges {
 			return nil, errors.New("tokenizer.json: model has no type and no merges; only BPE models are supported")
 		}
 	default:
-		return nil, fmt.Errorf("tokenizer.json: unsupported model type %q (only BPE is supported)", head.Type)
+		return nil, fmt.Errorf("tokenizer.json: unsupported model type %q (only BPE is supported)", mj.Type)
 	}
-	var mj bpeJSON
-	if err := json.Unmarshal(f.Model, &mj); err != nil {
-		return nil, fmt.Errorf("tokenizer.json: BPE model: %w", err)
+	if !mj.vocabIsMap {
+		return nil, errors.New("tokenizer.json: BPE model: vocab is not an object")
 	}
 	if mj.Dropout != nil && *mj.Dropout > 0 {
 		return nil, errors.New("tokenizer.json: BPE dropout is not supported (it makes encoding random)")
@@ -110,7 +194,7 @@ func parseTokenizerJSON(data []byte) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer.json: %w", err)
 	}
-	m, strays, err := buildBPE(&mj, byteLevel)
+	m, strays, err := buildBPE(mj, byteLevel)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer.json: %w", err)
 	}
