@@ -19,10 +19,12 @@ type piece struct {
 	first bool
 }
 
-// A preTokenizer splits one piece into smaller ones and appends them to
-// dst. Empty pieces are never appended.
+// A preTokenizer splits one piece into smaller ones and calls fn for each,
+// in order. It never passes empty pieces. Pieces go straight on to the
+// next step (or the model) instead of into slices, which for a long text
+// would be large.
 type preTokenizer interface {
-	split(dst []piece, p piece) []piece
+	each(p piece, fn func(piece))
 }
 
 // A matcher finds the non-overlapping matches of a pattern, leftmost
@@ -58,9 +60,9 @@ func parseBehavior(s string) (behavior, error) {
 	return 0, fmt.Errorf("unknown split behavior %q", s)
 }
 
-// splitPieces splits p at the matches of m the way Hugging Face's
+// splitEach splits p at the matches of m the way Hugging Face's
 // NormalizedString::split does.
-func splitPieces(dst []piece, p piece, m matcher, b behavior, invert bool) []piece {
+func splitEach(p piece, m matcher, b behavior, invert bool, fn func(piece)) {
 	s := p.s
 	// A tiling matcher leaves no gaps, so "Removed" with invert (how
 	// Hugging Face's converted OpenAI tokenizers write it) keeps exactly
@@ -69,10 +71,10 @@ func splitPieces(dst []piece, p piece, m matcher, b behavior, invert bool) []pie
 		if nx, ok := m.(nexter); ok {
 			for i := 0; i < len(s); {
 				j := nx.next(s, i)
-				dst = append(dst, piece{s: s[i:j], first: p.first && i == 0})
+				fn(piece{s: s[i:j], first: p.first && i == 0})
 				i = j
 			}
-			return dst
+			return
 		}
 	}
 	spans := m.find(s, nil)
@@ -81,11 +83,12 @@ func splitPieces(dst []piece, p piece, m matcher, b behavior, invert bool) []pie
 		// does not matter.
 		prev := 0
 		for _, sp := range spans {
-			dst = appendPiece(dst, p, prev, sp[0])
-			dst = appendPiece(dst, p, sp[0], sp[1])
+			emitPiece(p, prev, sp[0], fn)
+			emitPiece(p, sp[0], sp[1], fn)
 			prev = sp[1]
 		}
-		return appendPiece(dst, p, prev, len(s))
+		emitPiece(p, prev, len(s), fn)
+		return
 	}
 	// The general case: a list of (span, isMatch) covering s.
 	type part struct {
@@ -108,10 +111,10 @@ func splitPieces(dst []piece, p piece, m matcher, b behavior, invert bool) []pie
 	case removed:
 		for _, q := range parts {
 			if !q.match {
-				dst = appendPiece(dst, p, q.lo, q.hi)
+				emitPiece(p, q.lo, q.hi, fn)
 			}
 		}
-		return dst
+		return
 	case contiguous:
 		out := parts[:0]
 		for i, q := range parts {
@@ -154,16 +157,14 @@ func splitPieces(dst []piece, p piece, m matcher, b behavior, invert bool) []pie
 		parts = out
 	}
 	for _, q := range parts {
-		dst = appendPiece(dst, p, q.lo, q.hi)
+		emitPiece(p, q.lo, q.hi, fn)
 	}
-	return dst
 }
 
-func appendPiece(dst []piece, p piece, lo, hi int) []piece {
-	if lo == hi {
-		return dst
+func emitPiece(p piece, lo, hi int, fn func(piece)) {
+	if lo < hi {
+		fn(piece{s: p.s[lo:hi], first: p.first && lo == 0})
 	}
-	return append(dst, piece{s: p.s[lo:hi], first: p.first && lo == 0})
 }
 
 type splitPT struct {
@@ -172,8 +173,8 @@ type splitPT struct {
 	invert bool
 }
 
-func (t splitPT) split(dst []piece, p piece) []piece {
-	return splitPieces(dst, p, t.m, t.b, t.invert)
+func (t splitPT) each(p piece, fn func(piece)) {
+	splitEach(p, t.m, t.b, t.invert, fn)
 }
 
 // byteLevelPT is the ByteLevel pre-tokenizer. The byte-to-character
@@ -189,17 +190,15 @@ const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]
 
 var gpt2Matcher = mustCompilePattern(gpt2Pattern)
 
-func (t byteLevelPT) split(dst []piece, p piece) []piece {
+func (t byteLevelPT) each(p piece, fn func(piece)) {
 	if t.addPrefixSpace && !strings.HasPrefix(p.s, " ") {
 		p.s = " " + p.s
 	}
 	if !t.useRegex {
-		if p.s == "" {
-			return dst
-		}
-		return append(dst, p)
+		emitPiece(p, 0, len(p.s), fn)
+		return
 	}
-	return splitPieces(dst, p, gpt2Matcher, isolated, false)
+	splitEach(p, gpt2Matcher, isolated, false, fn)
 }
 
 type prependScheme int
@@ -216,7 +215,7 @@ type metaspacePT struct {
 	split_ bool
 }
 
-func (t metaspacePT) split(dst []piece, p piece) []piece {
+func (t metaspacePT) each(p piece, fn func(piece)) {
 	s := strings.ReplaceAll(p.s, " ", t.repl)
 	switch t.scheme {
 	case prependAlways:
@@ -230,37 +229,34 @@ func (t metaspacePT) split(dst []piece, p piece) []piece {
 	}
 	q := piece{s: s, first: p.first}
 	if !t.split_ {
-		if s == "" {
-			return dst
-		}
-		return append(dst, q)
+		emitPiece(q, 0, len(s), fn)
+		return
 	}
-	return splitPieces(dst, q, literalMatcher(t.repl), mergedWithNext, false)
+	splitEach(q, literalMatcher(t.repl), mergedWithNext, false, fn)
 }
 
 type digitsPT struct{ individual bool }
 
-func (t digitsPT) split(dst []piece, p piece) []piece {
+func (t digitsPT) each(p piece, fn func(piece)) {
 	b := contiguous
 	if t.individual {
 		b = isolated
 	}
-	return splitPieces(dst, p, funcMatcher(unicode.IsNumber), b, false)
+	splitEach(p, funcMatcher(unicode.IsNumber), b, false, fn)
 }
 
 type ptSequence []preTokenizer
 
-func (q ptSequence) split(dst []piece, p piece) []piece {
-	cur := []piece{p}
-	var next []piece
-	for _, t := range q {
-		next = next[:0]
-		for _, c := range cur {
-			next = t.split(next, c)
-		}
-		cur, next = next, cur
+func (q ptSequence) each(p piece, fn func(piece)) {
+	q.from(0, p, fn)
+}
+
+func (q ptSequence) from(k int, p piece, fn func(piece)) {
+	if k == len(q) {
+		fn(p)
+		return
 	}
-	return append(dst, cur...)
+	q[k].each(p, func(c piece) { q.from(k+1, c, fn) })
 }
 
 func parsePreTokenizer(raw json.RawMessage) (pt preTokenizer, byteLevel bool, err error) {
@@ -286,7 +282,7 @@ func parsePreTokenizer(raw json.RawMessage) (pt preTokenizer, byteLevel bool, er
 	switch h.Type {
 	case "Sequence":
 		var q ptSequence
-		for i, r := range h.Pretokenizers {
+		for _, r := range h.Pretokenizers {
 			t, bl, err := parsePreTokenizer(r)
 			if err != nil {
 				return nil, false, err
@@ -295,12 +291,19 @@ func parsePreTokenizer(raw json.RawMessage) (pt preTokenizer, byteLevel bool, er
 				return nil, false, fmt.Errorf("unsupported pre_tokenizer: ByteLevel followed by another step")
 			}
 			byteLevel = bl
-			_ = i
+			// A ByteLevel step without regex or prefix space only maps
+			// characters, which the byte-domain model makes implicit.
+			if bt, ok := t.(byteLevelPT); ok && !bt.addPrefixSpace && !bt.useRegex {
+				continue
+			}
 			if t != nil {
 				q = append(q, t)
 			}
 		}
-		if len(q) == 1 {
+		switch len(q) {
+		case 0:
+			return nil, byteLevel, nil
+		case 1:
 			return q[0], byteLevel, nil
 		}
 		return q, byteLevel, nil

@@ -35,9 +35,8 @@ type Tokenizer struct {
 }
 
 type encodeBuf struct {
-	segs   []segment
-	segs2  []segment
-	pieces []piece
+	segs  []segment
+	segs2 []segment
 }
 
 // Identity names a tokenizer and pins its content.
@@ -153,22 +152,20 @@ func (t *Tokenizer) encode(text string, wantStarts bool) ([]int, []bool) {
 			}
 		}
 	}
+	emit := func(p piece) {
+		n := len(ids)
+		ids = t.model.encode(ids, p.s)
+		mark(n)
+	}
 	encodeText := func(s string, first bool) {
 		if s == "" {
 			return
 		}
 		if t.pre == nil {
-			n := len(ids)
-			ids = t.model.encode(ids, s)
-			mark(n)
+			emit(piece{s: s})
 			return
 		}
-		b.pieces = t.pre.split(b.pieces[:0], piece{s: s, first: first})
-		for _, p := range b.pieces {
-			n := len(ids)
-			ids = t.model.encode(ids, p.s)
-			mark(n)
-		}
+		t.pre.each(piece{s: s, first: first}, emit)
 	}
 	b.segs = t.raw.split(text, b.segs[:0])
 	for _, sg := range b.segs {
@@ -195,11 +192,6 @@ func (t *Tokenizer) encode(text string, wantStarts bool) ([]int, []bool) {
 			}
 			encodeText(s[sg2.lo:sg2.hi], first && sg2.lo == 0)
 		}
-	}
-	if cap(b.pieces) > 1<<16 {
-		b.pieces = nil // do not pin huge buffers
-	} else {
-		clear(b.pieces[:cap(b.pieces)])
 	}
 	t.bufs.Put(b)
 	return ids, starts
