@@ -80,6 +80,11 @@ import (
 //
 //	(tail -c +161 F | head -c -40; head -c 160 F) | sha256sum
 //
+// Compared with the first sketch of this format (a 64-byte header and 16-byte
+// index rows), the header grew to hold a section table and the counts, the
+// index became columnar so that Open reads 12 bytes per record, payloads lost
+// their 8-byte alignment, and the checksum covers the header last.
+//
 // Open checks the header, the section table against the file size, every
 // payload bound, the session columns, every lookup value and the metadata,
 // which is all that memory safety needs; it reads the index but never the
