@@ -36,6 +36,14 @@ type bpe struct {
 	prefix       string // continuing_subword_prefix
 	suffix       string // end_of_word_suffix
 
+	// chunkSep, when set, is a separator that no merge can cross from a
+	// different character: SentencePiece-style vocabularies only have "▁"
+	// at the start of a token (or inside a run of "▁"). Tokenizers
+	// without a pre-tokenizer (Llama-2) hand the model the whole text as
+	// one piece; cutting it before each such "▁" gives word-sized chunks
+	// that merge independently and hit the cache, with the same result.
+	chunkSep string
+
 	cache pieceCache
 	work  sync.Pool // *bpeWork
 }
@@ -68,7 +76,50 @@ type bpeWork struct {
 // (its MAX_LENGTH): long pieces are rare and would crowd out short ones.
 const maxCachedLen = 256
 
-// encode appends the ids for one piece to dst.
+// chunks calls fn for each chunk of piece (see chunkSep).
+func (m *bpe) chunks(piece string, fn func(string)) {
+	sep := m.chunkSep
+	if sep == "" {
+		fn(piece)
+		return
+	}
+	start := 0
+	for i := 1; i < len(piece); {
+		k := strings.Index(piece[i:], sep)
+		if k < 0 {
+			break
+		}
+		k += i
+		if !strings.HasSuffix(piece[:k], sep) {
+			fn(piece[start:k])
+			start = k
+		}
+		i = k + len(sep)
+	}
+	fn(piece[start:])
+}
+
+// chunkSafe reports whether sep only ever follows sep inside the tokens
+// of vocab, so that merges cannot cross a sep that follows something else.
+func chunkSafe(vocab map[string]int, sep string) bool {
+	for tok := range vocab {
+		for i := 1; i < len(tok); {
+			k := strings.Index(tok[i:], sep)
+			if k < 0 {
+				break
+			}
+			k += i
+			if !strings.HasSuffix(tok[:k], sep) {
+				return false
+			}
+			i = k + len(sep)
+		}
+	}
+	return true
+}
+
+// encode appends the ids for one piece to dst. The piece must not need
+// chunking (see chunks).
 func (m *bpe) encode(dst []int, piece string) []int {
 	if piece == "" {
 		return dst

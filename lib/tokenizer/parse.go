@@ -250,6 +250,9 @@ func buildBPE(mj *bpeJSON, byteLevel bool) (*bpe, map[string]int, error) {
 			m.unk = int32(id)
 		}
 	}
+	if _, ok := vocab["▁"]; ok && !byteLevel && !m.ignoreMerges && m.prefix == "" && m.suffix == "" && chunkSafe(vocab, "▁") {
+		m.chunkSep = "▁"
+	}
 	var strays map[string]int
 	if byteLevel {
 		m.vocab = make(map[string]int32, len(vocab))

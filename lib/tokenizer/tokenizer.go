@@ -128,9 +128,10 @@ func (t *Tokenizer) Encode(text string) []int {
 }
 
 // EncodeWithBoundaries is Encode that also reports, for each token,
-// whether it starts a new piece: the output of the pre-tokenizer or an
-// added token. BPE never merges across pieces, so a token sequence cut at
-// a piece start re-encodes to the same tokens on each side.
+// whether it starts a new piece: an added token, a piece made by the
+// pre-tokenizer, or a word of a SentencePiece-style text (before a "▁"
+// that follows another character). BPE never merges across pieces: the
+// tokens of each piece depend on the piece's text alone.
 func (t *Tokenizer) EncodeWithBoundaries(text string) (ids []int, pieceStart []bool) {
 	return t.encode(text, true)
 }
@@ -152,10 +153,17 @@ func (t *Tokenizer) encode(text string, wantStarts bool) ([]int, []bool) {
 			}
 		}
 	}
-	emit := func(p piece) {
+	chunk := func(s string) {
 		n := len(ids)
-		ids = t.model.encode(ids, p.s)
+		ids = t.model.encode(ids, s)
 		mark(n)
+	}
+	emit := func(p piece) {
+		if t.model.chunkSep == "" {
+			chunk(p.s)
+			return
+		}
+		t.model.chunks(p.s, chunk)
 	}
 	encodeText := func(s string, first bool) {
 		if s == "" {
