@@ -121,19 +121,18 @@ func parse(line []byte, rec *Record) (end bool, n uint64, err error) {
 	var haveV, haveLine bool
 	var endSeen, recordsSeen bool
 	i, err = jsonx.Fields(line, i, func(key, v []byte, _ int) error {
-		name := string(key[1 : len(key)-1]) // keys we know need no unescaping
-		bit, known := fieldBits[name]
-		if known {
+		k := key[1 : len(key)-1] // keys we know need no unescaping
+		if bit := fieldBit(k); bit != 0 {
 			if seen&bit != 0 {
-				return fieldErr(name, "appears twice")
+				return fieldErr(string(k), "appears twice")
 			}
 			seen |= bit
 		}
-		switch name {
+		switch string(k) {
 		case "v":
 			x, ok := jsonx.ParseUint(v)
 			if !ok {
-				return fieldErr("v", "not an integer: %s", v)
+				return fieldErr("v", "not an integer: %s", clip(v))
 			}
 			if x != Version {
 				return fieldErr("v", "unknown records version %d (this build reads v%d)", x, Version)
@@ -269,11 +268,43 @@ func parse(line []byte, rec *Record) (end bool, n uint64, err error) {
 	return false, 0, nil
 }
 
-var fieldBits = map[string]uint32{
-	"v": 1 << 0, "line": 1 << 1, "session_id": 1 << 2, "session": 1 << 3, "turn": 1 << 4,
-	"timestamp_ms": 1 << 5, "delay_ms": 1 << 6, "input_tokens": 1 << 7, "max_tokens": 1 << 8,
-	"prompt": 1 << 9, "messages": 1 << 10, "payload": 1 << 11, "tools": 1 << 12, "extra": 1 << 13,
-	"end": 1 << 14, "records": 1 << 15,
+// fieldBit numbers the known fields (to catch duplicates); 0 for unknown ones.
+func fieldBit(k []byte) uint32 {
+	switch string(k) {
+	case "v":
+		return 1 << 0
+	case "line":
+		return 1 << 1
+	case "session_id":
+		return 1 << 2
+	case "session":
+		return 1 << 3
+	case "turn":
+		return 1 << 4
+	case "timestamp_ms":
+		return 1 << 5
+	case "delay_ms":
+		return 1 << 6
+	case "input_tokens":
+		return 1 << 7
+	case "max_tokens":
+		return 1 << 8
+	case "prompt":
+		return 1 << 9
+	case "messages":
+		return 1 << 10
+	case "payload":
+		return 1 << 11
+	case "tools":
+		return 1 << 12
+	case "extra":
+		return 1 << 13
+	case "end":
+		return 1 << 14
+	case "records":
+		return 1 << 15
+	}
+	return 0
 }
 
 func setBody(rec *Record, k Kind, v []byte) error {
