@@ -33,10 +33,18 @@ func (byteLevelDec) tokenBytes(tok string) string { return string(byteLevelToken
 // raw bytes; a token with any other character (an added token such as
 // "<think>\n") stands for its own UTF-8 bytes.
 func byteLevelTokenBytes(tok string) []byte {
-	if b, ok := byteLevelDecode(tok); ok {
-		return b
+	return appendByteLevelToken(nil, tok)
+}
+
+func appendByteLevelToken(dst []byte, tok string) []byte {
+	n := len(dst)
+	for _, r := range tok {
+		if r >= rune(len(runeToByte)) || runeToByte[r] < 0 {
+			return append(dst[:n], tok...)
+		}
+		dst = append(dst, byte(runeToByte[r]))
 	}
-	return []byte(tok)
+	return dst
 }
 
 type replaceDec struct {

@@ -359,18 +359,25 @@ func (t *Tokenizer) build(vocab map[string]int, added []addedToken, hfIDs bool) 
 	content := func(a addedToken) string { return a.Content }
 	t.raw = newAddedTrie(raw, content)
 	t.normTrie = newAddedTrie(normed, content)
-	t.tokenBytes = make([][]byte, n)
+	// All token bytes live in one array: one allocation instead of one
+	// per token.
+	_, t.byteLevel = t.dec.(byteLevelDec)
+	t.bytesOff = make([]uint32, n+1)
+	arena := make([]byte, 0, 8*n)
 	for id, tok := range t.tokens {
-		if tok == "" {
-			continue
-		}
-		if t.dec == nil {
-			t.tokenBytes[id] = []byte(tok)
-		} else {
-			t.tokenBytes[id] = []byte(t.dec.tokenBytes(tok))
+		t.bytesOff[id] = uint32(len(arena))
+		switch {
+		case tok == "":
+		case t.byteLevel:
+			arena = appendByteLevelToken(arena, tok)
+		case t.dec == nil:
+			arena = append(arena, tok...)
+		default:
+			arena = append(arena, t.dec.tokenBytes(tok)...)
 		}
 	}
-	_, t.byteLevel = t.dec.(byteLevelDec)
+	t.bytesOff[n] = uint32(len(arena))
+	t.bytes = arena
 	t.bos, t.eos = -1, -1
 	return nil
 }

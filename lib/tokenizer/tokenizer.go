@@ -21,10 +21,11 @@ type Tokenizer struct {
 	dec       decoder
 	byteLevel bool // the decoder is exactly ByteLevel: Decode concatenates tokenBytes
 
-	tokens     []string // id → token string, "" when the id is unused
-	tokenBytes [][]byte
-	special    []bool
-	added      map[string]int
+	tokens   []string // id → token string, "" when the id is unused
+	bytes    []byte   // TokenBytes of every id, back to back
+	bytesOff []uint32 // TokenBytes(id) is bytes[bytesOff[id]:bytesOff[id+1]]
+	special  []bool
+	added    map[string]int
 	// strays holds vocab entries a byte-domain model cannot hold (their
 	// text is outside the byte-level alphabet), for TokenID.
 	strays map[string]int
@@ -112,10 +113,11 @@ func (t *Tokenizer) BlockSeparator() (id int, ok bool) {
 // space) are not applied, and bytes may be a partial UTF-8 sequence. The
 // result must not be modified. It is nil for unknown ids.
 func (t *Tokenizer) TokenBytes(id int) []byte {
-	if id < 0 || id >= len(t.tokenBytes) {
+	if id < 0 || id >= len(t.tokens) || t.tokens[id] == "" {
 		return nil
 	}
-	return t.tokenBytes[id]
+	lo, hi := t.bytesOff[id], t.bytesOff[id+1]
+	return t.bytes[lo:hi:hi]
 }
 
 // Encode returns the token ids of text, without adding special tokens
