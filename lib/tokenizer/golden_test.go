@@ -155,6 +155,18 @@ func checkGolden(t *testing.T, tk *Tokenizer, name string) {
 			shown++
 			t.Errorf("line %d: Decode(ids of %.80q)\n got %.200q\nwant %.200q", i+1, g.Text, dec, g.Decoded)
 		}
+		if tk.byteLevel {
+			// The prompt synthesizer concatenates TokenBytes instead of
+			// decoding.
+			var raw []byte
+			for _, id := range g.IDs {
+				raw = append(raw, tk.TokenBytes(id)...)
+			}
+			if string(raw) != g.Decoded && shown < 5 {
+				shown++
+				t.Errorf("line %d: TokenBytes of %.80q concatenate to %.200q, want %.200q", i+1, g.Text, raw, g.Decoded)
+			}
+		}
 	}
 	t.Logf("%s: encode %d/%d exact, decode %d/%d exact", name, okIDs, len(lines), okDec, len(lines))
 	if okIDs != len(lines) || okDec != len(lines) {

@@ -96,3 +96,25 @@ func truncate(s string) string {
 	}
 	return strings.Clone(s)
 }
+
+// TestKnownScannersUsed guards against a tokenizer silently falling back
+// to regexp2 (correct but several times slower).
+func TestKnownScannersUsed(t *testing.T) {
+	t.Parallel()
+	checks := []struct {
+		name string
+		tk   *Tokenizer
+		want matcher
+	}{
+		{"qwen3", builtinT(t), cl100kScanner{maxDigits: 1}},
+	}
+	for _, c := range checks {
+		sp, ok := c.tk.pre.(splitPT)
+		if !ok || sp.m != c.want {
+			t.Errorf("%s: pre-tokenizer is %#v, want a Split with %#v", c.name, c.tk.pre, c.want)
+		}
+	}
+	if bl, ok := loadGPT2(t).pre.(byteLevelPT); !ok || !bl.useRegex || gpt2Matcher != (gpt2Scanner{}) {
+		t.Errorf("gpt2: pre-tokenizer is %#v, want ByteLevel with the GPT-2 scanner", loadGPT2(t).pre)
+	}
+}
