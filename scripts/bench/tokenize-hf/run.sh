@@ -6,7 +6,10 @@
 #
 # Without TOKENIZER_JSON it benchmarks the builtin Qwen3 tokenizer. The
 # text is public-domain English (Gutenberg texts in the Go module
-# github.com/eliben/go-sentencepiece@v0.6.0), repeated to 1,000,000 bytes.
+# github.com/eliben/go-sentencepiece@v0.6.0), repeated to just under
+# 1,000,000 bytes (cut at a line end). Each side warms up once, then reports
+# the median of RUNS encodes (7 by default) and of "a"*100000; the two
+# token counts must agree.
 # Needs go, node, npm and zstd.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,13 +37,20 @@ text=$work/english-1mb.txt
 while [ "$(stat -c %s "$text")" -lt 1000000 ]; do
 	cat "$src/romeo-juliet-english.txt" "$src/pg7193_english.txt" >>"$text"
 done
-head -c 1000000 "$text" >"$text.cut" && mv "$text.cut" "$text"
+# Cut at 1,000,000 bytes, then back to the last newline so that no UTF-8
+# sequence is split.
+head -c 1000000 "$text" | sed '$d' >"$text.cut" && mv "$text.cut" "$text"
 
 (cd "$root" && go build -o "$work/gobench" ./scripts/bench/tokenize-hf/gobench)
 go_line=$("$work/gobench" -text "$text" -tokenizer "$gotok" -runs "$runs")
 hf_line=$(node "$here/bench.js" "$tok" "$text" "$runs")
 echo "$hf_line"
 echo "$go_line"
+tokens() { sed -n 's/.* tokens=\([0-9]*\) .*/\1/p' <<<"$1"; }
+if [ "$(tokens "$go_line")" != "$(tokens "$hf_line")" ]; then
+	echo "run.sh: token counts differ: the two tokenizers disagree on this text" >&2
+	exit 1
+fi
 val() { sed -n "s/.*$1=\([0-9.]*\)ms.*/\1/p" <<<"$2"; }
 awk -v g="$(val encode_median "$go_line")" -v h="$(val encode_median "$hf_line")" \
 	-v ga="$(val a100k_median "$go_line")" -v ha="$(val a100k_median "$hf_line")" \
