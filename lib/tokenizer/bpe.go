@@ -129,7 +129,7 @@ func (m *bpe) encode(dst []int, piece string) []int {
 			return append(dst, int(id))
 		}
 	}
-	if len(piece) == 1 && m.byteDomain && m.byteIDs[piece[0]] >= 0 {
+	if len(piece) == 1 && m.byteDomain && m.suffix == "" && m.byteIDs[piece[0]] >= 0 {
 		return append(dst, int(m.byteIDs[piece[0]]))
 	}
 	cacheable := len(piece) < maxCachedLen

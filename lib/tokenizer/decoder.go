@@ -171,6 +171,23 @@ func (d metaspaceDec) decodeChain(tokens []string) []string {
 
 func (d metaspaceDec) tokenBytes(tok string) string { return strings.ReplaceAll(tok, d.repl, " ") }
 
+// bpeDec is Hugging Face's BPEDecoder: the end-of-word suffix becomes a
+// space, except in the last token.
+type bpeDec struct{ suffix string }
+
+func (d bpeDec) decodeChain(tokens []string) []string {
+	for i, t := range tokens {
+		with := " "
+		if i == len(tokens)-1 {
+			with = ""
+		}
+		tokens[i] = strings.ReplaceAll(t, d.suffix, with)
+	}
+	return tokens
+}
+
+func (d bpeDec) tokenBytes(tok string) string { return strings.ReplaceAll(tok, d.suffix, " ") }
+
 type decSequence []decoder
 
 func (q decSequence) decodeChain(tokens []string) []string {
@@ -199,6 +216,7 @@ func parseDecoder(raw json.RawMessage) (decoder, error) {
 		Start         int               `json:"start"`
 		Stop          int               `json:"stop"`
 		Replacement   string            `json:"replacement"`
+		Suffix        *string           `json:"suffix"`
 		PrependScheme *string           `json:"prepend_scheme"`
 		AddPrefix     *bool             `json:"add_prefix_space"`
 	}
@@ -236,6 +254,12 @@ func parseDecoder(raw json.RawMessage) (decoder, error) {
 		}
 		if h.AddPrefix != nil && !*h.AddPrefix {
 			d.prepend = false
+		}
+		return d, nil
+	case "BPEDecoder":
+		d := bpeDec{suffix: "</w>"}
+		if h.Suffix != nil {
+			d.suffix = *h.Suffix
 		}
 		return d, nil
 	case "Sequence":

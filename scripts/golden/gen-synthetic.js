@@ -33,6 +33,34 @@ for (const t of ['<unk>', '<s>', '</s>']) spVocab[t] = next++;
 for (let b = 0; b < 256; b++) spVocab[`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`] = next++;
 const spNext = next;
 
+// End-of-word suffix (as CLIP uses): every token also with "</w>", and
+// each merge also as the merge that ends a word.
+const sfVocab = {};
+const sfMerges = [];
+{
+  let id = 0;
+  for (const t of Object.keys(blVocab)) sfVocab[t] = id++;
+  for (const t of Object.keys(blVocab)) sfVocab[t + '</w>'] = id++;
+  for (const m of blMerges) {
+    const [a, b] = m.split(' ');
+    sfMerges.push([a, b], [a, b + '</w>']);
+  }
+}
+
+// Continuing-subword prefix: every token also with "##", and each merge
+// also between two continuation pieces.
+const pfVocab = {};
+const pfMerges = [];
+{
+  let id = 0;
+  for (const t of Object.keys(spVocab)) pfVocab[t] = id++;
+  for (const t of Object.keys(spVocab)) pfVocab['##' + t] = id++;
+  for (const m of spMerges) {
+    const [a, b] = m.split(' ');
+    pfMerges.push([a, '##' + b], ['##' + a, '##' + b]);
+  }
+}
+
 const added = (id, content, o = {}) => ({
   id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: false, ...o,
 });
@@ -143,6 +171,25 @@ const tokenizers = {
       ],
     },
     model: bpe(spVocab, spMerges, { unk_token: '<unk>', byte_fallback: true }),
+  },
+  'bl-suffix': {
+    added_tokens: [],
+    normalizer: null,
+    pre_tokenizer: {
+      type: 'Sequence', pretokenizers: [
+        split({ Regex: '\\S+' }, 'Removed', true),
+        byteLevel(false, false),
+      ],
+    },
+    decoder: { type: 'BPEDecoder', suffix: '</w>' },
+    model: bpe(sfVocab, sfMerges, { end_of_word_suffix: '</w>' }),
+  },
+  'sp-prefix': {
+    added_tokens: [added(pfVocab['<unk>'], '<unk>', { special: true })],
+    normalizer: null,
+    pre_tokenizer: metaspace('always', true),
+    decoder: null,
+    model: bpe(pfVocab, pfMerges, { unk_token: '<unk>', byte_fallback: true, continuing_subword_prefix: '##' }),
   },
 };
 
