@@ -347,3 +347,34 @@ func TestTiktokenFixtures(t *testing.T) {
 		t.Logf("%s.tiktoken vs %s golden: %d/%d exact", c.file, c.golden, ok, len(lines))
 	}
 }
+
+func TestChunkSafe(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		vocab map[string]int
+		want  bool
+	}{
+		{map[string]int{"▁": 0, "▁a": 1, "▁▁": 2, "▁▁b": 3, "ab": 4}, true},
+		{map[string]int{"▁": 0, "a▁": 1}, false},
+		{map[string]int{"▁": 0, "▁a▁b": 1}, false},
+		{map[string]int{"▁": 0, "a▁▁": 1}, false},
+	}
+	for _, tt := range tests {
+		if got := chunkSafe(tt.vocab, "▁"); got != tt.want {
+			t.Errorf("chunkSafe(%v): got %v, want %v", tt.vocab, got, tt.want)
+		}
+	}
+	// sp-first has no pre-tokenizer split, so its goldens test chunking.
+	tk, err := Load(filepath.Join("testdata", "synthetic", "sp-first.json.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.model.chunkSep != "▁" {
+		t.Errorf("sp-first: chunkSep = %q, want ▁", tk.model.chunkSep)
+	}
+	var chunks []string
+	tk.model.chunks("▁a▁▁b▁c▁", func(s string) { chunks = append(chunks, s) })
+	if want := []string{"▁a", "▁▁b", "▁c", "▁"}; !slices.Equal(chunks, want) {
+		t.Errorf("chunks: got %q, want %q", chunks, want)
+	}
+}
