@@ -22,7 +22,8 @@ var builtin struct {
 }
 
 // Builtin returns the embedded Qwen3 tokenizer. It is decompressed and
-// parsed on the first call; later calls return the same Tokenizer.
+// parsed on the first call (about a quarter of a second); later calls,
+// from any goroutine, return the same Tokenizer.
 func Builtin() (*Tokenizer, error) {
 	builtin.once.Do(func() {
 		builtin.t, builtin.err = loadBuiltin()

@@ -123,7 +123,9 @@ func (t *Tokenizer) TokenBytes(id int) []byte {
 // Encode returns the token ids of text, without adding special tokens
 // (Hugging Face's add_special_tokens=false). Added and special tokens
 // written in the text, such as "<|im_start|>", are recognised and
-// encoded as their single ids, which is Hugging Face's default.
+// encoded as their single ids, which is Hugging Face's default. Text
+// should be valid UTF-8, as Hugging Face requires; byte-level tokenizers
+// encode invalid bytes as themselves.
 func (t *Tokenizer) Encode(text string) []int {
 	ids, _ := t.encode(text, false)
 	return ids
