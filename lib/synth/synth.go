@@ -149,7 +149,8 @@ func (s *Synth) place(a, b uint64, n int) (s1, n1, s2, n2 int, err error) {
 
 // AppendPrompt appends the JSON string literal (quotes included) of the prompt
 // for one trace row: inputLen tokens, built from hashIDs blocks when given.
-// line identifies the row in errors and seeds rows without hash_ids.
+// line is the row's line in its trace file: errors name it, and it seeds the
+// text of rows without hash_ids (so it must be unique within one input).
 func (s *Synth) AppendPrompt(dst []byte, line int64, inputLen int, hashIDs []uint64) ([]byte, error) {
 	if inputLen <= 0 {
 		return dst, &Error{Field: "input_length", Msg: fmt.Sprintf("must be positive, got %d", inputLen)}

@@ -126,7 +126,7 @@ func Run(ctx context.Context, tr *trace.Reader, w io.Writer, o Options) (Stats, 
 				if err := needTokenizer(); err != nil {
 					return st, err
 				}
-				if err := syn.Check(st.Rows, row.InputLength, row.HashIDs); err != nil {
+				if err := syn.Check(row.Line, row.InputLength, row.HashIDs); err != nil {
 					return st, rowErr(row, err)
 				}
 			}
@@ -167,7 +167,7 @@ func Run(ctx context.Context, tr *trace.Reader, w io.Writer, o Options) (Stats, 
 			if err := needTokenizer(); err != nil {
 				return st, err
 			}
-			lit, err = syn.AppendPrompt(lit[:0], st.Rows, row.InputLength, row.HashIDs)
+			lit, err = syn.AppendPrompt(lit[:0], row.Line, row.InputLength, row.HashIDs)
 			if err != nil {
 				return st, rowErr(row, err)
 			}

@@ -20,7 +20,7 @@ echo "== (b) aiperf-tokenize | aiperf-pack on a generated trace of $TOKENS promp
 go run ./scripts/gentrace -tokens "$TOKENS" > "$DIR/trace.jsonl"
 now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-: > "$DIR/pipe.t"; : > "$DIR/cp.t"; : > "$DIR/tok.t"
+: > "$DIR/pipe.t"; : > "$DIR/cp.t"; : > "$DIR/tok.t"; : > "$DIR/cps.t"
 for r in $(seq "$ROUNDS"); do
 	rm -f "$DIR/s.aipk" "$DIR/copy.aipk"
 	t0=$(now); bin/aiperf-tokenize "$DIR/trace.jsonl" > /dev/null; t1=$(now)
@@ -30,11 +30,15 @@ for r in $(seq "$ROUNDS"); do
 	sync
 	t0=$(now); cp "$DIR/s.aipk" "$DIR/copy.aipk"; t1=$(now)
 	awk "BEGIN{print $t1 - $t0}" >> "$DIR/cp.t"
+	rm -f "$DIR/copy.aipk"; sync
+	t0=$(now); cp "$DIR/s.aipk" "$DIR/copy.aipk"; sync "$DIR/copy.aipk"; t1=$(now)
+	awk "BEGIN{print $t1 - $t0}" >> "$DIR/cps.t"
 done
 rows=$(wc -l < "$DIR/trace.jsonl")
 mb=$(( $(stat -c %s "$DIR/s.aipk") / 1000000 ))
-p=$(median < "$DIR/pipe.t"); c=$(median < "$DIR/cp.t"); k=$(median < "$DIR/tok.t")
+p=$(median < "$DIR/pipe.t"); c=$(median < "$DIR/cp.t"); k=$(median < "$DIR/tok.t"); cs=$(median < "$DIR/cps.t")
 printf 'trace rows=%s prompt tokens=%s store=%sMB\n' "$rows" "$TOKENS" "$mb"
 printf 'tokenize alone  median %.3fs  %.1fM prompt tokens/s\n' "$k" "$(awk "BEGIN{print $TOKENS / $k / 1e6}")"
 printf 'tokenize|pack   median %.3fs  %.1fM prompt tokens/s\n' "$p" "$(awk "BEGIN{print $TOKENS / $p / 1e6}")"
 printf 'cp of the store median %.3fs  ratio (tokenize|pack)/cp %.2fx\n' "$c" "$(awk "BEGIN{print $p / $c}")"
+printf 'cp+fsync        median %.3fs  ratio (tokenize|pack)/(cp+fsync) %.2fx (pack fsyncs before its rename)\n' "$cs" "$(awk "BEGIN{print $p / $cs}")"
