@@ -49,3 +49,25 @@ func (p *Progress) Done() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
+
+// Bar renders done/total as a 20-cell bar with a percentage; with an unknown
+// total it renders only the byte count.
+func Bar(done, total int64) string {
+	if total <= 0 {
+		return fmt.Sprintf("%.1f MB", float64(done)/1e6)
+	}
+	if done > total {
+		done = total
+	}
+	const cells = 20
+	full := int(done * cells / total)
+	bar := make([]byte, cells)
+	for i := range bar {
+		if i < full {
+			bar[i] = '#'
+		} else {
+			bar[i] = ' '
+		}
+	}
+	return fmt.Sprintf("[%s] %3d%%", bar, done*100/total)
+}

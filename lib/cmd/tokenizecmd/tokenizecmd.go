@@ -4,10 +4,12 @@ package tokenizecmd
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
@@ -108,9 +110,23 @@ func New() *cli.App {
 				return base.UsageError("--shard %q: %v", shard, err)
 			}
 			name := c.Args().First()
-			var tr *trace.Reader
+			var (
+				tr    *trace.Reader
+				in    = &countingReader{}
+				total int64
+			)
 			if name == "" || name == "-" {
-				tr, err = trace.NewReader(c.App.Reader, "<stdin>", topt)
+				in.r = c.App.Reader
+				tr, err = trace.NewReader(in, "<stdin>", topt)
+			} else if fi, serr := os.Stat(name); serr == nil && fi.Mode().IsRegular() {
+				// A regular file is read through a counter so the progress bar knows how far it is.
+				f, oerr := os.Open(name)
+				if oerr != nil {
+					return classify(oerr)
+				}
+				defer f.Close()
+				in.r, total = f, fi.Size()
+				tr, err = trace.NewReader(in, name, topt)
 			} else {
 				tr, err = trace.Open(name, topt)
 			}
@@ -133,7 +149,7 @@ func New() *cli.App {
 				Verify:    verify,
 				Tokenizer: func() (*tokenizer.Tokenizer, error) { return LoadTokenizer(s.Tokenizer) },
 				Progress: func(rows, tokens int64) {
-					prog.Printf("aiperf-tokenize: %d rows, %.1fM prompt tokens", rows, float64(tokens)/1e6)
+					prog.Printf("aiperf-tokenize %s %d rows, %.1fM prompt tokens", base.Bar(in.n.Load(), total), rows, float64(tokens)/1e6)
 				},
 			}
 			st, err := tokenize.Run(c.Context, tr, c.App.Writer, o)
@@ -159,6 +175,18 @@ func New() *cli.App {
 			return nil
 		},
 	}
+}
+
+// countingReader counts the bytes read through it (safe to read from another goroutine).
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 func displayName(n string) string {

@@ -1,0 +1,68 @@
+package base
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+func run(action cli.ActionFunc, args ...string) (int, string) {
+	var stderr bytes.Buffer
+	app := &cli.App{Name: "x", Action: action, ErrWriter: &stderr, Writer: &bytes.Buffer{},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "v"}}}
+	return Main(app, append([]string{"x"}, args...)), stderr.String()
+}
+
+func TestMainExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		action cli.ActionFunc
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"ok", func(*cli.Context) error { return nil }, nil, 0, ""},
+		{"usage", func(*cli.Context) error { return UsageError("want %d args", 2) }, nil, 2, "x: want 2 args\n"},
+		{"bad flag", func(*cli.Context) error { return nil }, []string{"--nope"}, 2, "x: flag provided but not defined: -nope\n"},
+		{"silent no", func(*cli.Context) error { return No("") }, nil, 1, ""},
+		{"no with message", func(*cli.Context) error { return No("miss %s", "k") }, nil, 1, "x: miss k\n"},
+		{"trouble", func(*cli.Context) error { return errors.New("disk full") }, nil, 2, "x: disk full\n"},
+		{"interrupted", func(*cli.Context) error { return context.Canceled }, nil, 130, "x: context canceled\n"},
+	} {
+		code, stderr := run(c.action, c.args...)
+		if code != c.code || !strings.HasSuffix(stderr, c.stderr) || (c.stderr == "" && stderr != "") {
+			t.Errorf("%s: got code %d stderr %q, want %d %q", c.name, code, stderr, c.code, c.stderr)
+		}
+	}
+}
+
+func TestHelpHasExitTable(t *testing.T) {
+	var out bytes.Buffer
+	app := &cli.App{Name: "x", Writer: &out, ErrWriter: &out}
+	if code := Main(app, []string{"x", "--help"}); code != 0 {
+		t.Fatalf("--help exited %d", code)
+	}
+	if !strings.Contains(out.String(), "130  interrupted") {
+		t.Errorf("--help lacks the exit table:\n%s", out.String())
+	}
+}
+
+func TestBar(t *testing.T) {
+	for _, c := range []struct {
+		done, total int64
+		want        string
+	}{
+		{0, 100, "[                    ]   0%"},
+		{50, 100, "[##########          ]  50%"},
+		{150, 100, "[####################] 100%"},
+		{2500000, 0, "2.5 MB"},
+	} {
+		if got := Bar(c.done, c.total); got != c.want {
+			t.Errorf("Bar(%d, %d) = %q, want %q", c.done, c.total, got, c.want)
+		}
+	}
+}
