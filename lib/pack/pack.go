@@ -25,6 +25,8 @@ type Input struct {
 type Options struct {
 	Request     request.Options
 	NoEndMarker bool // accept streams without the end line
+	// Progress, when set, is called every few thousand records.
+	Progress func(records int)
 }
 
 // Stats summarises a pack run.
@@ -195,6 +197,9 @@ func Run(ctx context.Context, inputs []Input, out string, o Options) (Stats, err
 		}
 		st.Records++
 		st.BodyBytes += int64(len(body))
+		if o.Progress != nil && st.Records&4095 == 0 {
+			o.Progress(st.Records)
+		}
 		if err := advance(h); err != nil {
 			return st, err
 		}

@@ -5,8 +5,22 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
+
+// CountingReader adds the bytes read through it to N, which a progress bar
+// may read from another goroutine.
+type CountingReader struct {
+	R io.Reader
+	N *atomic.Int64
+}
+
+func (c CountingReader) Read(p []byte) (int, error) {
+	n, err := c.R.Read(p)
+	c.N.Add(int64(n))
+	return n, err
+}
 
 // IsTerminal reports whether w is a character device (a terminal).
 func IsTerminal(w io.Writer) bool {

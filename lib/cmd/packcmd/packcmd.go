@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
@@ -92,21 +93,34 @@ func runPack(c *cli.Context, o *options) error {
 	if len(names) == 0 {
 		names = []string{"-"}
 	}
-	var inputs []pack.Input
+	var (
+		inputs []pack.Input
+		read   atomic.Int64
+		total  int64
+	)
 	for _, n := range names {
 		rc, name, err := base.Open(c, n)
 		if err != nil {
 			return err
 		}
 		defer rc.Close()
-		inputs = append(inputs, pack.Input{Name: name, R: rc})
+		if f, ok := rc.(*os.File); ok {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				total += fi.Size()
+			}
+		}
+		inputs = append(inputs, pack.Input{Name: name, R: base.CountingReader{R: rc, N: &read}})
 	}
+	prog := base.NewProgress(c.App.ErrWriter)
+	defer prog.Done()
 	storePath := o.out
 	if o.compress {
 		storePath = filepath.Join(filepath.Dir(o.out), "."+filepath.Base(o.out)+".store-tmp")
 		defer os.Remove(storePath)
 	}
-	st, err := pack.Run(c.Context, inputs, storePath, pack.Options{Request: o.req, NoEndMarker: o.noEndMarker})
+	st, err := pack.Run(c.Context, inputs, storePath, pack.Options{Request: o.req, NoEndMarker: o.noEndMarker,
+		Progress: func(n int) { prog.Printf("aiperf-pack %s %d records", base.Bar(read.Load(), total), n) }})
+	prog.Done()
 	if err != nil {
 		return classify(err)
 	}

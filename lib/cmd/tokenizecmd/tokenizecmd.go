@@ -4,7 +4,6 @@ package tokenizecmd
 import (
 	"errors"
 	"fmt"
-	"io"
 
 	"os"
 	"strconv"
@@ -112,11 +111,12 @@ func New() *cli.App {
 			name := c.Args().First()
 			var (
 				tr    *trace.Reader
-				in    = &countingReader{}
+				read  atomic.Int64
+				in    = base.CountingReader{N: &read}
 				total int64
 			)
 			if name == "" || name == "-" {
-				in.r = c.App.Reader
+				in.R = c.App.Reader
 				tr, err = trace.NewReader(in, "<stdin>", topt)
 			} else if fi, serr := os.Stat(name); serr == nil && fi.Mode().IsRegular() {
 				// A regular file is read through a counter so the progress bar knows how far it is.
@@ -125,7 +125,7 @@ func New() *cli.App {
 					return classify(oerr)
 				}
 				defer f.Close()
-				in.r, total = f, fi.Size()
+				in.R, total = f, fi.Size()
 				tr, err = trace.NewReader(in, name, topt)
 			} else {
 				tr, err = trace.Open(name, topt)
@@ -149,7 +149,7 @@ func New() *cli.App {
 				Verify:    verify,
 				Tokenizer: func() (*tokenizer.Tokenizer, error) { return LoadTokenizer(s.Tokenizer) },
 				Progress: func(rows, tokens int64) {
-					prog.Printf("aiperf-tokenize %s %d rows, %.1fM prompt tokens", base.Bar(in.n.Load(), total), rows, float64(tokens)/1e6)
+					prog.Printf("aiperf-tokenize %s %d rows, %.1fM prompt tokens", base.Bar(read.Load(), total), rows, float64(tokens)/1e6)
 				},
 			}
 			st, err := tokenize.Run(c.Context, tr, c.App.Writer, o)
@@ -175,18 +175,6 @@ func New() *cli.App {
 			return nil
 		},
 	}
-}
-
-// countingReader counts the bytes read through it (safe to read from another goroutine).
-type countingReader struct {
-	r io.Reader
-	n atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
 }
 
 func displayName(n string) string {
