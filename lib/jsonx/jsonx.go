@@ -6,6 +6,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -45,19 +46,62 @@ func SkipSpace(b []byte, i int) int {
 
 // Skip validates the JSON value starting at b[i] (no leading whitespace) and
 // returns the index just past it.
-func Skip(b []byte, i int) (int, error) { return skip(b, i, 0) }
+func Skip(b []byte, i int) (int, error) { return skip(b, i, 0, false) }
 
-func skip(b []byte, i, depth int) (int, error) {
+// Valid reports whether b holds exactly one JSON value, with optional
+// white space around it. It is json.Valid, except that strings must be
+// valid UTF-8 (see [Scanner] for the encoding/json rule).
+func Valid(b []byte) bool { return valid(b, false) }
+
+// A Scanner is a set of scanning options. Its methods behave like the
+// package-level functions of the same names, which use the zero Scanner.
+type Scanner struct {
+	// AllowInvalidUTF8 accepts bytes that are not valid UTF-8 inside
+	// strings, as encoding/json does: Scanner{AllowInvalidUTF8: true}.Valid
+	// is json.Valid. By default such strings are a syntax error, as RFC 8259
+	// requires.
+	AllowInvalidUTF8 bool
+}
+
+// Skip is [Skip] with the scanner's options.
+func (s Scanner) Skip(b []byte, i int) (int, error) { return skip(b, i, 0, s.AllowInvalidUTF8) }
+
+// SkipString is [SkipString] with the scanner's options.
+func (s Scanner) SkipString(b []byte, i int) (int, error) {
+	return skipString(b, i, s.AllowInvalidUTF8)
+}
+
+// Valid is [Valid] with the scanner's options.
+func (s Scanner) Valid(b []byte) bool { return valid(b, s.AllowInvalidUTF8) }
+
+// Fields is [Fields] with the scanner's options.
+func (s Scanner) Fields(b []byte, i int, fn func(key, value []byte, valueOff int) error) (int, error) {
+	return fields(b, i, s.AllowInvalidUTF8, fn)
+}
+
+// Elements is [Elements] with the scanner's options.
+func (s Scanner) Elements(b []byte, i int, fn func(n int, value []byte, valueOff int) error) (int, error) {
+	return elements(b, i, s.AllowInvalidUTF8, fn)
+}
+
+func valid(b []byte, lax bool) bool {
+	end, err := skip(b, SkipSpace(b, 0), 0, lax)
+	return err == nil && SkipSpace(b, end) == len(b)
+}
+
+// skip validates the value at b[i]; depth counts the enclosing containers
+// and lax allows invalid UTF-8 in strings.
+func skip(b []byte, i, depth int, lax bool) (int, error) {
 	if i >= len(b) {
 		return i, syntaxErr(i, "unexpected end of input")
 	}
 	switch c := b[i]; {
 	case c == '"':
-		return SkipString(b, i)
+		return skipString(b, i, lax)
 	case c == '{':
-		return skipObject(b, i, depth+1)
+		return skipObject(b, i, depth+1, lax)
 	case c == '[':
-		return skipArray(b, i, depth+1)
+		return skipArray(b, i, depth+1, lax)
 	case c == 't':
 		return literal(b, i, "true")
 	case c == 'f':
@@ -78,7 +122,7 @@ func literal(b []byte, i int, lit string) (int, error) {
 	return i, syntaxErr(i, "invalid literal")
 }
 
-func skipObject(b []byte, i, depth int) (int, error) {
+func skipObject(b []byte, i, depth int, lax bool) (int, error) {
 	if depth > MaxDepth {
 		return i, syntaxErr(i, "nesting deeper than %d", MaxDepth)
 	}
@@ -91,7 +135,7 @@ func skipObject(b []byte, i, depth int) (int, error) {
 			return i, syntaxErr(i, "expected object key")
 		}
 		var err error
-		if i, err = SkipString(b, i); err != nil {
+		if i, err = skipString(b, i, lax); err != nil {
 			return i, err
 		}
 		i = SkipSpace(b, i)
@@ -99,7 +143,7 @@ func skipObject(b []byte, i, depth int) (int, error) {
 			return i, syntaxErr(i, "expected ':' after object key")
 		}
 		i = SkipSpace(b, i+1)
-		if i, err = skip(b, i, depth); err != nil {
+		if i, err = skip(b, i, depth, lax); err != nil {
 			return i, err
 		}
 		i = SkipSpace(b, i)
@@ -117,7 +161,7 @@ func skipObject(b []byte, i, depth int) (int, error) {
 	}
 }
 
-func skipArray(b []byte, i, depth int) (int, error) {
+func skipArray(b []byte, i, depth int, lax bool) (int, error) {
 	if depth > MaxDepth {
 		return i, syntaxErr(i, "nesting deeper than %d", MaxDepth)
 	}
@@ -127,7 +171,7 @@ func skipArray(b []byte, i, depth int) (int, error) {
 	}
 	for {
 		var err error
-		if i, err = skip(b, i, depth); err != nil {
+		if i, err = skip(b, i, depth, lax); err != nil {
 			return i, err
 		}
 		i = SkipSpace(b, i)
@@ -161,7 +205,10 @@ func hasSpecial(x uint64) bool {
 
 // SkipString validates the JSON string starting at b[i] == '"' and returns the
 // index just past its closing quote. Escapes and UTF-8 are checked.
-func SkipString(b []byte, i int) (int, error) {
+func SkipString(b []byte, i int) (int, error) { return skipString(b, i, false) }
+
+// skipString is SkipString; lax accepts invalid UTF-8.
+func skipString(b []byte, i int, lax bool) (int, error) {
 	start := i
 	i++
 	for {
@@ -198,7 +245,10 @@ func SkipString(b []byte, i int) (int, error) {
 		default:
 			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size <= 1 {
-				return i, syntaxErr(i, "invalid UTF-8 in string")
+				if !lax {
+					return i, syntaxErr(i, "invalid UTF-8 in string")
+				}
+				size = 1
 			}
 			i += size
 		}
@@ -270,14 +320,7 @@ func Unquote(lit []byte) (string, error) {
 		return "", errors.New("not a string")
 	}
 	body := lit[1 : len(lit)-1]
-	plain := true
-	for _, c := range body {
-		if c == '\\' {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	if bytes.IndexByte(body, '\\') < 0 {
 		return string(body), nil
 	}
 	return unquoteJSON(body)
@@ -371,72 +414,141 @@ func ParseScaled(lit []byte, scale int) (int64, bool) {
 	if end, err := SkipNumber(lit, 0); err != nil || end != len(lit) {
 		return 0, false
 	}
-	var digits []byte
-	exp := scale
+	d, err := parseDecimal(lit, scale)
+	if err != nil || d.exp > 400 || d.exp < -400 {
+		return 0, false
+	}
+	if d.half { // round half up
+		if d.v == math.MaxInt64 {
+			return 0, false
+		}
+		d.v++
+	}
+	return d.v, true
+}
+
+// Errors of [ParseDecimal].
+var (
+	ErrNotNumber = errors.New("not a number")
+	ErrRange     = errors.New("out of range")
+)
+
+// ParseDecimal parses the decimal number s and returns its magnitude times
+// 10^scale, truncated toward zero, with the sign apart: neg reports a
+// leading '-' (also for "-0"), and exact reports that no non-zero digit was
+// truncated. The arithmetic is on the decimal digits, so "1234.5" at scale 6
+// is exactly 1234500000; no float64 is involved.
+//
+// s is JSON number syntax, loosened to the finite decimals Python's float()
+// reads: a leading '+', leading zeros, and a point without digits on one
+// side ("5.", ".5"). Exponents of any size are accepted: a non-zero value
+// that scales below 1 is 0 (inexact) and one above math.MaxInt64 is
+// [ErrRange]. Anything else, including surrounding space, is [ErrNotNumber].
+func ParseDecimal[T string | []byte](s T, scale int) (v int64, neg, exact bool, err error) {
+	d, err := parseDecimal(s, scale)
+	return d.v, d.neg, d.exact, err
+}
+
+// decimal is the result of parseDecimal.
+type decimal struct {
+	v          int64
+	neg, exact bool
+	half       bool // the first truncated digit is 5 or more
+	exp        int  // the exponent written, saturated at ±100000
+}
+
+func parseDecimal[T string | []byte](s T, scale int) (d decimal, err error) {
 	i := 0
-	for i < len(lit) && lit[i] >= '0' && lit[i] <= '9' {
-		digits = append(digits, lit[i])
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		d.neg = s[i] == '-'
 		i++
 	}
-	if i < len(lit) && lit[i] == '.' {
+	// The mantissa is s[ms:me]: digits with at most one point.
+	ms := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
-		for i < len(lit) && lit[i] >= '0' && lit[i] <= '9' {
-			digits = append(digits, lit[i])
-			exp--
+	}
+	nInt := i - ms
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 			i++
 		}
 	}
-	if i < len(lit) && (lit[i] == 'e' || lit[i] == 'E') {
-		e, err := strconv.Atoi(string(lit[i+1:]))
-		if err != nil || e > 400 || e < -400 {
-			return 0, false
-		}
-		exp += e
+	me := i
+	if nInt == 0 && me-ms <= 1 { // no digit, at most a point
+		return d, ErrNotNumber
 	}
-	// value = digits * 10^exp
-	for len(digits) > 1 && digits[0] == '0' {
-		digits = digits[1:]
-	}
-	var roundUp bool
-	if exp < 0 {
-		cut := len(digits) + exp // digits kept
-		if cut < 0 {
-			return 0, true
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			eneg = s[i] == '-'
+			i++
 		}
-		if cut < len(digits) {
-			roundUp = digits[cut] >= '5'
+		es := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			if d.exp < 100000 { // saturate; larger exponents are out of range anyway
+				d.exp = d.exp*10 + int(s[i]-'0')
+			}
+			i++
 		}
-		digits = digits[:cut]
-		exp = 0
-	}
-	var v uint64
-	for _, c := range digits {
-		hi, lo := bits.Mul64(v, 10)
-		if hi != 0 {
-			return 0, false
+		if i == es {
+			return d, ErrNotNumber
 		}
-		v = lo + uint64(c-'0')
-		if v < lo {
-			return 0, false
+		if eneg {
+			d.exp = -d.exp
 		}
 	}
-	for ; exp > 0; exp-- {
-		if v == 0 {
-			break
+	if i != len(s) {
+		return d, ErrNotNumber
+	}
+	j, lead := ms, 0 // skip leading zeros
+	for ; j < me && (s[j] == '0' || s[j] == '.'); j++ {
+		if s[j] == '0' {
+			lead++
 		}
-		hi, lo := bits.Mul64(v, 10)
-		if hi != 0 {
-			return 0, false
+	}
+	if j == me {
+		d.exact = true
+		return d, nil
+	}
+	// point is the number of significant digits before the scaled point.
+	point := nInt + d.exp + scale - lead
+	if point <= 0 {
+		d.half = point == 0 && s[j] >= '5'
+		return d, nil
+	}
+	if point > 19 {
+		return d, ErrRange
+	}
+	var u uint64 // at most 19 digits: no overflow
+	for ; j < me && point > 0; j++ {
+		if c := s[j]; c != '.' {
+			u = u*10 + uint64(c-'0')
+			point--
 		}
-		v = lo
 	}
-	if roundUp {
-		v++
+	for ; point > 0; point-- {
+		u *= 10
 	}
-	if v > math.MaxInt64 {
-		return 0, false
+	if u > math.MaxInt64 {
+		return d, ErrRange
 	}
-	return int64(v), true
+	d.v, d.exact = int64(u), true
+	if j < me && s[j] == '.' {
+		j++
+	}
+	if j < me {
+		d.half = s[j] >= '5'
+		for ; j < me; j++ {
+			if s[j] != '0' && s[j] != '.' {
+				d.exact = false
+				break
+			}
+		}
+	}
+	return d, nil
 }
 
 // AppendScaled writes v / 10^scale as a minimal JSON decimal (no exponent,
@@ -526,6 +638,10 @@ const hexDigit = "0123456789abcdef"
 // literal (quotes included) and the raw value. It returns the index past the
 // object. fn may return an error to stop.
 func Fields(b []byte, i int, fn func(key, value []byte, valueOff int) error) (int, error) {
+	return fields(b, i, false, fn)
+}
+
+func fields(b []byte, i int, lax bool, fn func(key, value []byte, valueOff int) error) (int, error) {
 	if i >= len(b) || b[i] != '{' {
 		return i, syntaxErr(i, "expected '{'")
 	}
@@ -539,7 +655,7 @@ func Fields(b []byte, i int, fn func(key, value []byte, valueOff int) error) (in
 		}
 		ks := i
 		var err error
-		if i, err = SkipString(b, i); err != nil {
+		if i, err = skipString(b, i, lax); err != nil {
 			return i, err
 		}
 		key := b[ks:i]
@@ -549,7 +665,7 @@ func Fields(b []byte, i int, fn func(key, value []byte, valueOff int) error) (in
 		}
 		i = SkipSpace(b, i+1)
 		vs := i
-		if i, err = skip(b, i, 1); err != nil {
+		if i, err = skip(b, i, 1, lax); err != nil {
 			return i, err
 		}
 		if err := fn(key, b[vs:i], vs); err != nil {
@@ -566,6 +682,47 @@ func Fields(b []byte, i int, fn func(key, value []byte, valueOff int) error) (in
 			return i + 1, nil
 		default:
 			return i, syntaxErr(i, "expected ',' or '}' in object")
+		}
+	}
+}
+
+// Elements calls fn for each element of the JSON array at b[i] with its
+// index n (from 0), the raw value and the value's offset in b. It returns the
+// index past the array. The array is validated as it is walked, so fn may
+// have seen earlier elements when a syntax error is returned; fn may return
+// an error to stop, and that error is returned as is.
+func Elements(b []byte, i int, fn func(n int, value []byte, valueOff int) error) (int, error) {
+	return elements(b, i, false, fn)
+}
+
+func elements(b []byte, i int, lax bool, fn func(n int, value []byte, valueOff int) error) (int, error) {
+	if i >= len(b) || b[i] != '[' {
+		return i, syntaxErr(i, "expected '['")
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for n := 0; ; n++ {
+		vs := i
+		var err error
+		if i, err = skip(b, i, 1, lax); err != nil {
+			return i, err
+		}
+		if err := fn(n, b[vs:i], vs); err != nil {
+			return vs, err
+		}
+		i = SkipSpace(b, i)
+		if i >= len(b) {
+			return i, syntaxErr(i, "unexpected end of array")
+		}
+		switch b[i] {
+		case ',':
+			i = SkipSpace(b, i+1)
+		case ']':
+			return i + 1, nil
+		default:
+			return i, syntaxErr(i, "expected ',' or ']' in array")
 		}
 	}
 }

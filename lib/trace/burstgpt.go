@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/aiperf/toolkit/lib/jsonx"
 )
 
 // burstDecoder streams a BurstGPT CSV: every data row is a single-turn
@@ -100,7 +102,7 @@ func (d *burstDecoder) parse(rec []string) (*Row, bool) {
 	if !ok1 || !ok2 || !ok3 {
 		return nil, false
 	}
-	ns, neg, _, err := scaledDecimal(ts, scaleS)
+	ns, neg, _, err := jsonx.ParseDecimal(ts, scaleS)
 	if err != nil || neg && ns != 0 {
 		return nil, false
 	}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/aiperf/toolkit/lib/jsonx"
 )
 
 // customDecoder streams aiperf's custom JSONL datasets: single_turn (one
@@ -316,7 +318,7 @@ func truthy(v []byte) bool {
 }
 
 func hasAnyElement(arr []byte) bool {
-	i := skipSpace(arr, 1)
+	i := jsonx.SkipSpace(arr, 1)
 	return i < len(arr) && arr[i] != ']'
 }
 

@@ -3,7 +3,6 @@ package trace
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,7 +39,7 @@ func Detect(first []byte) (string, error) {
 		}
 		return "", errors.New("cannot detect the trace type: the first record is neither a JSON object nor a BurstGPT CSV header (Timestamp, Request tokens, Response tokens)")
 	}
-	if !json.Valid(b) {
+	if !validJSON(b) {
 		msg, _ := syntaxError(b)
 		return "", fmt.Errorf("cannot detect the trace type: %s", msg)
 	}
@@ -107,7 +106,7 @@ func isBurstHeader(line []byte) bool {
 // isInputsJSON reports whether doc is a JSON object whose "data" is a
 // non-empty list and whose first item has a "payloads" list (aiperf's probe).
 func isInputsJSON(doc []byte) bool {
-	if len(doc) == 0 || doc[0] != '{' || !json.Valid(doc) {
+	if len(doc) == 0 || doc[0] != '{' || !validJSON(doc) {
 		return false
 	}
 	data := member(doc, "data")
@@ -123,5 +122,3 @@ func isInputsJSON(doc []byte) bool {
 }
 
 var errStop = errors.New("stop")
-
-func jsonValid(b []byte) bool { return json.Valid(b) }

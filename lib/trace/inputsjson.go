@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/aiperf/toolkit/lib/jsonx"
 )
 
 // inputsJSONDecoder reads aiperf's own inputs.json document,
@@ -58,11 +60,11 @@ func (c *lineCounter) at(off int) int64 {
 
 func parseInputsJSON(name string, doc []byte) ([]*Row, error) {
 	lc := &lineCounter{doc: doc, line: 1}
-	start := skipSpace(doc, 0)
+	start := jsonx.SkipSpace(doc, 0)
 	if start == len(doc) {
 		return nil, &Error{File: name, Err: fmt.Errorf("empty document; want {\"data\": [...]}")}
 	}
-	if !json.Valid(doc) {
+	if !validJSON(doc) {
 		msg, off := syntaxError(doc)
 		return nil, &Error{File: name, Line: lc.at(int(off)), Err: fmt.Errorf("%s", msg)}
 	}

@@ -5,138 +5,53 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
+
+	"github.com/aiperf/toolkit/lib/jsonx"
 )
 
-// The helpers below walk JSON text that json.Valid has already accepted, so
-// they only find boundaries and never re-check the grammar. They return
-// sub-slices of their input: callers copy what they keep.
+// scan is the JSON scanner of this package. It accepts invalid UTF-8 inside
+// strings, as encoding/json (whose error messages this package reports)
+// does: records pass through verbatim, and the check stays json.Valid.
+var scan = jsonx.Scanner{AllowInvalidUTF8: true}
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+// validJSON reports whether b is one JSON value with optional surrounding
+// white space; it is json.Valid.
+func validJSON(b []byte) bool { return scan.Valid(b) }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index just past the string that starts at b[i] == '"'.
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the index just past the value that starts at b[i].
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return len(b)
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return i
-		}
-		i++
-	}
-	return i
-}
-
-// members calls fn for each member of the valid JSON object v, in input
-// order, with the decoded key, the raw value and the value's offset in v.
-// Duplicate keys are all reported; callers that assign let the last one win,
-// as Python's json does.
+// members calls fn for each member of the JSON object v (after optional
+// white space), in input order, with the decoded key, the raw value and the
+// value's offset in v. Duplicate keys are all reported; callers that assign
+// let the last one win, as Python's json does. v is meant to be valid: the
+// walk validates it again and stops at a syntax error.
 func members(v []byte, fn func(key string, val []byte, off int) error) error {
-	i := skipSpace(v, 0)
-	if i >= len(v) || v[i] != '{' {
-		return errors.New("not a JSON object")
-	}
-	i = skipSpace(v, i+1)
-	if i < len(v) && v[i] == '}' {
-		return nil
-	}
-	for i < len(v) {
-		end := skipString(v, i)
-		key, err := decodeKey(v[i:end])
+	_, err := scan.Fields(v, jsonx.SkipSpace(v, 0), func(k, val []byte, off int) error {
+		key, err := decodeString(k)
 		if err != nil {
 			return err
 		}
-		i = skipSpace(v, end)
-		i = skipSpace(v, i+1) // ':'
-		start := i
-		i = skipValue(v, i)
-		if err := fn(key, v[start:i], start); err != nil {
-			return err
-		}
-		i = skipSpace(v, i)
-		if i >= len(v) || v[i] == '}' {
-			return nil
-		}
-		i = skipSpace(v, i+1) // ','
-	}
-	return nil
+		return fn(key, val, off)
+	})
+	return err
 }
 
-// elements calls fn for each element of the valid JSON array v, with its
-// index, raw bytes and offset in v.
+// elements calls fn for each element of the JSON array v (after optional
+// white space), with its index, raw bytes and offset in v.
 func elements(v []byte, fn func(i int, val []byte, off int) error) error {
-	i := skipSpace(v, 0)
-	if i >= len(v) || v[i] != '[' {
-		return errors.New("not a JSON array")
-	}
-	i = skipSpace(v, i+1)
-	if i < len(v) && v[i] == ']' {
-		return nil
-	}
-	for n := 0; i < len(v); n++ {
-		start := i
-		i = skipValue(v, i)
-		if err := fn(n, v[start:i], start); err != nil {
-			return err
-		}
-		i = skipSpace(v, i)
-		if i >= len(v) || v[i] == ']' {
-			return nil
-		}
-		i = skipSpace(v, i+1)
-	}
-	return nil
+	_, err := scan.Elements(v, jsonx.SkipSpace(v, 0), fn)
+	return err
 }
 
-func decodeKey(raw []byte) (string, error) {
-	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1 : len(raw)-1]), nil
+// decodeString decodes a valid JSON string literal as encoding/json does:
+// one with an escape and invalid UTF-8 (which jsonx.Unquote keeps) goes
+// through encoding/json, which replaces each bad byte with U+FFFD.
+func decodeString(lit []byte) (string, error) {
+	if bytes.IndexByte(lit, '\\') >= 0 && !utf8.Valid(lit) {
+		var s string
+		err := json.Unmarshal(lit, &s)
+		return s, err
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", err
-	}
-	return s, nil
+	return jsonx.Unquote(lit)
 }
 
 // JSON value kinds, named as in error messages.
@@ -179,11 +94,8 @@ func stringValue(field string, v []byte) (string, *fieldError) {
 	if kind(v) != kindString {
 		return "", wrongKind(field, "a string", v)
 	}
-	if bytes.IndexByte(v, '\\') < 0 {
-		return string(v[1 : len(v)-1]), nil
-	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
+	s, err := decodeString(v)
+	if err != nil {
 		return "", ferr(field, "%v", err)
 	}
 	return s, nil

@@ -3,6 +3,8 @@ package trace
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/aiperf/toolkit/lib/jsonx"
 )
 
 // Mooncake input modes; a session may not mix them (aiperf JUL26+).
@@ -226,7 +228,7 @@ func parseMooncake(rec []byte) (*Row, int, error) {
 
 // checkObject reports a record that is not a valid JSON object.
 func checkObject(rec []byte) error {
-	if !json.Valid(rec) {
+	if !validJSON(rec) {
 		msg, _ := syntaxError(rec)
 		return ferr("", "%s", msg)
 	}
@@ -237,7 +239,7 @@ func checkObject(rec []byte) error {
 }
 
 func hasAnyMember(obj []byte) bool {
-	i := skipSpace(obj, 1)
+	i := jsonx.SkipSpace(obj, 1)
 	return i < len(obj) && obj[i] != '}'
 }
 

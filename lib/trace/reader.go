@@ -178,7 +178,7 @@ func mayStartInputsJSON(first []byte) bool {
 	if bytes.Equal(first, []byte("{")) {
 		return true
 	}
-	return first[0] == '{' && len(first) < 4096 && bytes.Contains(first, []byte(`"data"`)) && !jsonValid(first)
+	return first[0] == '{' && len(first) < 4096 && bytes.Contains(first, []byte(`"data"`)) && !validJSON(first)
 }
 
 // openDir opens a directory input: raw_payload (each top-level *.jsonl file

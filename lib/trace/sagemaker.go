@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/base64"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"slices"
 	"time"
+
+	"github.com/aiperf/toolkit/lib/jsonx"
 )
 
 // sagemakerDecoder reads SageMaker Data Capture records from one stream or
@@ -221,7 +224,7 @@ func decodeCapture(entry []byte) ([]byte, error) {
 		raw = dec
 	}
 	raw = trimJSONSpace(raw)
-	if !jsonValid(raw) {
+	if !validJSON(raw) {
 		msg, _ := syntaxError(raw)
 		return nil, errors.New(msg)
 	}
@@ -229,14 +232,7 @@ func decodeCapture(entry []byte) ([]byte, error) {
 }
 
 func trimJSONSpace(b []byte) []byte {
-	i, j := 0, len(b)
-	for i < j && isSpace(b[i]) {
-		i++
-	}
-	for j > i && isSpace(b[j-1]) {
-		j--
-	}
-	return b[i:j]
+	return bytes.TrimRight(b[jsonx.SkipSpace(b, 0):], " \t\n\r")
 }
 
 // iso8601Layouts are the forms of inferenceTime accepted, a subset of

@@ -1,0 +1,193 @@
+package jsonx
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// laxCases are inputs on which the strict and the lax scanner differ or
+// could: invalid UTF-8 inside and outside strings.
+var laxCases = []string{
+	"\"\xff\"", "\"a\xc3\"", "\"\xed\xa0\x80\"", `"\u00e9` + "\xfe\"", "{\"k\xff\":\"v\"}", "[\"\xff\", 1]",
+	"\xff", "[\xff]", "{\"a\":1}\xff", "\"\xef\xbf\xbd\"",
+}
+
+func TestValid(t *testing.T) {
+	for _, c := range append(skipCases, laxCases...) {
+		if got, want := Valid([]byte(c)), validValue([]byte(c)); got != want {
+			t.Errorf("Valid(%q) = %v, want %v", c, got, want)
+		}
+	}
+}
+
+func TestScannerAllowInvalidUTF8(t *testing.T) {
+	lax := Scanner{AllowInvalidUTF8: true}
+	for _, c := range append(skipCases, laxCases...) {
+		if got, want := lax.Valid([]byte(c)), json.Valid([]byte(c)); got != want {
+			t.Errorf("lax Valid(%q) = %v, json.Valid %v", c, got, want)
+		}
+		if got, want := (Scanner{}).Valid([]byte(c)), Valid([]byte(c)); got != want {
+			t.Errorf("Scanner{}.Valid(%q) = %v, Valid %v", c, got, want)
+		}
+	}
+	b := []byte("{\"a\xff\": [\"x\xfey\", 2]}")
+	if _, err := Fields(b, 0, func(_, _ []byte, _ int) error { return nil }); err == nil {
+		t.Errorf("Fields(%q) accepted invalid UTF-8", b)
+	}
+	var got []string
+	end, err := lax.Fields(b, 0, func(k, v []byte, _ int) error {
+		got = append(got, string(k), string(v))
+		_, err := lax.Elements(v, 0, func(_ int, e []byte, _ int) error {
+			got = append(got, string(e))
+			return nil
+		})
+		return err
+	})
+	if err != nil || end != len(b) || strings.Join(got, "|") != "\"a\xff\"|[\"x\xfey\", 2]|\"x\xfey\"|2" {
+		t.Errorf("lax.Fields(%q) = %d, %v, %q", b, end, err, got)
+	}
+	s := []byte("\"x\xfey\"")
+	if end, err := lax.SkipString(s, 0); err != nil || end != len(s) {
+		t.Errorf("lax.SkipString(%q) = %d, %v", s, end, err)
+	}
+	if _, err := SkipString(s, 0); err == nil {
+		t.Errorf("SkipString(%q) accepted invalid UTF-8", s)
+	}
+	if _, err := lax.Skip(s, 0); err != nil {
+		t.Errorf("lax.Skip(%q): %v", s, err)
+	}
+}
+
+func TestMaxDepthAgreesWithEncodingJSON(t *testing.T) {
+	for _, n := range []int{MaxDepth - 1, MaxDepth, MaxDepth + 1} {
+		for _, open := range []string{"[", `{"a":`} {
+			close := "]"
+			if open != "[" {
+				close = "}"
+			}
+			b := []byte(strings.Repeat(open, n) + "1" + strings.Repeat(close, n))
+			if got, want := Valid(b), json.Valid(b); got != want {
+				t.Errorf("depth %d %s: Valid = %v, json.Valid %v", n, open, got, want)
+			}
+		}
+	}
+}
+
+func TestElements(t *testing.T) {
+	b := []byte(` [1, "a,b" ,{"c":[2]},[], null ] `)
+	var got []string
+	var offs []int
+	end, err := Elements(b, 1, func(n int, v []byte, off int) error {
+		if string(b[off:off+len(v)]) != string(v) {
+			t.Errorf("element %d: offset %d does not point at %s", n, off, v)
+		}
+		got = append(got, string(v))
+		offs = append(offs, n)
+		return nil
+	})
+	if err != nil || end != len(b)-1 {
+		t.Fatalf("Elements = %d, %v; want %d, nil", end, err, len(b)-1)
+	}
+	if s := strings.Join(got, ";"); s != `1;"a,b";{"c":[2]};[];null` {
+		t.Errorf("elements %s", s)
+	}
+	if len(offs) != 5 || offs[4] != 4 {
+		t.Errorf("indexes %v", offs)
+	}
+	if end, err := Elements([]byte(`[ ]`), 0, func(int, []byte, int) error { t.Error("called for []"); return nil }); err != nil || end != 3 {
+		t.Errorf("Elements([ ]) = %d, %v", end, err)
+	}
+	stop := errors.New("stop")
+	n := 0
+	if _, err := Elements([]byte(`[1,2,3]`), 0, func(int, []byte, int) error { n++; return stop }); err != stop || n != 1 {
+		t.Errorf("fn error: got %v after %d calls", err, n)
+	}
+	for _, bad := range []string{`{}`, `[1,]`, `[1 2]`, `[1`, `[`, ``, "[\"\xff\"]"} {
+		if _, err := Elements([]byte(bad), 0, func(int, []byte, int) error { return nil }); err == nil {
+			t.Errorf("Elements(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseDecimal(t *testing.T) {
+	for _, c := range []struct {
+		in         string
+		scale      int
+		want       int64
+		neg, exact bool
+		err        error
+	}{
+		{"0", 6, 0, false, true, nil},
+		{"-0", 6, 0, true, true, nil},
+		{"1234.5", 6, 1234500000, false, true, nil},
+		{"1234.567891234", 6, 1234567891, false, false, nil}, // truncated, not rounded
+		{"0.0000009", 6, 0, false, false, nil},
+		{"61.114", 9, 61114000000, false, true, nil},
+		{"1.5E+2", 6, 150000000, false, true, nil},
+		{"25e-1", 6, 2500000, false, true, nil},
+		{"12.000", 0, 12, false, true, nil},
+		{"-7", 0, 7, true, true, nil},
+		{"+7", 0, 7, false, true, nil},
+		{"000012", 0, 12, false, true, nil},
+		{".5", 9, 500000000, false, true, nil},
+		{"5.", 9, 5000000000, false, true, nil},
+		{"9223372036854775807", 0, 9223372036854775807, false, true, nil},
+		{"9223372036854775807.9", 0, 9223372036854775807, false, false, nil},
+		{"9223372036854775808", 0, 0, false, false, ErrRange},
+		{"9223372036855", 6, 0, false, false, ErrRange},
+		{"1e999999999999", 0, 0, false, false, ErrRange},
+		{"0e999999999999", 0, 0, false, true, nil},
+		{"1e-999999999999", 0, 0, false, false, nil},
+		{"", 0, 0, false, false, ErrNotNumber},
+		{"-", 0, 0, false, false, ErrNotNumber},
+		{".", 0, 0, false, false, ErrNotNumber},
+		{"1e", 0, 0, false, false, ErrNotNumber},
+		{" 1", 0, 0, false, false, ErrNotNumber},
+		{"1x", 0, 0, false, false, ErrNotNumber},
+		{"nan", 0, 0, false, false, ErrNotNumber},
+	} {
+		v, neg, exact, err := ParseDecimal(c.in, c.scale)
+		if err != c.err || (err == nil && (v != c.want || neg != c.neg || exact != c.exact)) {
+			t.Errorf("ParseDecimal(%q, %d) = %d, %v, %v, %v; want %d, %v, %v, %v", c.in, c.scale, v, neg, exact, err, c.want, c.neg, c.exact, c.err)
+		}
+		v2, neg2, exact2, err2 := ParseDecimal([]byte(c.in), c.scale)
+		if v2 != v || neg2 != neg || exact2 != exact || err2 != err {
+			t.Errorf("ParseDecimal([]byte(%q)) differs from the string form", c.in)
+		}
+	}
+}
+
+// TestParseScaledRounding covers the rounding edges of ParseScaled, which
+// shares its digit arithmetic with ParseDecimal.
+func TestParseScaledRounding(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0.0000015", 2, true}, {"0.00000149", 1, true}, {"0.0000005", 1, true}, {"0.00000005", 0, true},
+		{"1e-400", 0, true}, {"1e-401", 0, false}, {"0e400", 0, true}, {"0e401", 0, false},
+		{"9223372036854.775807", 9223372036854775807, true}, {"9223372036854.7758074", 9223372036854775807, true},
+		{"9223372036854.7758075", 0, false}, {"9223372036854.775808", 0, false},
+		{"01", 0, false}, {"+1", 0, false}, {".5", 0, false}, {"-0", 0, false}, {"1 ", 0, false},
+	} {
+		if got, ok := ParseScaled([]byte(c.in), 6); got != c.want || ok != c.ok {
+			t.Errorf("ParseScaled(%q, 6) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// FuzzLax checks that the lax scanner accepts exactly what encoding/json does.
+func FuzzLax(f *testing.F) {
+	for _, c := range append(skipCases, laxCases...) {
+		f.Add([]byte(c))
+	}
+	lax := Scanner{AllowInvalidUTF8: true}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := lax.Valid(b), json.Valid(b); got != want {
+			t.Fatalf("lax Valid(%q) = %v, json.Valid %v", b, got, want)
+		}
+	})
+}
