@@ -22,17 +22,17 @@ now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 : > "$DIR/pipe.t"; : > "$DIR/cp.t"; : > "$DIR/tok.t"; : > "$DIR/cps.t"
 for r in $(seq "$ROUNDS"); do
-	rm -f "$DIR/s.aipk" "$DIR/copy.aipk"
+	# Every timed step starts with its target removed and the page cache flushed.
+	rm -f "$DIR/s.aipk" "$DIR/copy.aipk"; sync; sleep 1
 	t0=$(now); bin/aiperf-tokenize "$DIR/trace.jsonl" > /dev/null; t1=$(now)
 	awk "BEGIN{print $t1 - $t0}" >> "$DIR/tok.t"
+	sync; sleep 1
 	t0=$(now); bin/aiperf-tokenize "$DIR/trace.jsonl" | bin/aiperf-pack --model bench -o "$DIR/s.aipk"; t1=$(now)
 	awk "BEGIN{print $t1 - $t0}" >> "$DIR/pipe.t"
-	sync
-	t0=$(now); cp "$DIR/s.aipk" "$DIR/copy.aipk"; t1=$(now)
+	rm -f "$DIR/copy.aipk"; sync; sleep 1
+	t0=$(now); cp "$DIR/s.aipk" "$DIR/copy.aipk"; t1=$(now); sync "$DIR/copy.aipk"; t2=$(now)
 	awk "BEGIN{print $t1 - $t0}" >> "$DIR/cp.t"
-	rm -f "$DIR/copy.aipk"; sync
-	t0=$(now); cp "$DIR/s.aipk" "$DIR/copy.aipk"; sync "$DIR/copy.aipk"; t1=$(now)
-	awk "BEGIN{print $t1 - $t0}" >> "$DIR/cps.t"
+	awk "BEGIN{print $t2 - $t0}" >> "$DIR/cps.t"
 done
 rows=$(wc -l < "$DIR/trace.jsonl")
 mb=$(( $(stat -c %s "$DIR/s.aipk") / 1000000 ))

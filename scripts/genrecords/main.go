@@ -18,8 +18,11 @@ func main() {
 	size := flag.Int("size", 200, "prompt bytes per record")
 	seed := flag.Uint64("seed", 1, "random seed")
 	flag.Parse()
-	words := []string{"the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "and", "then", "some", "more",
-		"words", "appear", "in", "a", "prompt", "\n", "with", "\"quotes\"", "tabs\t", "é", "数据", "done."}
+	// Mostly plain English words; about one word in twenty needs escaping or is not ASCII
+	// (a newline now and then, quotes, a tab, accented and CJK text), as in chat prompts.
+	plain := []string{"the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "and", "then", "some", "more",
+		"words", "appear", "in", "a", "prompt", "with", "done.", "model", "server", "token", "cache", "request"}
+	special := []string{"\n", "\"quotes\"", "tabs\t", "café", "数据"}
 	rng := rand.New(rand.NewPCG(*seed, 0))
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	enc := record.NewEncoder(w)
@@ -27,7 +30,11 @@ func main() {
 	for i := 0; i < *n; i++ {
 		text = text[:0]
 		for len(text) < *size {
-			text = append(text, words[rng.IntN(len(words))]...)
+			if rng.IntN(20) == 0 {
+				text = append(text, special[rng.IntN(len(special))]...)
+			} else {
+				text = append(text, plain[rng.IntN(len(plain))]...)
+			}
 			text = append(text, ' ')
 		}
 		rec := record.Record{
