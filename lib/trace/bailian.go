@@ -11,11 +11,9 @@ import (
 // parent_chat_id links and returns them session by session (in order of
 // first appearance), each sorted by turn.
 type bailianDecoder struct {
-	name   string
-	lr     *lineReader
-	filt   *filter
-	rows   []*Row
-	loaded bool
+	name string
+	lr   *lineReader
+	filt *filter
 }
 
 type bailianRec struct {
@@ -25,23 +23,7 @@ type bailianRec struct {
 	turn   int64
 }
 
-func (d *bailianDecoder) next() (*Row, error) {
-	if !d.loaded {
-		if err := d.load(); err != nil {
-			return nil, err
-		}
-		d.loaded = true
-	}
-	if len(d.rows) == 0 {
-		return nil, io.EOF
-	}
-	row := d.rows[0]
-	d.rows[0] = nil
-	d.rows = d.rows[1:]
-	return row, nil
-}
-
-func (d *bailianDecoder) load() error {
+func (d *bailianDecoder) load() ([]*Row, error) {
 	var recs []bailianRec
 	var seq int64
 	for {
@@ -50,11 +32,11 @@ func (d *bailianDecoder) load() error {
 			break
 		}
 		if err != nil {
-			return ioError(d.name, line, err)
+			return nil, ioError(d.name, line, err)
 		}
 		r, err := parseBailian(rec)
 		if err != nil {
-			return at(d.name, line, err)
+			return nil, at(d.name, line, err)
 		}
 		r.row.Source, r.row.Line, r.row.Seq = d.name, line, seq
 		seq++
@@ -63,8 +45,7 @@ func (d *bailianDecoder) load() error {
 			recs = append(recs, r)
 		}
 	}
-	d.rows = groupBailian(recs)
-	return nil
+	return groupBailian(recs), nil
 }
 
 // groupBailian assigns every record to the session of the root reached by

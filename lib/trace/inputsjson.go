@@ -16,30 +16,16 @@ import (
 // Errors carry the line of the offending value in the document; rows carry
 // the 1-based ordinal of the payload as Line.
 type inputsJSONDecoder struct {
-	name   string
-	r      io.Reader
-	rows   []*Row
-	loaded bool
+	name string
+	r    io.Reader
 }
 
-func (d *inputsJSONDecoder) next() (*Row, error) {
-	if !d.loaded {
-		d.loaded = true
-		doc, err := io.ReadAll(d.r)
-		if err != nil {
-			return nil, &Error{File: d.name, Err: err}
-		}
-		if d.rows, err = parseInputsJSON(d.name, doc); err != nil {
-			return nil, err
-		}
+func (d *inputsJSONDecoder) load() ([]*Row, error) {
+	doc, err := io.ReadAll(d.r)
+	if err != nil {
+		return nil, &Error{File: d.name, Err: err}
 	}
-	if len(d.rows) == 0 {
-		return nil, io.EOF
-	}
-	row := d.rows[0]
-	d.rows[0] = nil
-	d.rows = d.rows[1:]
-	return row, nil
+	return parseInputsJSON(d.name, doc)
 }
 
 // lineCounter maps increasing byte offsets of a document to line numbers.

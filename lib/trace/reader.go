@@ -37,6 +37,32 @@ type decoder interface {
 	next() (*Row, error)
 }
 
+// preloaded is the decoder of a format that must read its whole input
+// before the first row (to sort, to group sessions, or because it is one
+// JSON document): load runs once, on the first call to next.
+type preloaded struct {
+	load   func() ([]*Row, error)
+	rows   []*Row
+	loaded bool
+}
+
+func (p *preloaded) next() (*Row, error) {
+	if !p.loaded {
+		rows, err := p.load()
+		if err != nil {
+			return nil, err
+		}
+		p.rows, p.loaded = rows, true
+	}
+	if len(p.rows) == 0 {
+		return nil, io.EOF
+	}
+	row := p.rows[0]
+	p.rows[0] = nil // let the row go once the caller is done with it
+	p.rows = p.rows[1:]
+	return row, nil
+}
+
 // Reader returns the rows of a trace one at a time. A Reader is not safe
 // for concurrent use.
 type Reader struct {
@@ -111,7 +137,7 @@ func newReader(r io.Reader, name string, opt Options) (*Reader, error) {
 	case TypeMooncake:
 		rd.dec = newMooncakeDecoder(name, newLineReader(r), rd.filt)
 	case TypeBailian:
-		rd.dec = &bailianDecoder{name: name, lr: newLineReader(r), filt: rd.filt}
+		rd.dec = &preloaded{load: (&bailianDecoder{name: name, lr: newLineReader(r), filt: rd.filt}).load}
 	case TypeBurstGPT:
 		dec, err := newBurstDecoder(r, name, rd.filt)
 		if err != nil {
@@ -119,11 +145,11 @@ func newReader(r io.Reader, name string, opt Options) (*Reader, error) {
 		}
 		rd.dec = dec
 	case TypeSageMaker:
-		rd.dec = &sagemakerDecoder{stream: r, streamName: name, filt: rd.filt}
+		rd.dec = &preloaded{load: (&sagemakerDecoder{stream: r, streamName: name, filt: rd.filt}).load}
 	case TypeRawPayload:
 		rd.dec = &rawPayloadDecoder{name: name, lr: newLineReader(r)}
 	case TypeInputsJSON:
-		rd.dec = &inputsJSONDecoder{name: name, r: r}
+		rd.dec = &preloaded{load: (&inputsJSONDecoder{name: name, r: r}).load}
 	case TypeSingleTurn:
 		rd.dec = newCustomDecoder(name, newLineReader(r), false)
 	case TypeMultiTurn:
@@ -215,7 +241,7 @@ func openDir(dir string, opt Options) (*Reader, error) {
 		rd.closers = append(rd.closers, dec)
 		return rd, nil
 	}
-	rd.dec = &sagemakerDecoder{paths: files, filt: rd.filt}
+	rd.dec = &preloaded{load: (&sagemakerDecoder{paths: files, filt: rd.filt}).load}
 	return rd, nil
 }
 

@@ -23,27 +23,9 @@ type sagemakerDecoder struct {
 	stream     io.Reader // or a single stream
 	streamName string
 	filt       *filter
-	rows       []*Row
-	loaded     bool
 }
 
-func (d *sagemakerDecoder) next() (*Row, error) {
-	if !d.loaded {
-		if err := d.load(); err != nil {
-			return nil, err
-		}
-		d.loaded = true
-	}
-	if len(d.rows) == 0 {
-		return nil, io.EOF
-	}
-	row := d.rows[0]
-	d.rows[0] = nil
-	d.rows = d.rows[1:]
-	return row, nil
-}
-
-func (d *sagemakerDecoder) load() error {
+func (d *sagemakerDecoder) load() ([]*Row, error) {
 	var all []*Row
 	var seq int64
 	read := func(name string, r io.Reader) error {
@@ -67,22 +49,22 @@ func (d *sagemakerDecoder) load() error {
 	}
 	if d.stream != nil {
 		if err := read(d.streamName, d.stream); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, p := range d.paths {
 		f, err := os.Open(p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		err = read(p, skipBOM(f))
 		f.Close()
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if len(all) == 0 {
-		return nil
+		return nil, nil
 	}
 	first := all[0].TimestampNS
 	for _, r := range all {
@@ -96,8 +78,7 @@ func (d *sagemakerDecoder) load() error {
 		}
 	}
 	slices.SortStableFunc(kept, func(a, b *Row) int { return cmp.Compare(a.TimestampNS, b.TimestampNS) })
-	d.rows = kept
-	return nil
+	return kept, nil
 }
 
 // parseSageMaker extracts one capture record: inferenceTime, the request's
