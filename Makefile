@@ -4,7 +4,9 @@ BINS     := aiperf-tokenize aiperf-pack
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD := -trimpath -tags urfave_cli_no_docs -ldflags '-s -w -X $(MOD)/lib/cmd/base.Version=$(VERSION)'
 FUZZTIME ?= 10s
-FUZZ     := ./lib/jsonx:FuzzSkip ./lib/record:FuzzDecode ./lib/store:FuzzOpen ./lib/store:FuzzRoundTrip ./lib/trace:FuzzMooncake ./lib/trace:FuzzDetect ./lib/tokenizer:FuzzRoundTrip
+FUZZ     := ./lib/jsonx:FuzzSkip ./lib/jsonx:FuzzLax ./lib/record:FuzzDecode ./lib/store:FuzzOpen ./lib/store:FuzzRoundTrip \
+            ./lib/trace:FuzzMooncake ./lib/trace:FuzzDetect ./lib/trace:FuzzBurstGPT ./lib/trace:FuzzDecode \
+            ./lib/tokenizer:FuzzRoundTrip ./lib/tokenizer:FuzzLoad ./lib/tokenizer:FuzzScanners
 DEMO     := .demo
 
 build: $(addprefix bin/,$(BINS))
@@ -38,7 +40,7 @@ golden:
 # -fuzz takes one package and one target per run.
 fuzz:
 	@for pt in $(FUZZ); do p=$${pt%%:*}; t=$${pt##*:}; echo "== $$t ($$p) =="; \
-	  go test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$p || exit 1; done
+	  go test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$p || exit 1; done
 
 # The shipped sample: the first 1,000 rows of the Mooncake conversation trace (13.7M prompt tokens).
 SAMPLE   := lib/trace/testdata/mooncake_head1000.jsonl
