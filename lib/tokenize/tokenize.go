@@ -91,7 +91,8 @@ func Run(ctx context.Context, tr *trace.Reader, w io.Writer, o Options) (Stats, 
 		}
 	}()
 	for {
-		if st.Rows&1023 == 0 && ctx.Err() != nil {
+		if st.Rows&255 == 0 && ctx.Err() != nil {
+			enc.Flush() // what is done so far, without the end line: pack refuses it
 			return st, ctx.Err()
 		}
 		row, err := tr.Next()

@@ -126,6 +126,10 @@ func Main(app *cli.App, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels ctx and asks the command to stop cleanly; it
+	// also restores the default handlers, so a second Ctrl-C kills a command
+	// that is stuck (for example blocked reading a silent stdin).
+	go func() { <-ctx.Done(); stop() }()
 	err := app.RunContext(ctx, args)
 	if err == nil {
 		return ExitOK
@@ -133,6 +137,7 @@ func Main(app *cli.App, args []string) int {
 	code := Code(err)
 	if ctx.Err() != nil {
 		code = ExitInterrupted
+		err = errors.New("interrupted")
 	}
 	var e *Error
 	if !(errors.As(err, &e) && e.Err == nil) {
