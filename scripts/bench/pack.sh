@@ -12,31 +12,22 @@ go build -o "$DIR/genrecords" ./scripts/genrecords
 "$DIR/genrecords" -n 1000000 -size 200 > "$DIR/small.jsonl"
 "$DIR/genrecords" -n 4000 -size 262144 > "$DIR/large.jsonl"
 
-now() { date +%s.%N; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+. scripts/bench/common.sh
 
 for set in small large; do
 	in="$DIR/$set.jsonl"
 	cat "$in" > /dev/null
 	: > "$DIR/pack.t"; : > "$DIR/cp.t"; : > "$DIR/cps.t"
 	for r in $(seq "$ROUNDS"); do
-		# Every timed step starts with its target removed and the page cache flushed,
-		# so one step's writeback does not land in the next one's time.
-		# (ext4 here is mounted with discard: freeing a big file slows the next allocations
-		# for a moment, hence the pause.)
-		rm -f "$DIR/$set.aipk" "$DIR/$set.copy"; sync; sleep 1
-		t0=$(now); bin/aiperf-pack --model bench -o "$DIR/$set.aipk" "$in"; t1=$(now)
-		awk "BEGIN{print $t1 - $t0}" >> "$DIR/pack.t"
-		rm -f "$DIR/$set.copy"; sync; sleep 1
-		t0=$(now); cp "$DIR/$set.aipk" "$DIR/$set.copy"; t1=$(now); sync "$DIR/$set.copy"; t2=$(now)
-		awk "BEGIN{print $t1 - $t0}" >> "$DIR/cp.t"
-		awk "BEGIN{print $t2 - $t0}" >> "$DIR/cps.t"
+		rm -f "$DIR/$set.aipk"; settle
+		timed "$DIR/pack.t" bin/aiperf-pack --model bench -o "$DIR/$set.aipk" "$in"
+		timed_cp "$DIR/cp.t" "$DIR/cps.t" "$DIR/$set.aipk" "$DIR/$set.copy"
 	done
 	in_mb=$(( $(stat -c %s "$in") / 1000000 ))
 	out_mb=$(( $(stat -c %s "$DIR/$set.aipk") / 1000000 ))
 	recs=$(bin/aiperf-pack stat --json "$DIR/$set.aipk" | sed 's/.*"records":\([0-9]*\).*/\1/')
 	p=$(median < "$DIR/pack.t"); c=$(median < "$DIR/cp.t"); cs=$(median < "$DIR/cps.t")
 	printf '%-5s records=%s in=%sMB store=%sMB  pack median %.3fs (%.0f MB/s of input)\n' "$set" "$recs" "$in_mb" "$out_mb" "$p" "$(awk "BEGIN{print $in_mb / $p}")"
-	printf '      cp median %.3fs: pack/cp %.2fx   cp+fsync median %.3fs: pack/(cp+fsync) %.2fx (pack fsyncs before its rename)\n' \
-		"$c" "$(awk "BEGIN{print $p / $c}")" "$cs" "$(awk "BEGIN{print $p / $cs}")"
+	printf '      cp median %.3fs: pack/cp %sx   cp+fsync median %.3fs: pack/(cp+fsync) %sx (pack fsyncs before its rename)\n' \
+		"$c" "$(ratio "$p" "$c")" "$cs" "$(ratio "$p" "$cs")"
 done

@@ -18,21 +18,14 @@ fi
 
 echo "== (b) aiperf-tokenize | aiperf-pack on a generated trace of $TOKENS prompt tokens =="
 go run ./scripts/gentrace -tokens "$TOKENS" > "$DIR/trace.jsonl"
-now() { date +%s.%N; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+. scripts/bench/common.sh
 : > "$DIR/pipe.t"; : > "$DIR/cp.t"; : > "$DIR/tok.t"; : > "$DIR/cps.t"
 for r in $(seq "$ROUNDS"); do
-	# Every timed step starts with its target removed and the page cache flushed.
-	rm -f "$DIR/s.aipk" "$DIR/copy.aipk"; sync; sleep 1
-	t0=$(now); bin/aiperf-tokenize "$DIR/trace.jsonl" > /dev/null; t1=$(now)
-	awk "BEGIN{print $t1 - $t0}" >> "$DIR/tok.t"
-	sync; sleep 1
-	t0=$(now); bin/aiperf-tokenize "$DIR/trace.jsonl" | bin/aiperf-pack --model bench -o "$DIR/s.aipk"; t1=$(now)
-	awk "BEGIN{print $t1 - $t0}" >> "$DIR/pipe.t"
-	rm -f "$DIR/copy.aipk"; sync; sleep 1
-	t0=$(now); cp "$DIR/s.aipk" "$DIR/copy.aipk"; t1=$(now); sync "$DIR/copy.aipk"; t2=$(now)
-	awk "BEGIN{print $t1 - $t0}" >> "$DIR/cp.t"
-	awk "BEGIN{print $t2 - $t0}" >> "$DIR/cps.t"
+	rm -f "$DIR/s.aipk"; settle
+	timed "$DIR/tok.t" sh -c 'bin/aiperf-tokenize "$1" > /dev/null' _ "$DIR/trace.jsonl"
+	settle
+	timed "$DIR/pipe.t" sh -c 'bin/aiperf-tokenize "$1" | bin/aiperf-pack --model bench -o "$2"' _ "$DIR/trace.jsonl" "$DIR/s.aipk"
+	timed_cp "$DIR/cp.t" "$DIR/cps.t" "$DIR/s.aipk" "$DIR/copy.aipk"
 done
 rows=$(wc -l < "$DIR/trace.jsonl")
 mb=$(( $(stat -c %s "$DIR/s.aipk") / 1000000 ))
@@ -40,5 +33,5 @@ p=$(median < "$DIR/pipe.t"); c=$(median < "$DIR/cp.t"); k=$(median < "$DIR/tok.t
 printf 'trace rows=%s prompt tokens=%s store=%sMB\n' "$rows" "$TOKENS" "$mb"
 printf 'tokenize alone  median %.3fs  %.1fM prompt tokens/s\n' "$k" "$(awk "BEGIN{print $TOKENS / $k / 1e6}")"
 printf 'tokenize|pack   median %.3fs  %.1fM prompt tokens/s\n' "$p" "$(awk "BEGIN{print $TOKENS / $p / 1e6}")"
-printf 'cp of the store median %.3fs  ratio (tokenize|pack)/cp %.2fx\n' "$c" "$(awk "BEGIN{print $p / $c}")"
-printf 'cp+fsync        median %.3fs  ratio (tokenize|pack)/(cp+fsync) %.2fx (pack fsyncs before its rename)\n' "$cs" "$(awk "BEGIN{print $p / $cs}")"
+printf 'cp of the store median %.3fs  ratio (tokenize|pack)/cp %sx\n' "$c" "$(ratio "$p" "$c")"
+printf 'cp+fsync        median %.3fs  ratio (tokenize|pack)/(cp+fsync) %sx (pack fsyncs before its rename)\n' "$cs" "$(ratio "$p" "$cs")"
