@@ -32,7 +32,7 @@ type options struct {
 	req         request.Options
 }
 
-// Flags returns the flags that change the bytes of a packed store, bound to o.
+// RequestFlags returns the flags that change the bytes of a packed store, bound to o.
 // aiperf-hash reads the same definitions so cache keys cannot drift.
 func RequestFlags(o *request.Options) []cli.Flag {
 	return []cli.Flag{
