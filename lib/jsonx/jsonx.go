@@ -642,6 +642,25 @@ func Fields(b []byte, i int, fn func(key, value []byte, valueOff int) error) (in
 }
 
 func fields(b []byte, i int, lax bool, fn func(key, value []byte, valueOff int) error) (int, error) {
+	return object(b, i, lax, fn, nil)
+}
+
+// WalkFields walks the JSON object at b[i] like [Fields], but leaves each
+// value to fn: fn gets the raw key literal (quotes included) and the offset
+// of the value (less than len(b), not white space), reads the value with
+// [Skip] or a reader of its own, which must check its syntax, and returns
+// the index just past it. A large value is thus scanned once, by fn, and
+// not first by WalkFields. Keys and the punctuation around values are
+// checked as in Fields. WalkFields returns the index past the object; an
+// error from fn is returned as is, with the index fn returned. Nesting is
+// not counted: a reader that recurses must bound its own depth.
+func WalkFields(b []byte, i int, fn func(key []byte, valueOff int) (int, error)) (int, error) {
+	return object(b, i, false, nil, fn)
+}
+
+// object is Fields when walk is nil, else WalkFields. (One loop for both;
+// calling fn through a closure given to WalkFields made Fields slower.)
+func object(b []byte, i int, lax bool, fn func(key, value []byte, valueOff int) error, walk func(key []byte, valueOff int) (int, error)) (int, error) {
 	if i >= len(b) || b[i] != '{' {
 		return i, syntaxErr(i, "expected '{'")
 	}
@@ -663,13 +682,21 @@ func fields(b []byte, i int, lax bool, fn func(key, value []byte, valueOff int) 
 		if i >= len(b) || b[i] != ':' {
 			return i, syntaxErr(i, "expected ':' after object key")
 		}
-		i = SkipSpace(b, i+1)
-		vs := i
-		if i, err = skip(b, i, 1, lax); err != nil {
-			return i, err
-		}
-		if err := fn(key, b[vs:i], vs); err != nil {
-			return vs, err
+		vs := SkipSpace(b, i+1)
+		if walk != nil {
+			if vs >= len(b) {
+				return vs, syntaxErr(vs, "unexpected end of input") // as skip says
+			}
+			if i, err = walk(key, vs); err != nil {
+				return i, err
+			}
+		} else {
+			if i, err = skip(b, vs, 1, lax); err != nil {
+				return i, err
+			}
+			if err := fn(key, b[vs:i], vs); err != nil {
+				return vs, err
+			}
 		}
 		i = SkipSpace(b, i)
 		if i >= len(b) {
@@ -696,6 +723,18 @@ func Elements(b []byte, i int, fn func(n int, value []byte, valueOff int) error)
 }
 
 func elements(b []byte, i int, lax bool, fn func(n int, value []byte, valueOff int) error) (int, error) {
+	return array(b, i, lax, fn, nil)
+}
+
+// WalkElements is the array counterpart of [WalkFields]: fn gets each
+// element's index n (from 0) and offset, reads the element and returns the
+// index just past it.
+func WalkElements(b []byte, i int, fn func(n, valueOff int) (int, error)) (int, error) {
+	return array(b, i, false, nil, fn)
+}
+
+// array is Elements when walk is nil, else WalkElements.
+func array(b []byte, i int, lax bool, fn func(n int, value []byte, valueOff int) error, walk func(n, valueOff int) (int, error)) (int, error) {
 	if i >= len(b) || b[i] != '[' {
 		return i, syntaxErr(i, "expected '['")
 	}
@@ -706,11 +745,20 @@ func elements(b []byte, i int, lax bool, fn func(n int, value []byte, valueOff i
 	for n := 0; ; n++ {
 		vs := i
 		var err error
-		if i, err = skip(b, i, 1, lax); err != nil {
-			return i, err
-		}
-		if err := fn(n, b[vs:i], vs); err != nil {
-			return vs, err
+		if walk != nil {
+			if vs >= len(b) {
+				return vs, syntaxErr(vs, "unexpected end of input") // as skip says
+			}
+			if i, err = walk(n, vs); err != nil {
+				return i, err
+			}
+		} else {
+			if i, err = skip(b, vs, 1, lax); err != nil {
+				return i, err
+			}
+			if err := fn(n, b[vs:i], vs); err != nil {
+				return vs, err
+			}
 		}
 		i = SkipSpace(b, i)
 		if i >= len(b) {

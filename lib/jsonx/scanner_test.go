@@ -3,6 +3,7 @@ package jsonx
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -188,6 +189,86 @@ func FuzzLax(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, want := lax.Valid(b), json.Valid(b); got != want {
 			t.Fatalf("lax Valid(%q) = %v, json.Valid %v", b, got, want)
+		}
+	})
+}
+
+func TestWalk(t *testing.T) {
+	b := []byte(`{"a" : [1, {"b": "c"}] ,"\u006b": "x\"y", "n": null}`)
+	var got []string
+	end, err := WalkFields(b, 0, func(key []byte, i int) (int, error) {
+		if key[0] != '"' || b[i] == ' ' {
+			t.Errorf("key %s, value at %d: %q", key, i, b[i])
+		}
+		if b[i] != '[' {
+			e, err := Skip(b, i)
+			got = append(got, string(key)+"="+string(b[i:e]))
+			return e, err
+		}
+		return WalkElements(b, i, func(n, i int) (int, error) {
+			e, err := Skip(b, i)
+			got = append(got, fmt.Sprint(n, "=", string(b[i:e])))
+			return e, err
+		})
+	})
+	if err != nil || end != len(b) {
+		t.Fatalf("WalkFields = %d, %v", end, err)
+	}
+	if s := strings.Join(got, ";"); s != `0=1;1={"b": "c"};"\u006b"="x\"y";"n"=null` {
+		t.Errorf("got %s", s)
+	}
+	stop := errors.New("stop")
+	for _, c := range []string{`{"a":1}`, `[1]`} {
+		var end int
+		var err error
+		if c[0] == '{' {
+			end, err = WalkFields([]byte(c), 0, func(_ []byte, i int) (int, error) { return 42, stop })
+		} else {
+			end, err = WalkElements([]byte(c), 0, func(_, i int) (int, error) { return 42, stop })
+		}
+		if end != 42 || err != stop {
+			t.Errorf("%s: fn error: got %d, %v", c, end, err)
+		}
+	}
+	for _, c := range []string{`{"a":`, `{"a": `, `[`, `[1,`, `[1, `} {
+		called := false
+		fn := func(i int) (int, error) {
+			if i >= len(c) {
+				called = true
+			}
+			return Skip([]byte(c), i)
+		}
+		var err error
+		if c[0] == '{' {
+			_, err = WalkFields([]byte(c), 0, func(_ []byte, i int) (int, error) { return fn(i) })
+		} else {
+			_, err = WalkElements([]byte(c), 0, func(_, i int) (int, error) { return fn(i) })
+		}
+		if err == nil || called {
+			t.Errorf("%q: err %v, fn called at the end: %v", c, err, called)
+		}
+	}
+}
+
+// FuzzWalk checks that WalkFields and WalkElements with a Skip reader are
+// Fields and Elements: same end, same error.
+func FuzzWalk(f *testing.F) {
+	for _, c := range append(skipCases, laxCases...) {
+		f.Add([]byte(c))
+		f.Add([]byte(`{"k": ` + c + `}`))
+		f.Add([]byte(`[` + c + `, 1]`))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		i := SkipSpace(b, 0)
+		e1, err1 := Fields(b, i, func(_, _ []byte, _ int) error { return nil })
+		e2, err2 := WalkFields(b, i, func(_ []byte, j int) (int, error) { return Skip(b, j) })
+		if e1 != e2 || fmt.Sprint(err1) != fmt.Sprint(err2) {
+			t.Fatalf("%q: Fields %d, %v; WalkFields %d, %v", b, e1, err1, e2, err2)
+		}
+		e1, err1 = Elements(b, i, func(int, []byte, int) error { return nil })
+		e2, err2 = WalkElements(b, i, func(_, j int) (int, error) { return Skip(b, j) })
+		if e1 != e2 || fmt.Sprint(err1) != fmt.Sprint(err2) {
+			t.Fatalf("%q: Elements %d, %v; WalkElements %d, %v", b, e1, err1, e2, err2)
 		}
 	})
 }
