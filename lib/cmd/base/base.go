@@ -95,6 +95,11 @@ func Main(app *cli.App, args []string) int {
 	if app.Reader == nil {
 		app.Reader = os.Stdin
 	}
+	for _, s := range []any{app.Writer, app.Reader} {
+		if f, ok := s.(*os.File); ok {
+			growPipe(f)
+		}
+	}
 	app.Version = Version
 	// -v is every binary's verbose flag; the version is --version only.
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}

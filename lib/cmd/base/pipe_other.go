@@ -1,0 +1,7 @@
+//go:build !linux
+
+package base
+
+import "os"
+
+func growPipe(*os.File) {}
