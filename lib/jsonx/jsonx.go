@@ -196,11 +196,14 @@ const (
 
 // hasSpecial reports whether any byte of x is '"', '\\', a control character
 // (< 0x20) or non-ASCII (>= 0x80). Classic SWAR zero-byte tests.
+//
+// Lanes with the high bit set are flagged by x itself, so the usual "&^v"
+// guards of the zero-byte test are not needed: a lane's high bit can only
+// be set wrongly by a borrow from a lower lane that is flagged already.
 func hasSpecial(x uint64) bool {
 	q := x ^ (lo8 * '"')
 	s := x ^ (lo8 * '\\')
-	ctl := (x - lo8*0x20) & ^x // high bit set where byte < 0x20 (or >= 0x80 via ^x masking below)
-	return ((q-lo8)&^q|(s-lo8)&^s|ctl|x)&hi8 != 0
+	return ((q-lo8)|(s-lo8)|(x-lo8*0x20)|x)&hi8 != 0
 }
 
 // SkipString validates the JSON string starting at b[i] == '"' and returns the

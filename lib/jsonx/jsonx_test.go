@@ -163,3 +163,22 @@ func BenchmarkSkipString(b *testing.B) {
 		}
 	}
 }
+
+// TestHasSpecialExhaustiveLanes checks the SWAR test against a byte loop for
+// every byte value in every lane, alone and next to every other special byte.
+func TestHasSpecialExhaustiveLanes(t *testing.T) {
+	special := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 || c >= 0x80 }
+	for lane := 0; lane < 8; lane++ {
+		for c := 0; c < 256; c++ {
+			w := []byte("abcdefgh")
+			w[lane] = byte(c)
+			x := uint64(0)
+			for i := 7; i >= 0; i-- {
+				x = x<<8 | uint64(w[i])
+			}
+			if got, want := hasSpecial(x), special(byte(c)); got != want {
+				t.Fatalf("hasSpecial(%q) = %v, want %v", w, got, want)
+			}
+		}
+	}
+}
