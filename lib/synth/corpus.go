@@ -277,9 +277,9 @@ func (c *Corpus) checkJoins(raw []byte, byteOff []int, ids []int) error {
 // leading space, for tokenizers that prepend "▁" themselves) is chosen to
 // keep the most cuts.
 func (c *Corpus) findLeads(raw []byte, byteOff []int) error {
-	sepText, hasSep := "", false
+	sepText, sepID, hasSep := "", 0, false
 	if id, ok := c.tok.BlockSeparator(); ok {
-		sepText, hasSep = c.tok.Decode([]int{id}), true
+		sepText, sepID, hasSep = c.tok.Decode([]int{id}), id, true
 	}
 	safe := func(strip bool) []int32 {
 		var out []int32
@@ -300,8 +300,10 @@ func (c *Corpus) findLeads(raw []byte, byteOff []int) error {
 			if len(c.tok.Encode(w)) != n {
 				continue
 			}
-			if hasSep && len(c.tok.Encode(sepText+w)) != n+1 {
-				continue
+			if hasSep {
+				if ids := c.tok.Encode(sepText + w); len(ids) != n+1 || ids[0] != sepID {
+					continue
+				}
 			}
 			out = append(out, p)
 		}

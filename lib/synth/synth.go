@@ -86,7 +86,7 @@ func (s *Synth) Describe() []string {
 		sep = strconv.Itoa(s.sepID)
 	}
 	return []string{
-		"synth=v1",
+		"synth=v2",
 		"seed=" + strconv.FormatUint(s.o.Seed, 10),
 		"block_size=" + strconv.Itoa(s.o.BlockSize),
 		"scope=" + strconv.Quote(s.o.Scope),

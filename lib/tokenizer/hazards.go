@@ -2,7 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
-	"strings"
+	"slices"
 )
 
 // SynthesisHazards names, in words for a user, the parts of the tokenizer
@@ -14,7 +14,11 @@ import (
 // for the common tokenizers.
 func (t *Tokenizer) SynthesisHazards() []string {
 	var h []string
-	add := func(format string, args ...any) { h = append(h, fmt.Sprintf(format, args...)) }
+	add := func(format string, args ...any) {
+		if m := fmt.Sprintf(format, args...); !slices.Contains(h, m) {
+			h = append(h, m)
+		}
+	}
 	var walkNorm func(n normalizer)
 	walkNorm = func(n normalizer) {
 		switch n := n.(type) {
@@ -69,6 +73,3 @@ func (t *Tokenizer) SynthesisHazards() []string {
 	}
 	return h
 }
-
-// describe is a short name for a hazard list, for tests.
-func describe(h []string) string { return strings.Join(h, "; ") }
