@@ -77,6 +77,20 @@ func splitEach(p piece, m matcher, b behavior, invert bool, fn func(piece)) {
 			return
 		}
 	}
+	if sk, ok := m.(seeker); ok && b == isolated {
+		prev := 0
+		for prev < len(s) {
+			lo, hi := sk.seek(s, prev)
+			if lo < 0 {
+				break
+			}
+			emitPiece(p, prev, lo, fn)
+			emitPiece(p, lo, hi, fn)
+			prev = hi
+		}
+		emitPiece(p, prev, len(s), fn)
+		return
+	}
 	spans := m.find(s, nil)
 	if b == isolated {
 		// Every match and every gap is a piece of its own, so invert

@@ -33,6 +33,12 @@ func knownScanner(pat string) matcher {
 		return cl100kScanner{maxDigits: 1}
 	case o200kPattern:
 		return o200kScanner{}
+	case deepseekDigits:
+		return deepseekDigitsScanner{}
+	case deepseekCJK:
+		return deepseekCJKScanner{}
+	case deepseekMain:
+		return deepseekMainScanner{}
 	}
 	return nil
 }
@@ -93,7 +99,7 @@ func runeClass(r rune) uint8 {
 	if k := catClass[c]; k != 0 {
 		return k
 	}
-	if unicode.IsSpace(r) {
+	if isSpaceRune(r) {
 		return cSpace
 	}
 	return cOther
@@ -112,6 +118,10 @@ var catClass = func() (t [32]uint8) {
 	}
 	return t
 }()
+
+// isSpaceRune is \s: White_Space, which has not changed since Unicode 6.3
+// (Go's table agrees with every later version).
+func isSpaceRune(r rune) bool { return unicode.IsSpace(r) }
 
 // classAtEnd is classAt that returns 0 past the end of s.
 func classAtEnd(s string, i int) (uint8, int) {
