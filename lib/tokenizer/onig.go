@@ -25,9 +25,9 @@ import (
 func onigClass(name string) (ucd.Ranges, bool) {
 	switch name {
 	case `\w`, "word":
-		// Alphabetic, marks, decimal digits and connectors, and for the
-		// Latin-1 range Oniguruma's own table, which adds ² ³ ¹ ¼ ½ ¾
-		// ([[:word:]] does not).
+		// Alphabetic, marks, decimal digits and connectors; outside a
+		// bracket expression, Oniguruma's table for the Latin-1 range
+		// adds ² ³ ¹ ¼ ½ ¾ (inside one, and as [[:word:]], it does not).
 		w := word()
 		if name == `\w` {
 			w = ucd.Union(w, ucd.Ranges{{0xb2, 0xb3}, {0xb9, 0xb9}, {0xbc, 0xbe}})
@@ -186,12 +186,16 @@ func parseEscape(s string, inClass bool) (set ucd.Ranges, lit rune, n int, err e
 	}
 	c := s[1]
 	switch c {
-	case 'w', 'd', 's', 'h':
-		rs, _ := onigClass(`\` + string(c))
+	case 'w', 'd', 's', 'h', 'W', 'D', 'S', 'H':
+		name := `\` + strings.ToLower(string(c))
+		if inClass && name == `\w` {
+			name = "word"
+		}
+		rs, _ := onigClass(name)
+		if c < 'a' {
+			rs = ucd.Complement(rs)
+		}
 		return rs, -1, 2, nil
-	case 'W', 'D', 'S', 'H':
-		rs, _ := onigClass(`\` + strings.ToLower(string(c)))
-		return ucd.Complement(rs), -1, 2, nil
 	case 'p', 'P':
 		if len(s) < 3 || s[2] != '{' {
 			return nil, -1, 0, fmt.Errorf("\\%c without {name}", c)

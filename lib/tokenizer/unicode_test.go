@@ -86,7 +86,10 @@ func patternSet(p string) (ucd.Ranges, error) {
 		}
 		return rs, err
 	case strings.HasPrefix(p, `\`):
-		rs, _, n, err := parseEscape(p, false)
+		rs, lit, n, err := parseEscape(p, false)
+		if err == nil && lit >= 0 {
+			rs = ucd.Ranges{{lit, lit}}
+		}
 		if err == nil && (n != len(p) || rs == nil) {
 			err = fmt.Errorf("not a class escape")
 		}

