@@ -99,6 +99,9 @@ type Corpus struct {
 	esc    []byte   // the JSON-escaped text of the whole corpus, no quotes
 	escOff []int32  // escOff[p]: offset in esc of token p's text, for cut positions (else -1)
 	digest string
+	// unstable[p] counts the tokens before p that do not re-encode to
+	// themselves; no window holds one.
+	unstable []int32
 
 	// stripLead: a segment-starting window drops its leading space (the
 	// tokenizer prepends "▁" itself, as SentencePiece-style ones do).
@@ -117,28 +120,24 @@ func NewCorpus(tok *tokenizer.Tokenizer, text string) (*Corpus, error) {
 		return nil, fmt.Errorf("synth: the corpus does not decode to valid UTF-8 with this tokenizer")
 	}
 	// Prompts are made of decoded corpus text, so that text must encode
-	// back to the same tokens. Only the start may differ (a tokenizer that
-	// prepends "▁" decodes to a leading space, and encoding that prepends
-	// again); no cut is made there. A tokenizer that adds characters its
-	// decoder keeps (ByteLevel's add_prefix_space on every piece) gets there
-	// after one more round: the decoded text is then the corpus.
-	from := 0
-	for round := 0; ; round++ {
-		ids2, starts2 := tok.EncodeWithBoundaries(string(raw))
-		if from = sameFrom(ids, ids2); from <= maxHeadDiff {
-			break
-		}
-		if round == 1 {
-			return nil, notRoundTrip(tok, raw, ids, ids2)
-		}
-		ids, starts = ids2, starts2
-		raw, byteOff = decodeBytes(tok, ids)
-		sum = sha256.Sum256(raw)
+	// back to the same tokens. Where it does not (the start, when the
+	// tokenizer prepends "▁" and decodes it to a space; next to digits when
+	// ByteLevel adds a space before every piece), no window may reach.
+	stable, nStable, err := stableTokens(tok, raw, byteOff, ids)
+	if err != nil || nStable < len(ids)/2 {
+		return nil, notRoundTrip(tok, raw, err)
 	}
 	c := &Corpus{tok: tok, n: len(ids), digest: hex.EncodeToString(sum[:])}
+	c.unstable = make([]int32, len(ids)+1)
+	for i, ok := range stable {
+		c.unstable[i+1] = c.unstable[i]
+		if !ok {
+			c.unstable[i+1]++
+		}
+	}
 	c.cut = make([]uint64, (len(ids)+64)/64)
 	c.escOff = make([]int32, len(ids)+1)
-	for p := max(1, from); p < len(ids); p++ {
+	for p := 1; p < len(ids); p++ {
 		if !starts[p] || tok.IsSpecial(ids[p]) || tok.IsSpecial(ids[p-1]) {
 			continue
 		}
@@ -195,29 +194,76 @@ func decodeBytes(tok *tokenizer.Tokenizer, ids []int) (raw []byte, off []int) {
 	return raw, off
 }
 
-// maxHeadDiff bounds the tokens at the start of the corpus that may
-// re-encode differently (see NewCorpus).
-const maxHeadDiff = 16
-
-// sameFrom returns the smallest i such that a[i:] and b[len(b)-len(a)+i:]
-// are equal: the two agree from token i of a on, up to a shift.
-func sameFrom(a, b []int) int {
-	i, j := len(a), len(b)
-	for i > 0 && j > 0 && a[i-1] == b[j-1] {
-		i--
-		j--
+// stableTokens encodes raw, the decoded corpus, again and reports for each
+// token of ids (whose bytes are raw[off[p]:off[p+1]]) whether the same
+// token comes back at the same place. The two decoded texts are aligned
+// first: a tokenizer may add or drop a few characters when it encodes.
+func stableTokens(tok *tokenizer.Tokenizer, raw []byte, off []int, ids []int) ([]bool, int, error) {
+	stable := make([]bool, len(ids))
+	e := tok.Encode(string(raw))
+	if slices.Equal(e, ids) {
+		for i := range stable {
+			stable[i] = true
+		}
+		return stable, len(ids), nil
 	}
-	return i
+	rawE, offE := decodeBytes(tok, e)
+	// at[k] is the offset in raw of rawE[k], or -1 for an added byte.
+	at := make([]int, len(rawE)+1)
+	i, k := 0, 0
+	for i < len(raw) || k < len(rawE) {
+		if i < len(raw) && k < len(rawE) && raw[i] == rawE[k] {
+			at[k] = i
+			i, k = i+1, k+1
+			continue
+		}
+		if n := resync(raw[i:], rawE[k:]); n > 0 {
+			for ; n > 0; n-- {
+				at[k] = -1
+				k++
+			}
+			continue
+		}
+		if n := resync(rawE[k:], raw[i:]); n > 0 {
+			i += n // dropped bytes: the tokens there will not match
+			continue
+		}
+		return nil, 0, fmt.Errorf("near %q", excerpt(raw, i))
+	}
+	at[len(rawE)] = len(raw)
+	n, q := 0, 0
+	for p := range ids {
+		for q < len(e) && at[offE[q]] < off[p] {
+			q++
+		}
+		if q < len(e) && at[offE[q]] == off[p] && e[q] == ids[p] && at[offE[q+1]] == off[p+1] &&
+			offE[q+1]-offE[q] == off[p+1]-off[p] {
+			stable[p] = true
+			n++
+		}
+	}
+	return stable, n, nil
 }
 
-// notRoundTrip explains a tokenizer whose decoded text encodes to other tokens.
-func notRoundTrip(tok *tokenizer.Tokenizer, raw []byte, ids, ids2 []int) error {
-	i := sameFrom(ids, ids2) - 1
-	lo := 0
-	for k := 0; k < i && k < len(ids); k++ {
-		lo += len(tok.TokenBytes(ids[k]))
+// resync returns the n, 1 <= n <= 64, for which b[n:] agrees longest with
+// the start of a (b has n bytes more), or 0 when none agrees for at least
+// 3 bytes or to the end of a.
+func resync(a, b []byte) int {
+	best, bestLen := 0, 2
+	for n := 1; n <= 64 && n <= len(b); n++ {
+		m := 0
+		for m < len(a) && n+m < len(b) && a[m] == b[n+m] && m < 64 {
+			m++
+		}
+		if m > bestLen || (m == len(a) && n+m == len(b) && m > 0) {
+			best, bestLen = n, m
+		}
 	}
-	lo = max(0, min(lo, len(raw))-20)
+	return best
+}
+
+func excerpt(raw []byte, i int) []byte {
+	lo := max(0, min(i, len(raw))-20)
 	for lo > 0 && !utf8.RuneStart(raw[lo]) {
 		lo--
 	}
@@ -225,7 +271,16 @@ func notRoundTrip(tok *tokenizer.Tokenizer, raw []byte, ids, ids2 []int) error {
 	for hi < len(raw) && !utf8.RuneStart(raw[hi]) {
 		hi++
 	}
-	return fmt.Errorf("synth: this tokenizer does not give back its own text: encoding the corpus, decoding the tokens and encoding the result again gives different tokens (first near %q)%s, so exact-length prompts cannot be built from it", raw[lo:hi], hazards(tok))
+	return raw[lo:hi]
+}
+
+// notRoundTrip explains a tokenizer whose decoded text encodes to other tokens.
+func notRoundTrip(tok *tokenizer.Tokenizer, raw []byte, err error) error {
+	where := ""
+	if err != nil {
+		where = " (" + err.Error() + ")"
+	}
+	return fmt.Errorf("synth: this tokenizer does not give back its own text: encoding the corpus, decoding the tokens and encoding the result again gives different tokens for most of it%s%s, so exact-length prompts cannot be built from it", where, hazards(tok))
 }
 
 func fewCuts(tok *tokenizer.Tokenizer, n int) error {
@@ -258,6 +313,9 @@ func (c *Corpus) checkJoins(raw []byte, byteOff []int, ids []int) error {
 		j := rng.IntN(m - 2)   // right window cuts[j]..cuts[j+2]
 		p0, a0, a1 := c.cuts[i-3], c.cuts[i-2], c.cuts[i]
 		b0, b1 := c.cuts[j], c.cuts[j+2]
+		if !c.stable(int(p0), int(a1)) || !c.stable(int(b0), int(b1)) {
+			continue
+		}
 		head := c.tok.Encode(text(p0, a0))
 		ab := c.tok.Encode(text(p0, a0) + text(a0, a1) + text(b0, b1))
 		want := append(append(head, ids[a0:a1]...), ids[b0:b1]...)
@@ -292,6 +350,9 @@ func (c *Corpus) findLeads(raw []byte, byteOff []int) error {
 				break
 			}
 			p, q := c.cuts[k], c.cuts[k+1]
+			if !c.stable(int(p), int(q)) {
+				continue
+			}
 			w := string(raw[byteOff[p]:byteOff[q]])
 			if strip {
 				w = w[1:]
@@ -361,11 +422,14 @@ func (c *Corpus) find(k, n int) (int, bool) { return c.findIn(c.cuts, k, n) }
 // findLead is find over the cuts that may start a prompt segment.
 func (c *Corpus) findLead(k, n int) (int, bool) { return c.findIn(c.lead, k, n) }
 
+// stable reports whether every token in [s, e) re-encodes to itself.
+func (c *Corpus) stable(s, e int) bool { return c.unstable[e] == c.unstable[s] }
+
 func (c *Corpus) findIn(cuts []int32, k, n int) (int, bool) {
 	m := len(cuts)
 	for i := 0; i < m; i++ {
 		s := int(cuts[(k+i)%m])
-		if s+n <= c.n && c.isCut(s+n) {
+		if s+n <= c.n && c.isCut(s+n) && c.stable(s, s+n) {
 			return s, true
 		}
 	}

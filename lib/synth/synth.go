@@ -220,10 +220,18 @@ func (s *Synth) appendPlain(dst []byte, line uint64, n int) ([]byte, error) {
 		w := a + uint64(seg)*b
 		var st int
 		var ok bool
-		if first {
-			st, ok = s.c.findLead(int(w%uint64(len(s.c.lead))), k)
-		} else {
-			st, ok = s.c.find(int(w%uint64(len(s.c.cuts))), k)
+		for {
+			if first {
+				st, ok = s.c.findLead(int(w%uint64(len(s.c.lead))), k)
+			} else {
+				st, ok = s.c.find(int(w%uint64(len(s.c.cuts))), k)
+			}
+			// A corpus with places no window may cross (see Corpus)
+			// can lack long windows: take shorter ones.
+			if ok || k <= 64 || n-k/2 < 8 {
+				break
+			}
+			k /= 2
 		}
 		if !ok {
 			return dst, &Error{Field: "input_length", Msg: fmt.Sprintf("no corpus window of %d tokens", k)}

@@ -53,7 +53,8 @@ func loadTokenizer(t testing.TB, name string) *tokenizer.Tokenizer {
 // lengths.
 func TestExactLengthTokenizers(t *testing.T) {
 	names := append([]string{"gpt2"}, realTokenizers...)
-	names = append(names, "synthetic/bl-prefix", "synthetic/sp-first", "synthetic/sp-metaspace", "synthetic/sp-prepend")
+	names = append(names, "synthetic/bl-prefix", "synthetic/sp-first", "synthetic/sp-metaspace", "synthetic/sp-prepend",
+		"synthetic/bl-onig", "synthetic/bl-split-prefix", "synthetic/bl-punct-contiguous")
 	text, err := CorpusText()
 	if err != nil {
 		t.Fatal(err)
@@ -71,10 +72,19 @@ func TestExactLengthTokenizers(t *testing.T) {
 				t.Fatal(err)
 			}
 			rows := rows
-			if !slices.Contains(realTokenizers, name) {
+			real := slices.Contains(realTokenizers, name)
+			if !real {
 				rows = rows[:min(len(rows), 100)]
 			}
-			bad, n := exactLengths(t, c, rows)
+			if name == "synthetic/bl-onig" {
+				// Custom patterns run through regexp2 with large
+				// character classes: correct, but slow.
+				rows = rows[:min(len(rows), 20)]
+			}
+			// A synthetic tokenizer may reject a row with an error (one
+			// whose windows all hold two or more tokens cannot make a
+			// one-token prompt); a real one may not.
+			bad, n := exactLengthsOr(t, c, rows, !real)
 			t.Logf("%s: %d prompts, %d length mismatches; corpus %d tokens, %d cuts (%d may start a segment); strip lead %v",
 				name, n, bad, c.Tokens(), c.Cuts(), c.LeadCuts(), c.stripLead)
 		})

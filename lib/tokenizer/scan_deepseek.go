@@ -39,14 +39,14 @@ func findSeeker(m seeker, s string, dst [][2]int) [][2]int {
 
 // Character classes of deepseekMain, at Oniguruma's Unicode version.
 const (
-	dLetter uint8 = 1 << iota // \p{L}
-	dMark                     // \p{M}
-	dPunct                    // \p{P} or \p{S}
-	dSpace                    // \s
-	dNewline                  // \r or \n
-	dASCIIPunct               // the ASCII punctuation class of the first alternative
-	dASCIILetter              // [A-Za-z]
-	dNumber                   // \p{N}
+	dLetter      uint8 = 1 << iota // \p{L}
+	dMark                          // \p{M}
+	dPunct                         // \p{P} or \p{S}
+	dSpace                         // \s
+	dNewline                       // \r or \n
+	dASCIIPunct                    // the ASCII punctuation class of the first alternative
+	dASCIILetter                   // [A-Za-z]
+	dNumber                        // \p{N}
 )
 
 var dsASCII = func() (t [utf8.RuneSelf]uint8) {

@@ -1,7 +1,9 @@
 // Writes the tokenizer test corpus: one JSON string per line. It is
 // deterministic (seeded), so regenerating gives the same file.
 //
-// usage: node gen-corpus.js GUTENBERG_DIR OUT_JSONL
+// usage: node gen-corpus.js GUTENBERG_DIR OUT_JSONL [EDGE_JSONL]
+//
+// EDGE_JSONL, when given, gets the Unicode edge cases (section 4) alone.
 //
 // GUTENBERG_DIR is the test/ folder of the Go module
 // github.com/eliben/go-sentencepiece@v0.6.0 (public-domain texts).
@@ -124,6 +126,7 @@ for (const f of files) {
 // after 9.0 (Hugging Face normalizes with 9.0 tables but matches patterns
 // with Oniguruma's 16.0 ones, and lowercases with Rust's 17.0), Indic text
 // with ZWJ and ZWNJ, and mixed white space and control characters.
+const edgeStart = out.length;
 {
   const rand4 = rng(20261201);
   const pick4 = (a) => a[Math.floor(rand4() * a.length)];
@@ -231,4 +234,5 @@ for (const f of files) {
 }
 
 fs.writeFileSync(outPath, out.map((s) => JSON.stringify(s)).join('\n') + '\n');
+if (process.argv[4]) fs.writeFileSync(process.argv[4], out.slice(edgeStart).map((s) => JSON.stringify(s)).join('\n') + '\n');
 console.error(`${outPath}: ${out.length} strings`);

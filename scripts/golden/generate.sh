@@ -30,7 +30,7 @@ zstd -q -d -f "$root/lib/tokenizer/builtin/qwen3/tokenizer.json.zst" -o "$tmp/qw
 
 src=$(cd "$tmp" && go mod download -json github.com/eliben/go-sentencepiece@v0.6.0 |
 	sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')/test
-node "$here/gen-corpus.js" "$src" "$tmp/corpus.jsonl"
+node "$here/gen-corpus.js" "$src" "$tmp/corpus.jsonl" "$tmp/edge.jsonl"
 zstd -q -19 -f "$tmp/corpus.jsonl" -o "$td/corpus.jsonl.zst"
 
 mkdir -p "$td/golden"
@@ -38,10 +38,10 @@ golden() { # NAME TOKENIZER_JSON
 	node "$here/gen-golden.js" "$2" "$tmp/corpus.jsonl" "$tmp/$1.jsonl"
 	zstd -q -19 -f "$tmp/$1.jsonl" -o "$td/golden/$1.jsonl.zst"
 }
-# The synthetic tokenizers get the first 300 strings (the hand-picked ones)
-# and every 6th after them.
+# The synthetic tokenizers get the first 300 strings (the hand-picked ones),
+# every 6th after them and all the Unicode edge cases.
 node "$here/gen-synthetic.js" "$tmp/gpt2.json" "$tmp/synthetic"
-awk 'NR <= 300 || NR % 6 == 0' "$tmp/corpus.jsonl" >"$tmp/corpus-small.jsonl"
+{ awk 'NR <= 300 || NR % 6 == 0' "$tmp/corpus.jsonl"; cat "$tmp/edge.jsonl"; } | awk '!seen[$0]++' >"$tmp/corpus-small.jsonl"
 mkdir -p "$td/synthetic"
 for f in "$tmp"/synthetic/*.json; do
 	n=$(basename "$f" .json)
