@@ -10,6 +10,7 @@ const (
 	DefaultLateThreshold = 10 * time.Millisecond
 	DefaultLateSlope     = 0.01
 	lateTrendMinCount    = 100
+	lateTrendMinSpan     = int64(time.Second)
 )
 
 // Lateness is how well the client kept to its schedule: send lateness is
@@ -23,10 +24,10 @@ const (
 //   - lateness grows along the schedule: the least-squares slope of lateness
 //     against intended send time exceeds Options.LateSlope (0.01 by default,
 //     i.e. 10 ms of extra lateness per second of schedule), over at least
-//     100 requests, and the growth over the run (slope x span) exceeds the
-//     threshold as well, so short noisy runs do not trip it. A growing
-//     backlog is the signature of a client slower than the schedule even
-//     while the p99 is still small.
+//     100 requests spanning at least one second of schedule (there the
+//     slope's noise from ms-scale jitter is a few 1e-4). A growing backlog is
+//     the signature of a client slower than the schedule, visible before the
+//     p99 reaches the threshold.
 type Lateness struct {
 	Count  int64   // requests with both times
 	P50NS  float64 // send lateness percentiles (exact in a Summary, within the stated bound in a Live snapshot)
@@ -91,7 +92,7 @@ func (l *Lateness) judge(t *trend, o *Options) {
 	case l.Count > 0 && l.P99NS > thr:
 		l.Behind = true
 		l.Reason = fmt.Sprintf("p99 send lateness %.2f ms exceeds %.2f ms", l.P99NS/1e6, thr/1e6)
-	case l.Count >= lateTrendMinCount && l.Slope > o.lateSlope() && l.Slope*float64(l.SpanNS) > thr:
+	case l.Count >= lateTrendMinCount && l.SpanNS >= lateTrendMinSpan && l.Slope > o.lateSlope():
 		l.Behind = true
 		l.Reason = fmt.Sprintf("send lateness grew %.2f ms per second of schedule over %.2f s", l.Slope*1e3, float64(l.SpanNS)/1e9)
 	}
