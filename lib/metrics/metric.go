@@ -33,19 +33,19 @@ func convFactor(from, to unit) float64 {
 	return to.perSecond / from.perSecond
 }
 
-type flag uint16
+type mflag uint16
 
 const (
-	flagStreaming      flag = 1 << iota // aiperf STREAMING_ONLY: computed only for streamed responses
-	flagNoConsole                       // NO_CONSOLE: not in the console table
-	flagErrorOnly                       // ERROR_ONLY: computed from failed requests only
-	flagLargerIsBetter                  // LARGER_IS_BETTER: a goodput SLO is a floor (>=), not a ceiling
-	flagInternal                        // INTERNAL: computed, never exported
-	flagNoRecord                        // NO_INDIVIDUAL_RECORDS: not written per request
-	flagGoodput                         // GOODPUT: exists only when SLOs are set
-	flagList                            // one list of values per request (inter_chunk_latency)
-	flagInt                             // per-request values are integers in the base unit
-	flagBoth                            // computed for failed requests as well (ours: send_lateness)
+	flagStreaming      mflag = 1 << iota // aiperf STREAMING_ONLY: computed only for streamed responses
+	flagNoConsole                        // NO_CONSOLE: not in the console table
+	flagErrorOnly                        // ERROR_ONLY: computed from failed requests only
+	flagLargerIsBetter                   // LARGER_IS_BETTER: a goodput SLO is a floor (>=), not a ceiling
+	flagInternal                         // INTERNAL: computed, never exported
+	flagNoRecord                         // NO_INDIVIDUAL_RECORDS: not written per request
+	flagGoodput                          // GOODPUT: exists only when SLOs are set
+	flagList                             // one list of values per request (inter_chunk_latency)
+	flagInt                              // per-request values are integers in the base unit
+	flagBoth                             // computed for failed requests as well (ours: send_lateness)
 )
 
 type kind uint8
@@ -59,12 +59,12 @@ const (
 type def struct {
 	tag, header string
 	unit, disp  unit
-	flags       flag
+	flags       mflag
 	kind        kind
 	order       int // console display order; 0 = after the ordered ones
 }
 
-func (d *def) has(f flag) bool { return d.flags&f != 0 }
+func (d *def) has(f mflag) bool { return d.flags&f != 0 }
 
 // id indexes defs. Record metrics come first, in the order aiperf computes
 // them (its dependency order); this is also the order of a request's
@@ -172,9 +172,9 @@ var defs = [numIDs]def{
 	mTotalOutputTokens:    {"total_output_tokens", "Total Output Tokens", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole, kindDerived, 0},
 	mTotalReasoningTokens: {"total_reasoning_tokens", "Total Reasoning Tokens", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole, kindDerived, 0},
 	mTotalErrorISL:        {"total_error_isl", "Total Error Input Sequence Length", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole | flagErrorOnly, kindDerived, 0},
-	mTotalUsagePrompt:     {"total_usage_prompt_tokens", "Total Usage Prompt Tokens", unitTokens, unitTokens, 0, kindDerived, 0},
-	mTotalUsageCompletion: {"total_usage_completion_tokens", "Total Usage Completion Tokens", unitTokens, unitTokens, 0, kindDerived, 0},
-	mTotalUsageTotal:      {"total_usage_total_tokens", "Total Usage Total Tokens", unitTokens, unitTokens, 0, kindDerived, 0},
+	mTotalUsagePrompt:     {"total_usage_prompt_tokens", "Total Usage Prompt Tokens", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole, kindDerived, 0},
+	mTotalUsageCompletion: {"total_usage_completion_tokens", "Total Usage Completion Tokens", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole, kindDerived, 0},
+	mTotalUsageTotal:      {"total_usage_total_tokens", "Total Usage Total Tokens", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole, kindDerived, 0},
 }
 
 var byTag = func() map[string]id {
