@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -245,4 +246,53 @@ func TestGroup(t *testing.T) {
 			t.Errorf("group(%v) = %s, want %s", v, got, want)
 		}
 	}
+}
+
+// FuzzRecordLine feeds any record the result decoder accepts through the
+// metrics: profile_export.jsonl lines stay valid JSON and Summarize, Live
+// and the writers do not fail on it.
+func FuzzRecordLine(f *testing.F) {
+	for _, r := range goldenRecords()[3:12] {
+		f.Add(result.Append(nil, &r))
+	}
+	f.Add([]byte(`{"v":1,"sent_unix_ns":5,"intended_unix_ns":9,"chunk_offsets_ns":[3,1,2],"output_tokens_source":"client","output_tokens":1,"max_tokens":1}`))
+	f.Add([]byte(`{"v":1,"session":"\u0000\"","error":{"code":0,"type":"","message":"\ud800"},"usage":{"prompt_tokens":9223372036854775807}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var r result.Record
+		if result.Parse(bytes.TrimSpace(line), &r) != nil {
+			return
+		}
+		if r.Phase == result.PhaseWarmup {
+			r.Phase = ""
+		}
+		for _, streaming := range []bool{false, true} {
+			o := Options{Streaming: streaming}
+			var buf bytes.Buffer
+			rw, _ := NewRecordWriter(&buf, o)
+			if err := rw.Write(&r); err != nil {
+				t.Fatal(err)
+			}
+			rw.Flush()
+			if !json.Valid(bytes.TrimSpace(buf.Bytes())) {
+				t.Fatalf("invalid profile_export.jsonl line: %s", buf.Bytes())
+			}
+			s, err := Summarize(FromRecords([]result.Record{r, r}), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf.Reset()
+			if err := WriteJSON(&buf, s, Run{Location: time.UTC}); err != nil || !json.Valid(buf.Bytes()) {
+				t.Fatalf("summary JSON %v: %s", err, buf.Bytes())
+			}
+			if err := WriteCSV(io.Discard, s); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteConsole(io.Discard, s, ""); err != nil {
+				t.Fatal(err)
+			}
+			l, _ := NewLive(o)
+			l.Add(&r)
+			_ = l.Snapshot()
+		}
+	})
 }
