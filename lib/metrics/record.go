@@ -73,8 +73,14 @@ type evaluator struct {
 //     input_tokens and its output count the client tokenizer's (r.OutputTokens
 //     when counted by the client, else r.ClientOutputTokens);
 //   - osl_mismatch_diff_pct = (OSL - max_tokens) / max_tokens * 100;
+//   - usage_discrepancy_count counts a request when any of the diffs it has
+//     exceeds 10 %; aiperf counts only requests that have both the prompt
+//     and the completion diff, which a replay whose output counts come from
+//     usage alone would never have;
 //   - send_lateness = sent - intended (every request), schedule_relative_latency
-//     = last content response - intended (valid requests).
+//     = end - intended (valid requests): the latency measured from when the
+//     schedule meant the request to go, so a client that falls behind cannot
+//     hide the wait (coordinated omission).
 func (e *evaluator) eval(r *result.Record, x *values) {
 	*x = values{good: -1, oslMismatch: -1, usageDisc: -1}
 	c := r.ChunkOffsetsNS
@@ -102,8 +108,8 @@ func (e *evaluator) eval(r *result.Record, x *values) {
 	latency := c[len(c)-1]
 	x.set(mLatency, float64(latency))
 	x.startNS, x.maxRespNS = r.SentNS, r.SentNS+latency
-	if r.IntendedNS > 0 {
-		x.set(mScheduleLatency, float64(r.SentNS+latency-r.IntendedNS))
+	if r.IntendedNS > 0 && r.EndNS >= r.IntendedNS {
+		x.set(mScheduleLatency, float64(r.EndNS-r.IntendedNS))
 	}
 	if haveISL {
 		x.set(mISL, float64(isl))

@@ -67,7 +67,7 @@ func TestRecordMetrics(t *testing.T) {
 				"usage_prompt_tokens_diff_pct": 2.0 / 98 * 100,
 				"requested_osl":                5, "osl_mismatch_diff_pct": 0, "#osl_mismatch": 0,
 				"#usage_discrepancy": 0,
-				"send_lateness":      100, "schedule_relative_latency": 40*ms + 100,
+				"send_lateness":      100, "schedule_relative_latency": 41*ms + 100,
 			},
 		},
 		{
@@ -147,7 +147,7 @@ func TestRecordMetrics(t *testing.T) {
 				"inter_token_latency": 1 * ms, "output_token_throughput_per_user": 1000,
 				"prefill_throughput_per_user": 40 / (1 * ms * 1e-9),
 				"input_sequence_length":       40, "output_sequence_length": 3, "output_token_count": 3,
-				"send_lateness": 5, "schedule_relative_latency": 3*ms + 5,
+				"send_lateness": 5, "schedule_relative_latency": 3 * ms, // end - intended
 			},
 		},
 		{

@@ -105,6 +105,15 @@ func (s *Summary) Get(tag string) *Result {
 	return nil
 }
 
+// ErrorTypes groups Errors by code and type alone, most frequent first.
+func (s *Summary) ErrorTypes() []ErrorCount {
+	t := newErrTable()
+	for _, e := range s.Errors {
+		t.m[ErrorCount{Code: e.Code, Type: e.Type}] += e.Count
+	}
+	return t.list()
+}
+
 // ErrorRate is failed / all profiling requests (0 without requests).
 func (s *Summary) ErrorRate() float64 {
 	if n := s.Requests + s.ErrorRequests; n > 0 {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
+	"unicode/utf8"
 	"testing"
 
 	"github.com/aiperf/toolkit/lib/result"
@@ -181,5 +183,39 @@ func TestShardsEqualConcatenation(t *testing.T) {
 	}
 	if !reflect.DeepEqual(a, c) {
 		t.Fatalf("records file differs from the records in memory")
+	}
+}
+
+func TestErrorSummary(t *testing.T) {
+	mk := func(code int, typ, msg string) result.Record {
+		return result.Record{SentNS: 1, EndNS: 2, Err: &result.Error{Code: code, Type: typ, Message: msg}}
+	}
+	recs := []result.Record{mk(503, "HTTPError", "a"), mk(503, "HTTPError", "b"), mk(503, "HTTPError", "a"),
+		mk(0, "ConnectionError", "reset"), {SentNS: 1, EndNS: 2, Status: 200}}
+	s, err := Summarize(FromRecords(recs), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ErrorCount{{503, "HTTPError", "a", 2}, {0, "ConnectionError", "reset", 1},
+		{0, "InvalidInferenceResultError", invalidError.Message, 1}, {503, "HTTPError", "b", 1}}
+	if !reflect.DeepEqual(s.Errors, want) {
+		t.Errorf("errors:\n%v\nwant\n%v", s.Errors, want)
+	}
+	types := []ErrorCount{{503, "HTTPError", "", 3}, {0, "ConnectionError", "", 1}, {0, "InvalidInferenceResultError", "", 1}}
+	if got := s.ErrorTypes(); !reflect.DeepEqual(got, types) {
+		t.Errorf("types %v, want %v", got, types)
+	}
+	// Distinct messages beyond the cap fold into their code and type.
+	tbl := newErrTable()
+	for i := 0; i < maxErrorKinds+50; i++ {
+		tbl.add(&result.Error{Code: 500, Type: "HTTPError", Message: "request " + itoa(i)})
+	}
+	l := tbl.list()
+	if len(l) != maxErrorKinds+1 || l[0].Count != 50 || l[0].Message != "(further distinct messages not kept)" {
+		t.Errorf("capped table: %d entries, first %+v", len(l), l[0])
+	}
+	long := strings.Repeat("é", maxErrorMessage)
+	if m := clipMessage(long); len(m) > maxErrorMessage+len("…") || !utf8.ValidString(m) {
+		t.Errorf("clipped message: %d bytes, valid %v", len(m), utf8.ValidString(m))
 	}
 }
