@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"unicode/utf8"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/aiperf/toolkit/lib/result"
 )
