@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aiperf/toolkit/lib/jsonx"
 )
@@ -17,6 +19,7 @@ type burstDecoder struct {
 	name    string
 	cr      *csv.Reader
 	filt    *filter
+	header  []string
 	col     [3]int // indexes of Timestamp, Request tokens, Response tokens
 	seq     int64
 	skipped int
@@ -31,6 +34,11 @@ func newBurstDecoder(r io.Reader, name string, filt *filter) (*burstDecoder, err
 	header, err := cr.Read()
 	if err != nil && err != io.EOF {
 		return nil, d.csvError(err)
+	}
+	header = slices.Clone(header) // cr reuses its record
+	d.header = header
+	if err := d.checkUTF8(header, true); err != nil {
+		return nil, err
 	}
 	var missing []string
 	for i, c := range burstColumns {
@@ -69,6 +77,9 @@ func (d *burstDecoder) next() (*Row, error) {
 			return nil, d.csvError(err)
 		}
 		line, _ := d.cr.FieldPos(0)
+		if err := d.checkUTF8(rec, false); err != nil {
+			return nil, err
+		}
 		seq := d.seq
 		d.seq++
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
@@ -85,6 +96,29 @@ func (d *burstDecoder) next() (*Row, error) {
 			return row, nil
 		}
 	}
+}
+
+// checkUTF8 refuses a CSV record with a cell that is not valid UTF-8 (as
+// Python's csv module, reading the file as UTF-8 text, does), naming the
+// cell by its column's header (by number in the header itself).
+func (d *burstDecoder) checkUTF8(rec []string, isHeader bool) error {
+	for i, c := range rec {
+		if utf8.ValidString(c) {
+			continue
+		}
+		line, _ := d.cr.FieldPos(i)
+		field := fmt.Sprintf("column %d", i+1)
+		if !isHeader && i < len(d.header) {
+			field = strconv.Quote(d.header[i])
+		}
+		bad := 0
+		for r, size := utf8.DecodeRuneInString(c); r != utf8.RuneError || size != 1; r, size = utf8.DecodeRuneInString(c[bad:]) {
+			bad += size
+		}
+		return &Error{File: d.name, Line: int64(line), Field: field,
+			Err: fmt.Errorf("invalid UTF-8 (byte 0x%02x)", c[bad])}
+	}
+	return nil
 }
 
 // parse reads the three required cells; ok is false when one is missing or

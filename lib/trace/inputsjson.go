@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -50,9 +51,8 @@ func parseInputsJSON(name string, doc []byte) ([]*Row, error) {
 	if start == len(doc) {
 		return nil, &Error{File: name, Err: fmt.Errorf("empty document; want {\"data\": [...]}")}
 	}
-	if !validJSON(doc) {
-		msg, off := syntaxError(doc)
-		return nil, &Error{File: name, Line: lc.at(int(off)), Err: fmt.Errorf("%s", msg)}
+	if fe, off := checkText(doc); fe != nil {
+		return nil, &Error{File: name, Line: lc.at(off), Field: fe.field, Err: errors.New(fe.msg)}
 	}
 	if kind(doc[start:]) != kindObject {
 		return nil, &Error{File: name, Line: lc.at(start), Err: fmt.Errorf("document must be a JSON object with \"data\", got %s", kind(doc[start:]))}

@@ -226,11 +226,11 @@ func parseMooncake(rec []byte) (*Row, int, error) {
 	return row, mode, nil
 }
 
-// checkObject reports a record that is not a valid JSON object.
+// checkObject reports a record that is not a valid JSON object (or whose
+// text is not valid Unicode, see checkText).
 func checkObject(rec []byte) error {
-	if !validJSON(rec) {
-		msg, _ := syntaxError(rec)
-		return ferr("", "%s", msg)
+	if fe, _ := checkText(rec); fe != nil {
+		return fe
 	}
 	if k := kind(rec); k != kindObject {
 		return ferr("", "record must be a JSON object, got %s", k)

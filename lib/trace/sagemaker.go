@@ -205,9 +205,11 @@ func decodeCapture(entry []byte) ([]byte, error) {
 		raw = dec
 	}
 	raw = trimJSONSpace(raw)
-	if !validJSON(raw) {
-		msg, _ := syntaxError(raw)
-		return nil, errors.New(msg)
+	if fe, _ := checkText(raw); fe != nil {
+		if fe.field != "" {
+			return nil, fmt.Errorf("the decoded body at %s: %s", fe.field, fe.msg)
+		}
+		return nil, fmt.Errorf("the decoded body: %s", fe.msg)
 	}
 	return raw, nil
 }
