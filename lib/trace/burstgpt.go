@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,7 +87,10 @@ func (d *burstDecoder) next() (*Row, error) {
 			d.seq-- // a blank line is not a row
 			continue
 		}
-		row, ok := d.parse(rec)
+		row, ok, fe := d.parse(rec)
+		if fe != nil {
+			return nil, at(d.name, int64(line), fe)
+		}
 		if !ok {
 			d.skipped++
 			continue
@@ -122,8 +126,9 @@ func (d *burstDecoder) checkUTF8(rec []string, isHeader bool) error {
 }
 
 // parse reads the three required cells; ok is false when one is missing or
-// not a number, and such rows are skipped like aiperf does.
-func (d *burstDecoder) parse(rec []string) (*Row, bool) {
+// not a number, and such rows are skipped like aiperf does. A number out of
+// range is an error naming its column.
+func (d *burstDecoder) parse(rec []string) (row *Row, ok bool, fe *fieldError) {
 	cell := func(i int) (string, bool) {
 		if d.col[i] >= len(rec) {
 			return "", false
@@ -134,30 +139,37 @@ func (d *burstDecoder) parse(rec []string) (*Row, bool) {
 	in, ok2 := cell(1)
 	out, ok3 := cell(2)
 	if !ok1 || !ok2 || !ok3 {
-		return nil, false
+		return nil, false, nil
 	}
 	ns, neg, _, err := jsonx.ParseDecimal(ts, scaleS)
+	if err == jsonx.ErrRange {
+		return nil, false, ferr(strconv.Quote(burstColumns[0]), "%s s is out of range (at most %d ns)", ts, int64(math.MaxInt64))
+	}
 	if err != nil || neg && ns != 0 {
-		return nil, false
+		return nil, false, nil
 	}
-	inputLength, ok := csvInt(in)
-	if !ok {
-		return nil, false
+	row = &Row{HasTimestamp: true, TimestampNS: ns, HasOutputLength: true}
+	for i, dst := range []*int{&row.InputLength, &row.OutputLength} {
+		v := in
+		if i == 1 {
+			v = out
+		}
+		n, isNum := csvInt(v)
+		if !isNum {
+			return nil, false, nil
+		}
+		if n > MaxTokens {
+			return nil, false, ferr(strconv.Quote(burstColumns[i+1]), "%s is out of range (at most %d tokens)", v, MaxTokens)
+		}
+		*dst = int(n)
 	}
-	outputLength, ok := csvInt(out)
-	if !ok {
-		return nil, false
-	}
-	return &Row{
-		HasTimestamp: true, TimestampNS: ns,
-		InputLength:     inputLength,
-		HasOutputLength: true, OutputLength: outputLength,
-	}, true
+	return row, true, nil
 }
 
 // csvInt parses a non-negative integer cell the way Python's int() does
-// for plain digits (an optional '+', leading zeros allowed).
-func csvInt(s string) (int, bool) {
+// for plain digits (an optional '+', leading zeros allowed). A number too
+// large for a uint64 is returned as math.MaxUint64.
+func csvInt(s string) (uint64, bool) {
 	s = strings.TrimPrefix(s, "+")
 	if s == "" {
 		return 0, false
@@ -167,9 +179,9 @@ func csvInt(s string) (int, bool) {
 			return 0, false
 		}
 	}
-	n, err := strconv.ParseInt(s, 10, 0)
+	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, false
+		return math.MaxUint64, true // only digits: the error is the range
 	}
-	return int(n), true
+	return n, true
 }

@@ -279,6 +279,17 @@ func syntaxError(b []byte) (string, int64) {
 	return "invalid JSON", 0
 }
 
+// compactCopy returns a copy of the valid JSON text v on one line: without
+// the white space between its tokens, every other byte kept. Bodies taken
+// from a multi-line document (inputs_json) or a decoded capture
+// (sagemaker_data_capture) may hold newlines that would break a JSONL line.
+func compactCopy(v []byte) json.RawMessage {
+	if jsonx.IsCompact(v) {
+		return copyRaw(v)
+	}
+	return jsonx.AppendCompact(nil, v)
+}
+
 // copyRaw returns a copy of v that does not alias any reused buffer.
 func copyRaw(v []byte) json.RawMessage {
 	return append(json.RawMessage(nil), v...)

@@ -51,7 +51,7 @@ func TestLongLine(t *testing.T) {
 		strings.NewReader("first\r\n"),
 		io.LimitReader(xReader{}, size),
 		strings.NewReader("\r\nlast"),
-	))
+	), 0)
 	for i, want := range []int{5, size, 4} {
 		line, n, err := lr.next()
 		if err != nil || len(line) != want || n != int64(i+1) {

@@ -19,17 +19,18 @@ import (
 // becomes 0), applies the filters and returns the rows sorted by time (ties
 // in input order).
 type sagemakerDecoder struct {
-	paths      []string  // files, in sorted order
-	stream     io.Reader // or a single stream
+	paths      []string    // files, in sorted order
+	read       *int64      // counts the bytes read from paths
+	stream     *lineReader // or a single stream
 	streamName string
+	maxLine    int
 	filt       *filter
 }
 
 func (d *sagemakerDecoder) load() ([]*Row, error) {
 	var all []*Row
 	var seq int64
-	read := func(name string, r io.Reader) error {
-		lr := newLineReader(r)
+	read := func(name string, lr *lineReader) error {
 		for {
 			rec, line, err := lr.record()
 			if err == io.EOF {
@@ -57,7 +58,7 @@ func (d *sagemakerDecoder) load() ([]*Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		err = read(p, skipBOM(f))
+		err = read(p, newLineReader(counter{f, d.read}, d.maxLine))
 		f.Close()
 		if err != nil {
 			return nil, err
@@ -133,12 +134,12 @@ func parseSageMaker(rec []byte) (*Row, error) {
 	if fe := validateMessages("messages", messages); fe != nil {
 		return nil, fail("captureData.endpointInput.data."+fe.field, "%s", fe.msg)
 	}
-	row.Messages = copyRaw(messages)
+	row.Messages = compactCopy(messages)
 	if tools := member(body, "tools"); !isNull(tools) {
 		if _, fe := objectList("tools", tools); fe != nil {
 			return nil, fail("captureData.endpointInput.data."+fe.field, "%s", fe.msg)
 		}
-		row.Tools = copyRaw(tools)
+		row.Tools = compactCopy(tools)
 	}
 	maxTokens := member(body, "max_tokens")
 	field := "max_tokens"
@@ -146,7 +147,7 @@ func parseSageMaker(rec []byte) (*Row, error) {
 		maxTokens, field = member(body, "max_completion_tokens"), "max_completion_tokens"
 	}
 	if !isNull(maxTokens) {
-		n, fe := count(field, maxTokens)
+		n, fe := tokens(field, maxTokens)
 		if fe != nil {
 			return nil, fail("captureData.endpointInput.data."+fe.field, "%s", fe.msg)
 		}
@@ -161,7 +162,7 @@ func parseSageMaker(rec []byte) (*Row, error) {
 		if kind(resp) == kindObject {
 			if usage := member(resp, "usage"); kind(usage) == kindObject {
 				if pt := member(usage, "prompt_tokens"); !isNull(pt) {
-					n, fe := count("prompt_tokens", pt)
+					n, fe := tokens("prompt_tokens", pt)
 					if fe != nil {
 						return nil, fail("captureData.endpointOutput.data.usage."+fe.field, "%s", fe.msg)
 					}

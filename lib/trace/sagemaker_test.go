@@ -129,3 +129,19 @@ func TestSageMakerDirectory(t *testing.T) {
 		t.Errorf("Open(empty dir): got no error")
 	}
 }
+
+// TestSageMakerBodyOnOneLine: a captured body that was pretty-printed gives
+// messages and tools on one line (records are JSONL), bytes otherwise kept.
+func TestSageMakerBodyOnOneLine(t *testing.T) {
+	t.Parallel()
+	body := "{\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"a \\n b\"}\n  ],\n  \"tools\": [ {\"type\": \"function\"} ]\n}"
+	for _, enc := range []string{"BASE64", "JSON"} {
+		rows := mustRead(t, "c.jsonl", capture("e", "2026-01-01T00:00:00Z", body, enc, "", "")+"\n", Options{Type: TypeSageMaker})
+		if got, want := string(rows[0].Messages), `[{"role":"user","content":"a \n b"}]`; got != want {
+			t.Errorf("%s: messages %s, want %s", enc, got, want)
+		}
+		if got, want := string(rows[0].Tools), `[{"type":"function"}]`; got != want {
+			t.Errorf("%s: tools %s, want %s", enc, got, want)
+		}
+	}
+}
