@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"time"
@@ -67,12 +68,20 @@ func (d *sagemakerDecoder) load() ([]*Row, error) {
 	if len(all) == 0 {
 		return nil, nil
 	}
-	first := all[0].TimestampNS
+	earliest := all[0]
 	for _, r := range all {
-		first = min(first, r.TimestampNS)
+		if r.TimestampNS < earliest.TimestampNS {
+			earliest = r
+		}
 	}
+	first := earliest.TimestampNS
 	kept := all[:0]
 	for _, r := range all {
+		if r.TimestampNS-first < 0 { // wrapped: more than 292 years apart
+			return nil, &Error{File: r.Source, Line: r.Line, Field: "eventMetadata.inferenceTime",
+				Err: fmt.Errorf("more than %d years after the earliest capture (%s:%d), which nanosecond offsets cannot span",
+					int64(math.MaxInt64)/int64(365.2425*24*float64(time.Hour)), earliest.Source, earliest.Line)}
+		}
 		r.TimestampNS -= first
 		if d.filt.keep(r) {
 			kept = append(kept, r)
@@ -113,6 +122,10 @@ func parseSageMaker(rec []byte) (*Row, error) {
 	t, err := parseISO8601(s)
 	if err != nil {
 		return nil, fail("eventMetadata.inferenceTime", "%v", err)
+	}
+	if t.Before(minTime) || t.After(maxTime) {
+		return nil, fail("eventMetadata.inferenceTime", "%q is out of range (nanosecond times span %s to %s)", s,
+			minTime.Format(time.RFC3339Nano), maxTime.Format(time.RFC3339Nano))
 	}
 	if kind(capture) != kindObject {
 		return nil, fail("captureData", "missing or not an object")
@@ -233,6 +246,12 @@ var iso8601Layouts = []string{
 	"2006-01-02T15:04",
 	"2006-01-02",
 }
+
+// The times whose Unix nanoseconds fit an int64 (1677-09-21 to 2262-04-11).
+var (
+	minTime = time.Unix(0, math.MinInt64).UTC()
+	maxTime = time.Unix(0, math.MaxInt64).UTC()
+)
 
 func parseISO8601(s string) (time.Time, error) {
 	for _, layout := range iso8601Layouts {
