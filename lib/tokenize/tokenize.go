@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"runtime"
 	"strconv"
@@ -296,6 +297,10 @@ func (r *runner) abort(err error) error {
 func (r *runner) outputError(err error) error {
 	if r.out.err != nil {
 		err = r.out.err
+	}
+	var pe *fs.PathError // "write /dev/stdout: ..." says less than the name we have
+	if errors.As(err, &pe) {
+		err = pe.Err
 	}
 	return &OutputError{Name: r.o.OutputName, Err: err}
 }

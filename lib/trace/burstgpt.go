@@ -61,6 +61,10 @@ func newBurstDecoder(r io.Reader, name string, filt *filter) (*burstDecoder, err
 }
 
 func (d *burstDecoder) csvError(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return &Error{File: d.name, Line: int64(pe.StartLine), Err: fmt.Errorf("bad CSV: %v", pe.Err)}
