@@ -78,19 +78,10 @@ func (l *lineReader) next() ([]byte, int64, error) {
 	frag, err := l.br.ReadSlice('\n')
 	line := frag
 	if errors.Is(err, bufio.ErrBufferFull) {
-		l.long = append(l.long[:0], frag...)
-		for errors.Is(err, bufio.ErrBufferFull) {
-			if len(l.long) > l.max+2 { // +2: the terminator is not part of the line
-				l.long = nil
-				return nil, l.n + 1, &LineTooLongError{Max: l.max}
-			}
-			frag, err = l.br.ReadSlice('\n')
-			l.long = append(l.long, frag...)
+		if line, err = l.assemble(frag); line == nil && err != nil {
+			return nil, l.n + 1, err
 		}
-		line, l.inLong = l.long, 1
-		if cap(l.long) > 64*lineBufSize && len(l.long) < cap(l.long)/4 {
-			l.long = nil // do not pin a huge buffer after a shorter long line
-		}
+		l.inLong = 1
 	}
 	switch {
 	case err == nil:
@@ -111,6 +102,57 @@ func (l *lineReader) next() ([]byte, int64, error) {
 	}
 	l.lineLen = len(line)
 	return line, l.n, nil
+}
+
+// chunkSize is the piece in which assemble collects a long line.
+const chunkSize = 1 << 20
+
+// assemble reads the rest of a line longer than the bufio buffer, whose
+// first fragment is frag, into l.long. The line fills what l.long holds
+// and then pieces of chunkSize, which are copied once into a buffer of the
+// exact size at the end: a line of L bytes needs at most 2L of memory while
+// it is read (appending to one buffer needed up to 3L and left a trail of
+// garbage), and L once read. It returns the read error that ended the line
+// (nil, io.EOF or another), and a nil line with a *LineTooLongError.
+func (l *lineReader) assemble(frag []byte) ([]byte, error) {
+	buf := append(l.long[:0], frag...)
+	var chunks [][]byte
+	total := len(buf)
+	var err error = bufio.ErrBufferFull
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if total > l.max+2 { // +2: the terminator is not part of the line
+			l.long = nil
+			return nil, &LineTooLongError{Max: l.max}
+		}
+		frag, err = l.br.ReadSlice('\n')
+		total += len(frag)
+		for len(frag) > 0 {
+			if len(chunks) == 0 && len(buf) < cap(buf) {
+				n := min(len(frag), cap(buf)-len(buf))
+				buf, frag = append(buf, frag[:n]...), frag[n:]
+				continue
+			}
+			if len(chunks) == 0 || len(chunks[len(chunks)-1]) == chunkSize {
+				chunks = append(chunks, make([]byte, 0, chunkSize))
+			}
+			c := &chunks[len(chunks)-1]
+			n := min(len(frag), chunkSize-len(*c))
+			*c, frag = append(*c, frag[:n]...), frag[n:]
+		}
+	}
+	if len(chunks) > 0 {
+		line := make([]byte, total)
+		n := copy(line, buf)
+		for _, c := range chunks {
+			n += copy(line[n:], c)
+		}
+		buf = line
+	}
+	l.long = buf
+	if cap(buf) > 64*lineBufSize && len(buf) < cap(buf)/4 {
+		l.long = nil // do not pin a huge buffer after a shorter long line
+	}
+	return buf, err
 }
 
 // record returns the next non-blank line, trimmed of surrounding white
