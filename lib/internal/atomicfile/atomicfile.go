@@ -141,7 +141,7 @@ func (f *File) Commit() error {
 	fail := func(err error) error {
 		f.File.Close()
 		os.Remove(tmp)
-		return err
+		return f.Named(err)
 	}
 	if err := f.File.Sync(); err != nil {
 		return fail(err)
@@ -160,6 +160,20 @@ func (f *File) Commit() error {
 	f.File.Close()
 	syncDir(filepath.Dir(f.dest))
 	return nil
+}
+
+// Named rewrites an error about the temporary file (a failed write, say) to
+// name the destination: the temporary name means nothing to a user.
+func (f *File) Named(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == f.File.Name() {
+		return &fs.PathError{Op: pe.Op, Path: f.name, Err: pe.Err}
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return &fs.PathError{Op: le.Op, Path: f.name, Err: le.Err}
+	}
+	return err
 }
 
 // Abort closes and removes the temporary file. It is safe to call more than once.
