@@ -224,3 +224,22 @@ func TestLongLineMemory(t *testing.T) {
 		t.Errorf("decoding a %d MiB line allocated %d MiB, want at most twice the line", size>>20, got>>20)
 	}
 }
+
+func BenchmarkDecodeSmall(b *testing.B) {
+	var buf bytes.Buffer
+	e := NewEncoder(&buf)
+	prompt := []byte(`"` + strings.Repeat("the quick brown fox ", 10) + `"`)
+	for i := 0; i < 10000; i++ {
+		e.Encode(&Record{Line: uint64(i + 1), Session: int64(i), HasTimestamp: true, TimestampNS: int64(i) * 1e6, Kind: KindPrompt, Raw: prompt, HasMaxTokens: true, MaxTokens: 100, InputTokens: 50})
+	}
+	e.End()
+	in := buf.Bytes()
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		d := NewDecoder(bytes.NewReader(in), "b")
+		var r Record
+		for d.Next(&r) == nil {
+		}
+	}
+}
