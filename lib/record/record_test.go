@@ -203,7 +203,7 @@ func TestMaxLine(t *testing.T) {
 // twice its size in allocations (its pieces, then one buffer of its exact
 // size), not the series of copies that growing one slice makes.
 func TestLongLineMemory(t *testing.T) {
-	const size = 64 << 20
+	const size = 32 << 20
 	line := make([]byte, 0, size+64)
 	line = append(line, `{"v":1,"line":1,"prompt":"`...)
 	line = append(line, bytes.Repeat([]byte("z"), size)...)

@@ -1,5 +1,6 @@
 // Package base is the shared frame of every aiperf binary: exit codes, error
-// classes, the Main runner and helpers to open "-" as stdin.
+// classes, the Main runner (signals, profiling), OpenInput for "-" and files,
+// and the progress line.
 //
 // Only lib/cmd/... imports github.com/urfave/cli/v2; libraries never print.
 package base
@@ -40,8 +41,9 @@ const ExitTable = `EXIT STATUS:
    2    trouble: usage error, bad input, I/O or network failure
    130  interrupted (partial output flushed first)`
 
-// Error carries an exit code with an optional message. A nil Err with Code 1
-// is a silent "no".
+// Error carries an exit code with an optional message. A nil Err is silent:
+// a quiet "no" (Code 1), or trouble the command has already described on
+// stderr itself (verify of several stores).
 type Error struct {
 	Code int
 	Err  error
