@@ -362,39 +362,35 @@ func (r *Reader) Payload(i int) []byte {
 // again. It panics if i is out of range.
 func (r *Reader) WritePayload(w io.Writer, i int) (int64, error) {
 	p := r.Payload(i)
-	var n int64
-	for len(p) > 0 {
-		k := min(len(p), payloadChunk)
-		m, err := w.Write(p[:k])
-		n += int64(m)
-		if err != nil {
-			return n, err
-		}
-		if r.unmap != nil && k == payloadChunk {
-			r.release(p[:k])
-		}
-		p = p[k:]
+	// Only pages of a real mapping are dropped, and only for a large record.
+	drop := r.unmap != nil && len(p) > payloadChunk
+	page := os.Getpagesize()
+	var start, dropped int
+	if drop {
+		start = int(uintptr(unsafe.Pointer(unsafe.SliceData(p))) - uintptr(unsafe.Pointer(unsafe.SliceData(r.b))))
+		// The page holding the record's first byte may hold the previous
+		// record's last ones: it is kept, as is the one holding its last.
+		dropped = (start + page - 1) &^ (page - 1)
 	}
-	return n, nil
+	n := 0
+	for n < len(p) {
+		k := min(len(p)-n, payloadChunk)
+		m, err := w.Write(p[n : n+k])
+		n += m
+		if err != nil {
+			return int64(n), err
+		}
+		if end := (start + n) &^ (page - 1); drop && end > dropped {
+			dropPages(r.b[dropped:end])
+			dropped = end
+		}
+	}
+	return int64(n), nil
 }
 
 // payloadChunk is the piece WritePayload writes at a time: large enough to
 // amortise write(2), small against any memory budget.
 const payloadChunk = 4 << 20
-
-// release drops the whole pages inside b, a slice of the mapping, from the
-// mapping.
-func (r *Reader) release(b []byte) {
-	page := uintptr(os.Getpagesize())
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(r.b)))
-	from := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - base
-	to := from + uintptr(len(b))
-	from = (from + page - 1) &^ (page - 1)
-	to &^= page - 1
-	if from < to {
-		dropPages(r.b[from:to])
-	}
-}
 
 func (r *Reader) checkIndex(i int) {
 	if uint(i) >= uint(r.n) {
