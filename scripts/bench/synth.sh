@@ -3,8 +3,9 @@
 # goldens, on one Mooncake-like trace of ROWS rows (scripts/gentrace), in
 # the same run: prompts are synthesized for every row and re-encoded to
 # check their length. The tokenizers alternate ROUNDS times; the table shows
-# each one's median wall time and its ratio to Qwen3's (issue 10's target:
-# DeepSeek-V3 within 2x of Qwen3).
+# each one's median wall time and CPU time (user+sys, which the other
+# tenants of a shared machine disturb less), and their ratios to Qwen3's
+# (issue 10's target: DeepSeek-V3 within 2x of Qwen3).
 #
 # usage: scripts/bench/synth.sh   (ROWS=4000 ROUNDS=3)
 # Needs go; the tokenizers other than the builtin Qwen3 come from
@@ -28,17 +29,18 @@ for _ in $(seq "$rounds"); do
 	for name in $names; do
 		tok=$fix/$name/tokenizer.json
 		[ "$name" = qwen3 ] && tok=builtin
-		start=$(date +%s.%N)
-		"$work/aiperf-tokenize" --verify --tokenizer "$tok" "$work/trace.jsonl" >"$work/out.jsonl"
-		end=$(date +%s.%N)
-		echo "$name $(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" >>"$work/times"
+		/usr/bin/time -o "$work/t" -f "%e %U %S" \
+			"$work/aiperf-tokenize" --verify --tokenizer "$tok" "$work/trace.jsonl" >"$work/out.jsonl"
+		awk -v n="$name" '{ print n, $1, $2 + $3 }' "$work/t" >>"$work/times"
 	done
 done
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-q=$(awk '$1 == "qwen3" { print $2 }' "$work/times" | median)
-printf '%-12s %10s %10s %12s\n' tokenizer "median s" "M tok/s" "x qwen3"
+col() { awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$work/times" | median; }
+qw=$(col qwen3 2)
+qc=$(col qwen3 3)
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-12s %8s %9s %8s %9s %9s\n' tokenizer "wall s" "x qwen3" "CPU s" "x qwen3" "M tok/s"
 for name in $names; do
-	m=$(awk -v n="$name" '$1 == n { print $2 }' "$work/times" | median)
-	awk -v n="$name" -v m="$m" -v q="$q" -v t="$tokens" \
-		'BEGIN { printf "%-12s %10.2f %10.1f %11.2fx\n", n, m, t / m / 1e6, m / q }'
+	awk -v n="$name" -v w="$(col "$name" 2)" -v c="$(col "$name" 3)" -v qw="$qw" -v qc="$qc" -v t="$tokens" \
+		'BEGIN { printf "%-12s %8.2f %8.2fx %8.2f %8.2fx %9.1f\n", n, w, w / qw, c, c / qc, t / w / 1e6 }'
 done
