@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,4 +130,51 @@ func exactLengthsOr(t *testing.T, c *Corpus, rows []row, rowErrs bool) (bad, n i
 		check(int64(10000+i), want, nil)
 	}
 	return bad, n
+}
+
+// TestExactLengthLlama3Strip is the case issue 10 found silently wrong
+// (llama3 with a Strip normalizer: 257 of 438 rows off by 1 to 4 tokens):
+// the fetched Llama-3 tokenizer with Strip (both sides) before its own
+// normalizer, over the first 300 rows of the shipped sample.
+func TestExactLengthLlama3Strip(t *testing.T) {
+	dir := os.Getenv("AIPERF_TOKENIZER_FIXTURES")
+	path := filepath.Join(dir, "llama3", "tokenizer.json")
+	if _, err := os.Stat(path); dir == "" || err != nil {
+		t.Skip("no Llama-3 fixture; run scripts/golden/fetch.sh")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	strip := `{"type":"Strip","strip_left":true,"strip_right":true}`
+	if n := m["normalizer"]; len(n) > 0 && string(n) != "null" {
+		m["normalizer"] = json.RawMessage(`{"type":"Sequence","normalizers":[` + strip + `,` + string(n) + `]}`)
+	} else {
+		m["normalizer"] = json.RawMessage(strip)
+	}
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokenizer.Parse(data, nil, "llama3+Strip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := CorpusText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCorpus(tok, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := mooncake(t)[:300]
+	if testing.Short() || raceEnabled {
+		rows = rows[:8]
+	}
+	bad, n := exactLengths(t, c, rows)
+	t.Logf("llama3+Strip: %d prompts, %d length mismatches; %d cuts (%d may start a segment)", n, bad, c.Cuts(), c.LeadCuts())
 }
