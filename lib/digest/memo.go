@@ -238,7 +238,32 @@ func (m *Memo) find(key string) (memoEntry, bool) {
 			return memoEntry{}, false // a torn last line
 		}
 		if e, ok := decodeMemoLine(line); ok && e.key == key {
+			if m.disagrees(d[i+1+len(line):], needle, e) {
+				return memoEntry{}, false
+			}
 			return e, true
+		}
+		d = d[i+1:]
+	}
+}
+
+// disagrees reports whether d holds another valid line for e's key with a
+// different sum (a memo this package writes never does: decodeMemo drops
+// both).
+func (m *Memo) disagrees(d, needle []byte, e memoEntry) bool {
+	for {
+		i := bytes.Index(d, needle)
+		if i < 0 {
+			return false
+		}
+		line := d[i+1:]
+		j := bytes.IndexByte(line, '\n')
+		if j < 0 {
+			return false
+		}
+		line = line[:j+1]
+		if o, ok := decodeMemoLine(line); ok && o.key == e.key && o.sum != e.sum {
+			return true
 		}
 		d = d[i+1:]
 	}
