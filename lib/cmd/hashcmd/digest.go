@@ -19,7 +19,7 @@ import (
 
 type digestOptions struct {
 	memo    memoOptions
-	check   string
+	check   bool
 	quiet   bool
 	status  bool
 	strict  bool
@@ -50,7 +50,7 @@ the file system's timestamp granularity of the stat it was made from.
 func digestCommand() *cli.Command {
 	var o digestOptions
 	flags := []cli.Flag{
-		&cli.PathFlag{Name: "check", Aliases: []string{"c"}, Usage: "check the digests listed in `LIST` (sha256sum format; - for stdin)", Destination: &o.check},
+		&cli.BoolFlag{Name: "check", Aliases: []string{"c"}, Usage: "read sha256sum lists (the PATHs, or stdin) and check the digests they list", Destination: &o.check},
 		&cli.BoolFlag{Name: "quiet", Usage: "with -c: do not print OK for each file that checks", Destination: &o.quiet},
 		&cli.BoolFlag{Name: "status", Usage: "with -c: print nothing; the exit status tells", Destination: &o.status},
 		&cli.BoolFlag{Name: "strict", Usage: "with -c: exit 2 if a line is improperly formatted", Destination: &o.strict},
@@ -62,11 +62,11 @@ func digestCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "digest",
 		Usage:       "print the SHA-256 of files and directories (sha256sum's format), or check a list (-c)",
-		ArgsUsage:   "[PATH...]",
+		ArgsUsage:   "[PATH...] | -c [LIST...]",
 		Description: digestDescription,
 		Flags:       flags,
 		Action: func(c *cli.Context) error {
-			if o.check == "" {
+			if !o.check {
 				for _, f := range []string{"quiet", "status", "strict", "warn", "ignore-missing"} {
 					if c.IsSet(f) {
 						return base.UsageError("--%s is meaningful only with -c", f)
@@ -84,11 +84,8 @@ func digestCommand() *cli.Command {
 				r.h.OnDone = r.logEvent
 			}
 			var err error
-			if o.check != "" {
-				if c.NArg() > 0 {
-					return base.UsageError("-c takes no PATH arguments (the paths come from the list)")
-				}
-				err = r.check(c.Context, o.check)
+			if o.check {
+				err = r.checkAll(c.Context, c.Args().Slice())
 			} else {
 				err = r.digestArgs(c.Context, c.Args().Slice())
 			}
@@ -228,6 +225,29 @@ func pathMessage(err error) error {
 		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
 	}
 	return err
+}
+
+// checkAll runs -c on each list (stdin when there is none) and returns
+// the worst outcome.
+func (r *digestRun) checkAll(ctx context.Context, lists []string) error {
+	if len(lists) == 0 {
+		lists = []string{"-"}
+	}
+	var worst error
+	for _, l := range lists {
+		err := r.check(ctx, l)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if base.Code(err) > base.Code(worst) {
+			worst = err
+		}
+		if e := (*base.Error)(nil); errors.As(err, &e) && e.Err != nil {
+			r.warnf("%v", e.Err) // printed here so that later lists still run
+			worst = &base.Error{Code: e.Code}
+		}
+	}
+	return worst
 }
 
 // check runs -c on the list at name.
