@@ -291,3 +291,34 @@ func TestMemoLineRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoManyLookups: past memoScanFinds lookups the memo is decoded whole;
+// both ways find the same entries.
+func TestMemoManyLookups(t *testing.T) {
+	skipNoMemo(t)
+	memo, work := t.TempDir(), t.TempDir()
+	var names []string
+	for i := range 3 * memoScanFinds {
+		names = append(names, writeFile(t, filepath.Join(work, fmt.Sprint(i)), []byte(fmt.Sprint(i))))
+	}
+	var ev []Event
+	h := memoHasher(memo, &ev)
+	for _, n := range names {
+		digestWith(t, h, n)
+	}
+	ev = nil
+	h = memoHasher(memo, &ev)
+	for _, n := range names {
+		d, err := h.Path(context.Background(), n)
+		must(t, err)
+		data, _ := os.ReadFile(n)
+		if d.Sum != Sum(sha256.Sum256(data)) {
+			t.Fatalf("%s: wrong digest", n)
+		}
+	}
+	for i, e := range ev {
+		if !e.Memo {
+			t.Errorf("lookup %d missed", i)
+		}
+	}
+}

@@ -102,14 +102,20 @@ type digestRun struct {
 	stdout *bufio.Writer
 	stderr io.Writer
 	name   string
-	errMu  sync.Mutex
+	mu     sync.Mutex // guards stdout and stderr: -v events come from the hashing goroutines
 }
 
 func (r *digestRun) warnf(format string, args ...any) {
-	r.errMu.Lock()
-	defer r.errMu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.stdout.Flush() // keep stdout and stderr in order on a terminal
 	fmt.Fprintf(r.stderr, "%s: %s\n", r.name, fmt.Sprintf(format, args...))
+}
+
+func (r *digestRun) print(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stdout.WriteString(s)
 }
 
 func (r *digestRun) logEvent(e digest.Event) {
@@ -205,7 +211,7 @@ func (r *digestRun) digestArgs(ctx context.Context, names []string) error {
 			}
 			return
 		}
-		r.stdout.WriteString(digest.FormatLine(res.d.Sum, names[i]))
+		r.print(digest.FormatLine(res.d.Sum, names[i]))
 	})
 	if err := ctx.Err(); err != nil {
 		return err
@@ -303,7 +309,7 @@ func (r *digestRun) check(ctx context.Context, name string) error {
 			unreadable++
 			if !r.o.status {
 				r.warnf("%v", pathMessage(res.err))
-				fmt.Fprintf(r.stdout, "%s: FAILED open or read\n", digest.CheckName(e.Name))
+				r.print(digest.CheckName(e.Name) + ": FAILED open or read\n")
 			}
 			return
 		}
@@ -319,7 +325,7 @@ func (r *digestRun) check(ctx context.Context, name string) error {
 		if !ok {
 			verdict = "FAILED"
 		}
-		fmt.Fprintf(r.stdout, "%s: %s\n", digest.CheckName(e.Name), verdict)
+		r.print(digest.CheckName(e.Name) + ": " + verdict + "\n")
 	})
 	if err := ctx.Err(); err != nil {
 		return err
