@@ -139,11 +139,10 @@ func (h *Hasher) done(e Event, start time.Time) {
 // *fs.PathError naming the path, so errors.Is works and the message reads
 // "PATH: what".
 var (
-	ErrSpecial     = errors.New("not a regular file or directory")
-	ErrOutside     = errors.New("symlink points outside the tree")
-	ErrLoop        = errors.New("symlink loop")
-	ErrDangling    = errors.New("dangling symlink")
-	ErrUnsupported = errors.New("not supported")
+	ErrSpecial  = errors.New("not a regular file or directory")
+	ErrOutside  = errors.New("symlink points outside the tree")
+	ErrLoop     = errors.New("symlink loop")
+	ErrDangling = errors.New("dangling symlink")
 )
 
 // Path digests a regular file or a directory; a symlink given as name is
@@ -156,15 +155,20 @@ func (h *Hasher) Path(ctx context.Context, name string) (Digest, error) {
 	if err != nil {
 		return Digest{}, err
 	}
+	d := Digest{Kind: File}
 	switch {
 	case fi.Mode().IsRegular():
-		s, err := h.file(ctx, name, fi, t)
-		return Digest{File, s}, err
+		d.Sum, err = h.file(ctx, name, fi, t)
 	case fi.IsDir():
-		s, err := h.dir(ctx, name, t)
-		return Digest{Dir, s}, err
+		d.Kind = Dir
+		d.Sum, err = h.dir(ctx, name, t)
+	default:
+		err = &fs.PathError{Op: "digest", Path: name, Err: special(fi.Mode())}
 	}
-	return Digest{}, &fs.PathError{Op: "digest", Path: name, Err: special(fi.Mode())}
+	if err != nil {
+		return Digest{}, err
+	}
+	return d, nil
 }
 
 // File digests the regular file name (following a symlink).
