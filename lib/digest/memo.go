@@ -74,9 +74,9 @@ type memoEntry struct {
 // learned. A Memo is safe for concurrent use, and any number of processes
 // may share one directory.
 type Memo struct {
-	dir  string
-	now  func() time.Time
-	mu   sync.Mutex
+	dir   string
+	now   func() time.Time
+	mu    sync.Mutex
 	read  bool
 	data  []byte               // the memo file as read (header checked), for lookups
 	index map[string]memoEntry // data decoded, once lookups are many
