@@ -257,5 +257,9 @@ func (b *Builder) Key() (Key, error) {
 	if err != nil {
 		return Key{}, err
 	}
-	return Key(sha256.Sum256([]byte(text))), nil
+	return KeyOf(text), nil
 }
+
+// KeyOf returns the key of a description (its SHA-256), such as Explain
+// returns.
+func KeyOf(description string) Key { return Key(sha256.Sum256([]byte(description))) }

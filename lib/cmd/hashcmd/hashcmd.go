@@ -12,24 +12,20 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// New returns the aiperf-hash application.
-//
-// Its subcommands: digest (this file's neighbour digest.go). The key
-// subcommand joins them once the byte-shaping settings of aiperf-tokenize
-// and aiperf-pack live in one package under lib that all three binaries
-// import; it will share memoFlags and openMemo with digest, so that keying
-// an unchanged input costs a stat.
+// New returns the aiperf-hash application: digest (digest.go) and key
+// (key.go), which share memoFlags and openMemo, so that keying an unchanged
+// input costs a stat.
 func New() *cli.App {
 	return &cli.App{
 		Name:      "aiperf-hash",
 		Usage:     "content digests (sha256sum-compatible) and cache keys",
-		UsageText: "aiperf-hash digest [flags] [PATH...]\naiperf-hash digest -c LIST",
-		Commands:  []*cli.Command{digestCommand()},
+		UsageText: "aiperf-hash digest [flags] [PATH...]\naiperf-hash digest -c LIST\naiperf-hash key [flags] [INPUT...]",
+		Commands:  []*cli.Command{digestCommand(), keyCommand()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return base.UsageError("missing command: digest (see aiperf-hash --help)")
+				return base.UsageError("missing command: digest or key (see aiperf-hash --help)")
 			}
-			return base.UsageError("unknown command %q: want digest (see aiperf-hash --help)", c.Args().First())
+			return base.UsageError("unknown command %q: want digest or key (see aiperf-hash --help)", c.Args().First())
 		},
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"testing"
 )
 
-// TestDeps: aiperf-hash, and the cachekey library it will key with, link
-// neither the tokenizer and its regexp engine, nor the stages, nor the store
-// writer, nor net/http: digesting and keying must stay a small, fast binary.
+// TestDeps: aiperf-hash, the cachekey library it keys with and the stage
+// settings it shares with aiperf-tokenize and aiperf-pack (lib/cmd/shape)
+// link neither the tokenizer and its regexp engine, nor the synthesis, nor
+// the stages or their commands, nor the store writer, nor net/http:
+// digesting and keying must stay a small, fast binary.
 func TestDeps(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
@@ -22,19 +24,37 @@ func TestDeps(t *testing.T) {
 		"github.com/aiperf/toolkit/lib/tokenize",
 		"github.com/aiperf/toolkit/lib/store",
 		"github.com/aiperf/toolkit/lib/pack",
+		"github.com/aiperf/toolkit/lib/synth",
+		"github.com/aiperf/toolkit/lib/cmd/tokenizecmd",
+		"github.com/aiperf/toolkit/lib/cmd/packcmd",
 	}
-	for _, pkg := range []string{"github.com/aiperf/toolkit/cmd/aiperf-hash", "github.com/aiperf/toolkit/lib/cachekey"} {
+	var shapeFound bool
+	for _, pkg := range []string{"github.com/aiperf/toolkit/cmd/aiperf-hash", "github.com/aiperf/toolkit/lib/cachekey", "github.com/aiperf/toolkit/lib/cmd/shape"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)
 		}
 		deps := strings.Fields(string(out))
 		for _, d := range deps {
+			shapeFound = shapeFound || d == "github.com/aiperf/toolkit/lib/cmd/shape" && strings.HasSuffix(pkg, "aiperf-hash")
 			for _, f := range forbidden {
 				if d == f {
 					t.Errorf("%s links %s", pkg, d)
 				}
 			}
+		}
+	}
+	if !shapeFound {
+		t.Error("aiperf-hash does not link lib/cmd/shape: the guard is not looking at the key's flags")
+	}
+	// The stages do link what the guard forbids (else it proves nothing).
+	for _, pkg := range []string{"github.com/aiperf/toolkit/cmd/aiperf-tokenize", "github.com/aiperf/toolkit/cmd/aiperf-pack"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		if !strings.Contains(string(out), "github.com/aiperf/toolkit/lib/cmd/shape\n") {
+			t.Errorf("%s does not link lib/cmd/shape: the stages must define their flags there", pkg)
 		}
 	}
 }
