@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 
 	"github.com/aiperf/toolkit/lib/cachekey"
@@ -155,15 +156,15 @@ func tokenizerIdentity(ctx context.Context, h *digest.Hasher, s *shape.Tokenize)
 	}
 	f, err := locate.Find(s.Tokenizer)
 	if err != nil {
-		return cachekey.Tokenizer{}, fmt.Errorf("--tokenizer: %w", pathMessage(err))
+		return cachekey.Tokenizer{}, err // the words of aiperf-tokenize, which finds it the same way
 	}
 	paths := []string{f.File}
 	if f.Config != "" {
 		paths = append(paths, f.Config)
 	}
 	t, err := cachekey.TokenizerFiles(ctx, h, f.Name, f.Revision, paths...)
-	if err != nil {
-		return t, fmt.Errorf("--tokenizer: %w", pathMessage(err))
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return t, fmt.Errorf("tokenizer: %s: %w", pe.Path, pe.Err)
 	}
-	return t, nil
+	return t, err
 }

@@ -235,7 +235,7 @@ func PackFlags(p *Pack) []cli.Flag {
 		&cli.BoolFlag{Name: "legacy-max-tokens", Usage: "chat: write max_tokens instead of max_completion_tokens", Destination: &o.LegacyMaxTokens},
 		&cli.BoolFlag{Name: "include-usage", Usage: `with --streaming: add "stream_options":{"include_usage":true}`, Destination: &o.IncludeUsage},
 		&cli.StringSliceFlag{Name: "extra", Usage: "merge `K=V` (V as JSON if valid, else a string) or a JSON object into every formatted body; repeatable; model and stream are set by --model and --streaming only", Destination: &p.Extra},
-		&cli.BoolFlag{Name: "compress", Usage: "write a zstd stream of the store (for shipping; `aiperf-pack unpack` restores it)", Destination: &p.Compress},
+		&cli.BoolFlag{Name: "compress", Usage: "write a zstd stream of the store (for shipping; aiperf-pack unpack restores it)", Destination: &p.Compress},
 	}
 }
 
