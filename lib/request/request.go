@@ -9,6 +9,10 @@
 // its place and takes the new value; new keys are appended), then the record's
 // own extra, then stream_options when streaming with IncludeUsage.
 // completions: prompt, model, stream, max_tokens, extras.
+//
+// Cache keys trust these bytes: a change to the bodies this package formats
+// bumps BodyVersion in lib/cmd/shape (lib/cmd/hashcmd's golden pair fails,
+// naming it, otherwise).
 package request
 
 import (

@@ -43,21 +43,24 @@ func memoFlags(o *memoOptions) []cli.Flag {
 	}
 }
 
-// cacheRoot resolves the cache root: --dir, else $AIPERF_CACHE_DIR, else
-// the user cache directory + "/aiperf". (The cache stage's lib/cachedir owns
-// this rule; this copy goes when aiperf-hash can import it.)
+// cacheRoot resolves the cache root, absolute: --dir, else
+// $AIPERF_CACHE_DIR, else the user cache directory + "/aiperf". The cache
+// stage's lib/cachedir (Resolve, and Memo for the folder below) owns this
+// rule and is not on main yet; this copy follows it exactly and goes when
+// aiperf-hash can import it.
 func cacheRoot(flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
+	dir := flag
+	if dir == "" {
+		dir = os.Getenv("AIPERF_CACHE_DIR")
 	}
-	if env := os.Getenv("AIPERF_CACHE_DIR"); env != "" {
-		return env, nil
+	if dir == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("no cache root: %w (set AIPERF_CACHE_DIR or --dir)", err)
+		}
+		dir = filepath.Join(d, "aiperf")
 	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache root: %w (set AIPERF_CACHE_DIR or --dir)", err)
-	}
-	return filepath.Join(d, "aiperf"), nil
+	return filepath.Abs(dir)
 }
 
 // memoDir is the folder of the cache root reserved for the digest memo.

@@ -72,6 +72,10 @@ func TestCacheRoot(t *testing.T) {
 	if got, _ := cacheRoot(""); got != filepath.Join("/xdg", "aiperf") {
 		t.Errorf("user cache dir: got %s", got)
 	}
+	t.Chdir(t.TempDir())
+	if got, _ := cacheRoot("rel"); !filepath.IsAbs(got) || filepath.Base(got) != "rel" {
+		t.Errorf("a relative --dir: got %s, want it made absolute", got)
+	}
 	m, note := openMemo(&memoOptions{dir: "/r"})
 	if m == nil || m.Dir() != filepath.Join("/r", "memo") || note != "" {
 		t.Errorf("memo dir: %v %q", m, note)
