@@ -264,22 +264,29 @@ func (p *Pack) Check() (request.Options, error) {
 }
 
 // Fields returns the key fields of checked request options and p's other
-// settings. Extras are recorded as parsed (key and raw JSON value, in
-// order): `k=1` and `{"k":1}` format the same body, so they give one key.
+// settings. The request options are described by request.Options.Describe,
+// which lib/request keeps in step with the bodies it formats (settings by
+// their effect on the bytes): each "name=value" line is a field
+// "pack.name", and the extras, as parsed (key and raw JSON value, in order:
+// `k=1` and `{"k":1}` format the same body, so they give one key), are one
+// list.
 func (p *Pack) Fields(o request.Options) []Field {
-	extra := make([]string, len(o.Extra))
-	for i, f := range o.Extra {
-		extra[i] = strconv.Quote(f.Key) + ":" + string(f.Value)
+	var fields []Field
+	extra := []string{}
+	for _, l := range o.Describe() {
+		name, v, _ := strings.Cut(l, "=")
+		if name == "extra" {
+			extra = append(extra, v)
+			continue
+		}
+		if u, err := strconv.Unquote(v); err == nil {
+			v = u
+		}
+		fields = append(fields, Field{Name: "pack." + name, Value: v})
 	}
-	return []Field{
-		{Name: "pack.model", Value: o.Model},
-		{Name: "pack.endpoint", Value: o.Endpoint},
-		{Name: "pack.streaming", Value: strconv.FormatBool(o.Streaming)},
-		{Name: "pack.legacy-max-tokens", Value: strconv.FormatBool(o.LegacyMaxTokens)},
-		{Name: "pack.include-usage", Value: strconv.FormatBool(o.IncludeUsage)},
-		{Name: "pack.extra", List: extra, IsList: true},
-		{Name: "pack.compress", Value: strconv.FormatBool(p.Compress)},
-	}
+	return append(fields,
+		Field{Name: "pack.extra", List: extra, IsList: true},
+		Field{Name: "pack.compress", Value: strconv.FormatBool(p.Compress)})
 }
 
 // PackRun are aiperf-pack's other settings: none changes a byte of the
