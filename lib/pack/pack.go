@@ -152,6 +152,9 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 		if err != nil {
 			return st, h.err("session", err)
 		}
+		if err := sn.context(sess, rec); err != nil {
+			return st, h.err("context_mode", err)
+		}
 		body, err := f.Format(rec)
 		if err != nil {
 			field := rec.Kind.String()
@@ -202,6 +205,12 @@ func entry(rec *record.Record, sess uint32, body request.Body) store.Entry {
 	if rec.Kind == record.KindPayload {
 		e.Flags |= store.FlagVerbatim
 	}
+	switch rec.ContextMode {
+	case record.ContextDeltas:
+		e.Flags |= store.FlagContextDeltas
+	case record.ContextMessageArray:
+		e.Flags |= store.FlagContextMessageArray
+	}
 	return e
 }
 
@@ -214,6 +223,34 @@ type sessionNumbers struct {
 	ids      map[string]uint32
 	numbered int // -1 until the first record; then 1 if records carry "session", else 0
 	n        uint32
+	ctx      []sessionContext // by session number
+}
+
+// sessionContext is a session's context mode and the record line that set it.
+type sessionContext struct {
+	mode string
+	line uint64
+}
+
+// context checks that rec has the context mode of its session's earlier
+// records (the store flags it per turn, and replay reads it per session).
+func (sn *sessionNumbers) context(sess uint32, rec *record.Record) error {
+	if int(sess) == len(sn.ctx) {
+		sn.ctx = append(sn.ctx, sessionContext{mode: rec.ContextMode, line: rec.Line})
+		return nil
+	}
+	c := sn.ctx[sess]
+	if c.mode == rec.ContextMode {
+		return nil
+	}
+	say := func(m string) string {
+		if m == "" {
+			return "none"
+		}
+		return strconv.Quote(m)
+	}
+	return fmt.Errorf("%s, but the record with line %d of the same session says %s: every record of a session has the same context mode",
+		say(rec.ContextMode), c.line, say(c.mode))
 }
 
 func (sn *sessionNumbers) number(rec *record.Record) (uint32, error) {
