@@ -16,6 +16,7 @@ import (
 	"strconv"
 
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
+	"github.com/aiperf/toolkit/lib/jsonx"
 	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/request"
 	"github.com/aiperf/toolkit/lib/store"
@@ -135,6 +136,10 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 		return st, err
 	}
 	sn := sessionNumbers{w: w, ids: map[string]uint32{}, numbered: -1}
+	extraMessages := false
+	for _, e := range o.Request.Extra {
+		extraMessages = extraMessages || e.Key == "messages"
+	}
 	for {
 		// Checked on every record: one large record can take a while.
 		if err := ctx.Err(); err != nil {
@@ -154,6 +159,9 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 		}
 		if err := sn.context(sess, rec); err != nil {
 			return st, h.err("context_mode", err)
+		}
+		if rec.ContextMode == record.ContextDeltas && (extraMessages || setsMessages(rec.Extra)) {
+			return st, h.err("context_mode", errDeltasMessages)
 		}
 		body, err := f.Format(rec)
 		if err != nil {
@@ -185,6 +193,27 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 	}
 	st.Sessions = int(sn.n)
 	return st, nil
+}
+
+// errDeltasMessages refuses an extra "messages" member on a turn whose
+// session accumulates deltas, as the Python aiperf does: merged into the
+// body after the turn's own messages, it would replace the history that
+// replay splices in front of them.
+var errDeltasMessages = fmt.Errorf("%q cannot go with an extra that sets \"messages\": it would replace the turn's messages, in front of which replay puts the session's history", record.ContextDeltas)
+
+// setsMessages reports whether a record's extra object has a "messages"
+// member.
+func setsMessages(extra []byte) bool {
+	found := false
+	if extra != nil {
+		jsonx.Fields(extra, jsonx.SkipSpace(extra, 0), func(k, _ []byte, _ int) error {
+			if key, err := jsonx.Unquote(k); err == nil && key == "messages" {
+				found = true
+			}
+			return nil
+		})
+	}
+	return found
 }
 
 // entry is the index row of rec.
