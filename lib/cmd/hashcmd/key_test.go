@@ -57,7 +57,8 @@ var shapingCases = []flagCase{
 	{shape.PackStage, "endpoint", nil, []string{"--endpoint", "completions"}},
 	{shape.PackStage, "streaming", nil, []string{"--streaming"}},
 	{shape.PackStage, "legacy-max-tokens", nil, []string{"--legacy-max-tokens"}},
-	{shape.PackStage, "include-usage", []string{"--streaming"}, []string{"--include-usage"}},
+	{shape.PackStage, "no-include-usage", []string{"--streaming"}, []string{"--no-include-usage"}},
+	{shape.PackStage, "per-chunk-usage", []string{"--streaming"}, []string{"--per-chunk-usage"}},
 	{shape.PackStage, "extra", nil, []string{"--extra", "temperature=0.5"}},
 	{shape.PackStage, "compress", nil, []string{"--compress"}},
 }
@@ -68,6 +69,7 @@ var excludedCases = []flagCase{
 	{shape.TokenizeStage, "verify", nil, []string{"--verify"}},
 	{shape.TokenizeStage, "max-line-bytes", nil, []string{"--max-line-bytes", "100000"}},
 	{shape.TokenizeStage, "v", nil, []string{"-v"}},
+	{shape.PackStage, "include-usage", []string{"--streaming"}, []string{"--include-usage"}},
 	{shape.PackStage, "o", nil, []string{"-o", "{dir}/elsewhere.aipk"}},
 	{shape.PackStage, "inputs-json", nil, []string{"--inputs-json", "{dir}/inputs.json"}},
 	{shape.PackStage, "no-end-marker", nil, []string{"--no-end-marker"}},
@@ -149,9 +151,9 @@ func TestFlagsClassified(t *testing.T) {
 // stage lost.
 func TestClassifyFailsOnNewFlag(t *testing.T) {
 	app := packcmd.New()
-	app.Flags = append(app.Flags, &cli.BoolFlag{Name: "per-chunk-usage"})
+	app.Flags = append(app.Flags, &cli.BoolFlag{Name: "prompt-list"})
 	got := classify(shape.PackStage, app)
-	if len(got) != 1 || !strings.Contains(got[0], "--per-chunk-usage is not classified") {
+	if len(got) != 1 || !strings.Contains(got[0], "--prompt-list is not classified") {
 		t.Errorf("a new flag: %q", got)
 	}
 	app = tokenizecmd.New()
@@ -291,12 +293,16 @@ func TestStoreVersion(t *testing.T) {
 // body formatting without synthesis).
 var goldenCases = []struct {
 	name      string
+	trace     string // flagTrace when ""
 	tok, pack []string
 	bump      string // the version to bump when the records change
 }{
-	{"synthesized", nil, []string{"--model", "golden-model", "--streaming", "--include-usage", "--extra", "temperature=0.5"}, "shape.SynthesisVersion (or shape.TraceVersion if the trace reader changed)"},
-	{"compressed", nil, []string{"--model", "golden-model", "--compress"}, "shape.SynthesisVersion (or shape.TraceVersion if the trace reader changed)"},
-	{"verbatim", []string{"--type", "raw_payload"}, []string{"--endpoint", "completions"}, "shape.TraceVersion"},
+	{"synthesized", "", nil, []string{"--model", "golden-model", "--streaming", "--per-chunk-usage", "--extra", "temperature=0.5", "--extra", `stream_options={"keep":true}`}, "shape.SynthesisVersion (or shape.TraceVersion if the trace reader changed)"},
+	{"legacy", "", []string{"--max-osl", "25", "--seed", "3"}, []string{"--model", "golden-model", "--legacy-max-tokens"}, "shape.SynthesisVersion (or shape.TraceVersion if the trace reader changed)"},
+	{"compressed", "", nil, []string{"--model", "golden-model", "--compress"}, "shape.SynthesisVersion (or shape.TraceVersion if the trace reader changed)"},
+	{"verbatim", "", []string{"--type", "raw_payload"}, []string{"--endpoint", "completions"}, "shape.TraceVersion"},
+	// Mooncake messages, payloads and text rows with their context modes.
+	{"contexts", filepath.Join("testdata", "golden", "contexts.jsonl"), nil, []string{"--model", "golden-model"}, "shape.TraceVersion (or shape.SynthesisVersion if a synthesized prompt changed)"},
 }
 
 const goldenFile = "testdata/golden/pair.txt"
@@ -356,10 +362,13 @@ func TestGoldenPair(t *testing.T) {
 	fmt.Fprintf(&got, "versions %s\n", versionsLine())
 	fmt.Fprintf(&got, "corpus %s\n", corpusSum(t))
 	for _, c := range goldenCases {
-		dir := t.TempDir()
-		recs, st := pipeline(t, dir, flagTrace, c.tok, c.pack)
-		key, _ := keyOf(t, memo, flagTrace, slices.Concat(c.tok, c.pack))
-		fmt.Fprintf(&got, "case %s: aiperf-tokenize %s | aiperf-pack %s\n", c.name, strings.Join(c.tok, " "), strings.Join(c.pack, " "))
+		dir, trace := t.TempDir(), c.trace
+		if trace == "" {
+			trace = flagTrace
+		}
+		recs, st := pipeline(t, dir, trace, c.tok, c.pack)
+		key, _ := keyOf(t, memo, trace, slices.Concat(c.tok, c.pack))
+		fmt.Fprintf(&got, "case %s: aiperf-tokenize %s | aiperf-pack %s\n", c.name, strings.Join(append(slices.Clone(c.tok), filepath.Base(trace)), " "), strings.Join(c.pack, " "))
 		fmt.Fprintf(&got, "  key %s\n", key)
 		fmt.Fprintf(&got, "  records %s\n", sum(recs))
 		fmt.Fprintf(&got, "  store %s\n", sum(st))

@@ -233,7 +233,9 @@ func PackFlags(p *Pack) []cli.Flag {
 		&cli.StringFlag{Name: "endpoint", Value: request.Chat, Usage: "endpoint `TYPE`: chat (/v1/chat/completions) or completions (/v1/completions)", Destination: &o.Endpoint},
 		&cli.BoolFlag{Name: "streaming", Usage: `set "stream": true (server-sent events)`, Destination: &o.Streaming},
 		&cli.BoolFlag{Name: "legacy-max-tokens", Usage: "chat: write max_tokens instead of max_completion_tokens", Destination: &o.LegacyMaxTokens},
-		&cli.BoolFlag{Name: "include-usage", Usage: `with --streaming: add "stream_options":{"include_usage":true}`, Destination: &o.IncludeUsage},
+		&cli.BoolFlag{Name: "include-usage", Usage: `with --streaming (where it is the default): "stream_options":{"include_usage":true}, added to a stream_options from --extra unless that sets it`, Destination: &o.IncludeUsage},
+		&cli.BoolFlag{Name: "no-include-usage", Usage: "with --streaming: leave stream_options.include_usage out (the server then reports no token counts)", Destination: &o.NoIncludeUsage},
+		&cli.BoolFlag{Name: "per-chunk-usage", Usage: `with --streaming: also "continuous_usage_stats":true (vLLM reports usage on every chunk)`, Destination: &o.PerChunkUsage},
 		&cli.StringSliceFlag{Name: "extra", Usage: "merge `K=V` (V as JSON if valid, else a string) or a JSON object into every formatted body; repeatable; model and stream are set by --model and --streaming only", Destination: &p.Extra},
 		&cli.BoolFlag{Name: "compress", Usage: "write a zstd stream of the store (for shipping; aiperf-pack unpack restores it)", Destination: &p.Compress},
 	}
@@ -252,15 +254,28 @@ func (p *Pack) Check() (request.Options, error) {
 		o.Extra = append(o.Extra, fs...)
 	}
 	if err := o.Validate(); err != nil {
-		if errors.Is(err, request.ErrReserved) {
+		switch {
+		case errors.Is(err, request.ErrReserved):
 			return o, base.UsageError("--extra: %v (use --model and --streaming)", err)
+		case errors.Is(err, request.ErrUsage):
+			return o, base.UsageError("%s", usageHint(&o))
 		}
 		return o, base.UsageError("--endpoint: %v", err)
 	}
-	if !o.Streaming && o.IncludeUsage {
-		return o, base.UsageError("--include-usage needs --streaming")
-	}
 	return o, nil
+}
+
+// usageHint says which usage flags conflict, by their names.
+func usageHint(o *request.Options) string {
+	switch {
+	case o.IncludeUsage && o.NoIncludeUsage:
+		return "--include-usage and --no-include-usage contradict each other"
+	case o.IncludeUsage && !o.Streaming:
+		return "--include-usage needs --streaming (a non-streaming response carries its usage anyway)"
+	case o.PerChunkUsage && !o.Streaming:
+		return "--per-chunk-usage needs --streaming"
+	}
+	return "--per-chunk-usage needs include_usage; drop --no-include-usage"
 }
 
 // Fields returns the key fields of checked request options and p's other
@@ -326,6 +341,7 @@ var Excluded = []Exclusion{
 	{TokenizeStage, "verify", "re-encodes each synthesized prompt to check it; fails or passes, writes the same records"},
 	{TokenizeStage, "max-line-bytes", "a limit: a trace either fits (same records) or is refused"},
 	{TokenizeStage, "v", "a summary on stderr"},
+	{PackStage, "include-usage", "only checked (needs --streaming, contradicts --no-include-usage): with --streaming, usage is asked for anyway"},
 	{PackStage, "o", "the output path; the store's bytes do not name it"},
 	{PackStage, "inputs-json", "writes a second file beside the store; the store is the same"},
 	{PackStage, "no-end-marker", "accepts a records stream without its end line; a complete stream packs the same"},
@@ -334,7 +350,9 @@ var Excluded = []Exclusion{
 }
 
 // Shaping returns the names of the flags of a stage that shape its output
-// bytes, as TokenizeFlags and PackFlags define them.
+// bytes: the flags TokenizeFlags and PackFlags define, but those Excluded
+// lists (such as --include-usage, checked with the request options it
+// belongs to, but the default whenever it is allowed).
 func Shaping(stage string) []string {
 	var flags []cli.Flag
 	switch stage {
@@ -343,9 +361,22 @@ func Shaping(stage string) []string {
 	case PackStage:
 		flags = PackFlags(&Pack{})
 	}
-	names := make([]string, len(flags))
-	for i, f := range flags {
-		names[i] = f.Names()[0]
+	var names []string
+	for _, f := range flags {
+		name := f.Names()[0]
+		if !IsExcluded(stage, name) {
+			names = append(names, name)
+		}
 	}
 	return names
+}
+
+// IsExcluded reports whether Excluded lists the flag of stage.
+func IsExcluded(stage, flag string) bool {
+	for _, e := range Excluded {
+		if e.Stage == stage && e.Flag == flag {
+			return true
+		}
+	}
+	return false
 }
