@@ -14,6 +14,10 @@
 // of the turn's texts: in the OpenAI API a list prompt is a batch of
 // prompts, and servers that take only a string (ollama's OpenAI endpoint)
 // refuse a list with 400.
+//
+// Cache keys trust these bytes: a change to the bodies this package formats
+// bumps BodyVersion in lib/cmd/shape (lib/cmd/hashcmd's golden pair fails,
+// naming it, otherwise).
 package request
 
 import (

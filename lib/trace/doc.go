@@ -41,4 +41,8 @@
 // Every decoding problem is returned as an [*Error] whose message has the
 // shape "file:line: field: problem". Decoding stops at the first error, as
 // aiperf does.
+//
+// Cache keys trust the records a trace becomes: a change to them bumps
+// TraceVersion in lib/cmd/shape (lib/cmd/hashcmd's golden pair fails,
+// naming it, otherwise).
 package trace
