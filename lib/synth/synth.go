@@ -10,6 +10,10 @@
 // positions (see Corpus), so every prompt re-encodes to exactly input_length
 // tokens without re-encoding anything at synthesis time. Block texts are
 // slices of the corpus escaped once, so building a prompt is a few copies.
+//
+// Cache keys trust these bytes: a change to the prompts this package makes
+// bumps SynthesisVersion in lib/cmd/shape, and a change to the corpus
+// CorpusVersion (lib/cmd/hashcmd's golden pair fails, naming it, otherwise).
 package synth
 
 import (

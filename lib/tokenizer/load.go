@@ -5,14 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 
+	"github.com/aiperf/toolkit/lib/tokenizer/locate"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -27,37 +24,28 @@ import (
 // A tokenizer_config.json beside tokenizer.json, when present, supplies
 // the BOS and EOS tokens and is part of the identity digest.
 func Load(path string) (*Tokenizer, error) {
-	fi, err := os.Stat(path)
+	f, err := locate.Find(path)
+	if err != nil {
+		return nil, err
+	}
+	if f.Tiktoken() {
+		return LoadTiktoken(f.File, "", nil)
+	}
+	data, err := readMaybeZstd(f.File)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	file := path
-	if fi.IsDir() {
-		if file, err = findInDir(path); err != nil {
-			return nil, err
+	var cfg []byte
+	if f.Config != "" {
+		if cfg, err = os.ReadFile(f.Config); err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
 		}
 	}
-	name, rev := nameFromPath(file)
-	if strings.HasSuffix(file, ".tiktoken") {
-		t, err := LoadTiktoken(file, "", nil)
-		if err != nil {
-			return nil, err
-		}
-		return t, nil
-	}
-	data, err := readMaybeZstd(file)
+	t, err := Parse(data, cfg, f.Name)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %w", err)
+		return nil, fmt.Errorf("tokenizer: %s: %w", f.File, err)
 	}
-	cfg, err := os.ReadFile(filepath.Join(filepath.Dir(file), "tokenizer_config.json"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("tokenizer: %w", err)
-	}
-	t, err := Parse(data, cfg, name)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: %s: %w", file, err)
-	}
-	t.identity.Revision = rev
+	t.identity.Revision = f.Revision
 	return t, nil
 }
 
@@ -79,51 +67,6 @@ func Parse(data, config []byte, name string) (*Tokenizer, error) {
 	t.guessSpecials()
 	t.identity = Identity{Name: name, SHA256: digest(files)}
 	return t, nil
-}
-
-// findInDir finds tokenizer.json in dir, following a Hugging Face cache
-// folder's refs/main to its snapshot.
-func findInDir(dir string) (string, error) {
-	f := filepath.Join(dir, "tokenizer.json")
-	if _, err := os.Stat(f); err == nil {
-		return f, nil
-	}
-	snaps := filepath.Join(dir, "snapshots")
-	if ref, err := os.ReadFile(filepath.Join(dir, "refs", "main")); err == nil {
-		f = filepath.Join(snaps, strings.TrimSpace(string(ref)), "tokenizer.json")
-		if _, err := os.Stat(f); err != nil {
-			return "", fmt.Errorf("tokenizer: %s: refs/main points to a snapshot without tokenizer.json: %w", dir, err)
-		}
-		return f, nil
-	}
-	if ents, err := os.ReadDir(snaps); err == nil && len(ents) == 1 && ents[0].IsDir() {
-		f = filepath.Join(snaps, ents[0].Name(), "tokenizer.json")
-		if _, err := os.Stat(f); err == nil {
-			return f, nil
-		}
-	}
-	return "", fmt.Errorf("tokenizer: no tokenizer.json in %s", dir)
-}
-
-// nameFromPath names a tokenizer file: "org/name" and the revision inside
-// a Hugging Face cache (.../models--org--name/snapshots/REV/file), else
-// the folder that holds it, or the file's own name for a .tiktoken file.
-func nameFromPath(file string) (name, rev string) {
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		abs = file
-	}
-	dir := filepath.Dir(abs)
-	if snaps := filepath.Dir(dir); filepath.Base(snaps) == "snapshots" {
-		repo := filepath.Base(filepath.Dir(snaps))
-		if r, ok := strings.CutPrefix(repo, "models--"); ok {
-			return strings.ReplaceAll(r, "--", "/"), filepath.Base(dir)
-		}
-	}
-	if strings.HasSuffix(abs, ".tiktoken") {
-		return strings.TrimSuffix(filepath.Base(abs), ".tiktoken"), ""
-	}
-	return filepath.Base(dir), ""
 }
 
 var zstdMagic = []byte{0x28, 0xB5, 0x2F, 0xFD}

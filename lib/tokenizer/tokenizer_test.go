@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	builtinfiles "github.com/aiperf/toolkit/lib/tokenizer/builtin"
 )
 
 func gpt2JSON(t testing.TB) []byte {
@@ -147,13 +149,13 @@ func TestAppendLossyUTF8(t *testing.T) {
 func TestBuiltin(t *testing.T) {
 	t.Parallel()
 	tk := builtinT(t)
-	cfg, err := builtinFS.ReadFile("builtin/qwen3/tokenizer_config.json")
+	cfg, err := builtinFS.ReadFile(builtinfiles.ConfigFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "tokenizer.json\x00")
-	z, _ := builtinFS.ReadFile("builtin/qwen3/tokenizer.json.zst")
+	z, _ := builtinFS.ReadFile(builtinfiles.TokenizerFile)
 	data, err := unzstd(z)
 	if err != nil {
 		t.Fatal(err)

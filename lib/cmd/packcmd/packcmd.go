@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/cmd/shape"
 	"github.com/aiperf/toolkit/lib/pack"
 	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/request"
@@ -18,43 +19,20 @@ import (
 )
 
 type options struct {
-	out         string
-	inputsJSON  string
-	compress    bool
-	noEndMarker bool
-	maxLine     string
-	extra       cli.StringSlice
-	verbose     bool
-	req         request.Options
-}
-
-// RequestFlags returns the flags that change the bytes of a packed store, bound to o.
-// aiperf-hash reads the same definitions so cache keys cannot drift.
-func RequestFlags(o *request.Options) []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "model", Usage: "model `NAME` written into every formatted body", Destination: &o.Model},
-		&cli.StringFlag{Name: "endpoint", Value: request.Chat, Usage: "endpoint `TYPE`: chat (/v1/chat/completions) or completions (/v1/completions)", Destination: &o.Endpoint},
-		&cli.BoolFlag{Name: "streaming", Usage: `set "stream": true (server-sent events)`, Destination: &o.Streaming},
-		&cli.BoolFlag{Name: "legacy-max-tokens", Usage: "chat: write max_tokens instead of max_completion_tokens", Destination: &o.LegacyMaxTokens},
-		&cli.BoolFlag{Name: "include-usage", Usage: `with --streaming: add "stream_options":{"include_usage":true}`, Destination: &o.IncludeUsage},
-	}
+	shape.Pack
+	shape.PackRun
 }
 
 // New returns the aiperf-pack application.
 func New() *cli.App {
 	var o options
-	flags := []cli.Flag{
-		&cli.PathFlag{Name: "o", Aliases: []string{"output"}, Usage: "output store `FILE` (required; a store is never written to stdout)", Destination: &o.out},
-	}
-	flags = append(flags, RequestFlags(&o.req)...)
-	flags = append(flags,
-		&cli.StringSliceFlag{Name: "extra", Usage: "merge `K=V` (V as JSON if valid, else a string) or a JSON object into every formatted body; repeatable; model and stream are set by --model and --streaming only", Destination: &o.extra},
-		&cli.PathFlag{Name: "inputs-json", Usage: "also write the Python aiperf's inputs.json to `FILE`", Destination: &o.inputsJSON},
-		&cli.BoolFlag{Name: "compress", Usage: "write a zstd stream of the store (for shipping; `aiperf-pack unpack` restores it)", Destination: &o.compress},
-		&cli.BoolFlag{Name: "no-end-marker", Usage: "accept record streams without the end line (hand-made input)", Destination: &o.noEndMarker},
-		&cli.StringFlag{Name: "max-line", Value: "256MiB", Usage: "refuse a records line longer than `SIZE` (bytes, or with a KiB, MiB or GiB suffix); memory use is a small multiple of the longest line", Destination: &o.maxLine},
-		&cli.BoolFlag{Name: "v", Usage: "print a summary on stderr", Destination: &o.verbose},
-	)
+	// Every flag is defined in lib/cmd/shape, which classifies it for cache
+	// keys (aiperf-hash key reads the same definitions).
+	flags := []cli.Flag{}
+	run := shape.PackRunFlags(&o.PackRun)
+	flags = append(flags, run[0]) // -o first
+	flags = append(flags, shape.PackFlags(&o.Pack)...)
+	flags = append(flags, run[1:]...)
 	return &cli.App{
 		Name:      "aiperf-pack",
 		Usage:     "pack records JSONL into one store file (request bodies formatted once)",
@@ -102,49 +80,37 @@ func runPack(c *cli.Context, o *options) error {
 	prog := base.NewProgress(c.App.ErrWriter)
 	defer prog.Done()
 	opt.Progress = func(n int) { prog.Printf("aiperf-pack %s %d records", base.Bar(read.Load(), total), n) }
-	st, err := pack.Run(c.Context, inputs, o.out, opt)
+	st, err := pack.Run(c.Context, inputs, o.Out, opt)
 	prog.Done()
 	if err != nil {
 		return flagHint(err)
 	}
-	if o.verbose {
-		fmt.Fprintf(c.App.ErrWriter, "aiperf-pack: %s: %d records, %d sessions, %d body bytes\n", o.out, st.Records, st.Sessions, st.BodyBytes)
+	if o.Verbose {
+		fmt.Fprintf(c.App.ErrWriter, "aiperf-pack: %s: %d records, %d sessions, %d body bytes\n", o.Out, st.Records, st.Sessions, st.BodyBytes)
 	}
 	return nil
 }
 
 // packOptions checks the flags and turns them into pack options.
 func packOptions(o *options) (pack.Options, error) {
-	if o.out == "" {
+	if o.Out == "" {
 		return pack.Options{}, base.UsageError("-o FILE is required (a store is never written to stdout)")
 	}
-	if o.out == "-" || o.inputsJSON == "-" {
+	if o.Out == "-" || o.InputsJSON == "-" {
 		// Outputs are written to a temporary file and renamed into place
 		// (lib/internal/atomicfile), never streamed.
 		return pack.Options{}, base.UsageError("-o and --inputs-json take a file name; a store is never written to stdout")
 	}
-	for _, e := range o.extra.Value() {
-		fs, err := request.ParseExtra(e)
-		if err != nil {
-			return pack.Options{}, base.UsageError("--extra %v", err)
-		}
-		o.req.Extra = append(o.req.Extra, fs...)
-	}
-	if err := o.req.Validate(); err != nil {
-		if errors.Is(err, request.ErrReserved) {
-			return pack.Options{}, base.UsageError("--extra: %v (use --model and --streaming)", err)
-		}
-		return pack.Options{}, base.UsageError("--endpoint: %v", err)
-	}
-	if !o.req.Streaming && o.req.IncludeUsage {
-		return pack.Options{}, base.UsageError("--include-usage needs --streaming")
-	}
-	maxLine, err := parseSize(o.maxLine)
+	req, err := o.Pack.Check()
 	if err != nil {
-		return pack.Options{}, base.UsageError("--max-line %q: %v", o.maxLine, err)
+		return pack.Options{}, err
 	}
-	return pack.Options{Request: o.req, NoEndMarker: o.noEndMarker, MaxLine: maxLine,
-		InputsJSON: o.inputsJSON, Compress: o.compress}, nil
+	maxLine, err := parseSize(o.MaxLine)
+	if err != nil {
+		return pack.Options{}, base.UsageError("--max-line %q: %v", o.MaxLine, err)
+	}
+	return pack.Options{Request: req, NoEndMarker: o.NoEndMarker, MaxLine: maxLine,
+		InputsJSON: o.InputsJSON, Compress: o.Compress}, nil
 }
 
 // flagHint names the flag that changes the outcome of an error (libraries

@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/cmd/shape"
 	"github.com/aiperf/toolkit/lib/synth"
 	"github.com/aiperf/toolkit/lib/tokenize"
 	"github.com/aiperf/toolkit/lib/tokenizer"
@@ -20,70 +19,19 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Settings are the options that change output bytes; aiperf-hash reads the
-// same definitions (Flags) so a cache key cannot drift from the stage.
-type Settings struct {
-	Type      string
-	Tokenizer string
-	BlockSize int // 0: the trace format's own (trace.KVBlockSize)
-	Seed      uint64
-	Start     float64 // ms; <0 = unset
-	End       float64 // ms; <0 = unset
-	MaxISL    int
-	MaxOSL    int
-}
-
-// Flags returns the byte-changing flags bound to s.
-func Flags(s *Settings) []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "type", Usage: "trace `FORMAT`: " + strings.Join(trace.Types, ", ") + " (default: detect from the first record)", Destination: &s.Type},
-		&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "`builtin` (Qwen3) or a tokenizer.json, a folder holding one, or a Hugging Face cache snapshot", Destination: &s.Tokenizer},
-		&cli.IntFlag{Name: "block-size", Usage: fmt.Sprintf("tokens per hash_id block (default: %d for %s, else %d)", trace.KVBlockSize(trace.TypeBailian), trace.TypeBailian, synth.DefaultBlockSize), Destination: &s.BlockSize},
-		&cli.Uint64Flag{Name: "seed", Usage: "seed of the prompt synthesis", Destination: &s.Seed},
-		&cli.Float64Flag{Name: "start-offset", Value: -1, Usage: "drop trace rows with a timestamp before `MS`", Destination: &s.Start},
-		&cli.Float64Flag{Name: "end-offset", Value: -1, Usage: "drop trace rows with a timestamp after `MS`", Destination: &s.End},
-		&cli.IntFlag{Name: "max-isl", Usage: "drop trace rows with input_length above `N`", Destination: &s.MaxISL},
-		&cli.IntFlag{Name: "max-osl", Usage: "cap output_length (max_tokens) at `N`", Destination: &s.MaxOSL},
-	}
-}
-
-// TraceOptions converts the settings to trace reader options.
-func (s *Settings) TraceOptions() (trace.Options, error) {
-	o := trace.Options{Type: s.Type, MaxInputLength: s.MaxISL, MaxOutputLength: s.MaxOSL}
-	for _, v := range []struct {
-		ms  float64
-		dst **int64
-		nm  string
-	}{{s.Start, &o.StartOffsetNS, "--start-offset"}, {s.End, &o.EndOffsetNS, "--end-offset"}} {
-		if v.ms >= 0 {
-			ns := int64(v.ms*1e6 + 0.5)
-			*v.dst = &ns
-		} else if v.ms != -1 {
-			return o, fmt.Errorf("%s must not be negative", v.nm)
-		}
-	}
-	if s.MaxISL < 0 || s.MaxOSL < 0 || s.BlockSize < 0 {
-		return o, errors.New("--max-isl, --max-osl and --block-size must not be negative")
-	}
-	return o, nil
-}
-
 // LoadTokenizer loads "builtin" or a path.
-func LoadTokenizer(name string) (*tokenizer.Tokenizer, error) {
-	if name == "" || name == "builtin" {
+func LoadTokenizer(s *shape.Tokenize) (*tokenizer.Tokenizer, error) {
+	if s.IsBuiltin() {
 		return tokenizer.Builtin()
 	}
-	return tokenizer.Load(name)
+	return tokenizer.Load(s.Tokenizer)
 }
 
 // options are one run of the command: its settings, its input and the
 // streams it reads and writes.
 type options struct {
-	Settings
-	shard        string
-	verify       bool
-	verbose      bool
-	maxLineBytes int
+	shape.Tokenize
+	shape.TokenizeRun
 
 	input  string    // a trace file or directory; "" or "-" is stdin
 	stdin  io.Reader // read when input is stdin
@@ -94,12 +42,9 @@ type options struct {
 // New returns the aiperf-tokenize application.
 func New() *cli.App {
 	var o options
-	flags := append(Flags(&o.Settings),
-		&cli.StringFlag{Name: "shard", Usage: "emit only sessions i, i+N, ... of the trace (`i/N`, 0-based); packing every shard gives the unsharded store", Destination: &o.shard},
-		&cli.BoolFlag{Name: "verify", Usage: "re-encode every synthesized prompt and fail (exit 1) unless it has exactly input_length tokens", Destination: &o.verify},
-		&cli.IntFlag{Name: "max-line-bytes", Value: trace.DefaultMaxLineBytes, Usage: "refuse a trace line longer than `N` bytes (memory stays within a small multiple of the longest line)", Destination: &o.maxLineBytes},
-		&cli.BoolFlag{Name: "v", Usage: "print a summary on stderr", Destination: &o.verbose},
-	)
+	// Every flag is defined in lib/cmd/shape, which classifies it for cache
+	// keys (aiperf-hash key reads the same definitions).
+	flags := append(shape.TokenizeFlags(&o.Tokenize), shape.TokenizeRunFlags(&o.TokenizeRun)...)
 	return &cli.App{
 		Name:      "aiperf-tokenize",
 		Usage:     "turn a trace into records JSONL (exact-length prompts from input_length and hash_ids)",
@@ -122,18 +67,16 @@ func New() *cli.App {
 
 // run tokenizes o.input to o.stdout.
 func run(ctx context.Context, o options) error {
-	topt, err := o.TraceOptions()
+	chk, err := o.Tokenize.Check()
 	if err != nil {
-		return base.UsageError("%v", err)
+		return err
 	}
-	if o.maxLineBytes < 1 {
+	if o.MaxLineBytes < 1 {
 		return base.UsageError("--max-line-bytes must be positive")
 	}
-	topt.MaxLineBytes = o.maxLineBytes
-	idx, cnt, err := parseShard(o.shard)
-	if err != nil {
-		return base.UsageError("--shard %q: %v", o.shard, err)
-	}
+	topt := chk.Trace
+	topt.MaxLineBytes = o.MaxLineBytes
+	idx, cnt := chk.ShardIndex, chk.ShardCount
 	name := o.input
 	if name == "" || name == "-" {
 		name = "<stdin>"
@@ -156,8 +99,8 @@ func run(ctx context.Context, o options) error {
 	st, err := tokenize.Run(ctx, tr, o.stdout, tokenize.Options{
 		Synth:      synth.Options{Seed: o.Seed, BlockSize: o.BlockSize},
 		ShardIndex: idx, ShardCount: cnt,
-		Verify:     o.verify,
-		Tokenizer:  func() (*tokenizer.Tokenizer, error) { return LoadTokenizer(o.Tokenizer) },
+		Verify:     o.Verify,
+		Tokenizer:  func() (*tokenizer.Tokenizer, error) { return LoadTokenizer(&o.Tokenize) },
 		OutputName: "<stdout>",
 		Progress: func(rows, tokens int64) {
 			read, size := tr.Progress()
@@ -171,7 +114,7 @@ func run(ctx context.Context, o options) error {
 		}
 		return explain(err)
 	}
-	if o.verbose {
+	if o.Verbose {
 		summary(o, name, tr, st, time.Since(start))
 	}
 	return nil
@@ -193,7 +136,7 @@ func summary(o options, name string, tr *trace.Reader, st tokenize.Stats, took t
 	w := o.stderr
 	fmt.Fprintf(w, "aiperf-tokenize: %s (%s): %d rows, %d emitted, %d sessions, %d prompt tokens, %d blocks, %.2fs (%.1fM tokens/s)",
 		name, tr.Type(), st.Rows, st.Emitted, st.Sessions, st.PromptTokens, st.Blocks, el, float64(st.PromptTokens)/el/1e6)
-	if o.verify {
+	if o.Verify {
 		fmt.Fprintf(w, ", %d prompts verified", st.Verified)
 	}
 	if off, long := tr.Dropped(); off+long > 0 {
@@ -206,17 +149,4 @@ func summary(o options, name string, tr *trace.Reader, st tokenize.Stats, took t
 		fmt.Fprintf(w, ", skipped %d rows without numbers in the required columns", n)
 	}
 	fmt.Fprintln(w)
-}
-
-func parseShard(s string) (int, int, error) {
-	if s == "" {
-		return 0, 1, nil
-	}
-	a, b, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, errors.New("want i/N with 0 <= i < N")
-	}
-	return i, n, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/cmd/shape"
 	"github.com/aiperf/toolkit/lib/tokenize"
 )
 
@@ -39,7 +40,7 @@ const rawTrace = `{"model":"m","messages":[{"role":"user","content":"hi"}]}
 
 func TestRunReadsAndWritesItsStreams(t *testing.T) {
 	var out, errOut bytes.Buffer
-	o := options{verbose: true, maxLineBytes: 1 << 20, stdin: strings.NewReader(rawTrace), stdout: &out, stderr: &errOut}
+	o := options{TokenizeRun: shape.TokenizeRun{Verbose: true, MaxLineBytes: 1 << 20}, stdin: strings.NewReader(rawTrace), stdout: &out, stderr: &errOut}
 	if err := run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestRunReadsAndWritesItsStreams(t *testing.T) {
 func TestRunOutputError(t *testing.T) {
 	for _, werr := range []error{syscall.ENOSPC, syscall.EPIPE} {
 		w := &failWriter{limit: 10, err: werr}
-		o := options{maxLineBytes: 1 << 20, stdin: strings.NewReader(rawTrace), stdout: w, stderr: &bytes.Buffer{}}
+		o := options{TokenizeRun: shape.TokenizeRun{MaxLineBytes: 1 << 20}, stdin: strings.NewReader(rawTrace), stdout: w, stderr: &bytes.Buffer{}}
 		err := run(context.Background(), o)
 		var oe *tokenize.OutputError
 		if !errors.As(err, &oe) || !errors.Is(err, werr) || err.Error() != "write <stdout>: "+werr.Error() {
@@ -70,9 +71,9 @@ func TestRunOutputError(t *testing.T) {
 
 func TestRunUsage(t *testing.T) {
 	for _, o := range []options{
-		{maxLineBytes: 0},
-		{maxLineBytes: 10, shard: "2/2"},
-		{maxLineBytes: 10, Settings: Settings{Start: -3}},
+		{TokenizeRun: shape.TokenizeRun{MaxLineBytes: 0}},
+		{TokenizeRun: shape.TokenizeRun{MaxLineBytes: 10}, Tokenize: shape.Tokenize{Shard: "2/2"}},
+		{TokenizeRun: shape.TokenizeRun{MaxLineBytes: 10}, Tokenize: shape.Tokenize{Start: -3}},
 	} {
 		o.stdin, o.stdout, o.stderr = strings.NewReader(rawTrace), &bytes.Buffer{}, &bytes.Buffer{}
 		if err := run(context.Background(), o); base.Code(err) != base.ExitTrouble {

@@ -1,0 +1,377 @@
+package hashcmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/digest"
+	"github.com/urfave/cli/v2"
+)
+
+type digestOptions struct {
+	memo    memoOptions
+	check   bool
+	quiet   bool
+	status  bool
+	strict  bool
+	warn    bool
+	ignore  bool
+	verbose bool
+}
+
+const digestDescription = `Prints "HEX  PATH" for each PATH, as sha256sum does (the same digest for a
+file, the same escaping of names with a backslash, newline or carriage
+return; "-" or no PATH reads standard input), so its output can be checked
+with sha256sum -c, and -c checks a sha256sum list.
+
+A directory gets one digest: the SHA-256 of, for every regular file below it
+in sorted order of its relative path ('/'-separated, compared name by name),
+the path, a NUL, the file's bytes and a NUL (the Python aiperf's rule). Symlinks inside a directory are followed when they
+resolve inside it (to a file: its bytes under the link's path; to a folder:
+walked under the link's path); a symlink that leads outside, dangles or
+loops, and a FIFO, socket or device anywhere, is an error naming it. A PATH
+that is a FIFO or device is refused too: read a pipe as "-".
+
+A digest memo in the cache root remembers each digest by the file's device,
+inode, size, mtime and ctime, so digesting an unchanged file or tree again
+costs a stat per file. An entry is not trusted when the file changed within
+the file system's timestamp granularity of the stat it was made from.
+-c always reads the files (a check must see the bytes).`
+
+func digestCommand() *cli.Command {
+	var o digestOptions
+	flags := []cli.Flag{
+		&cli.BoolFlag{Name: "check", Aliases: []string{"c"}, Usage: "read sha256sum lists (the PATHs, or stdin) and check the digests they list", Destination: &o.check},
+		&cli.BoolFlag{Name: "quiet", Usage: "with -c: do not print OK for each file that checks", Destination: &o.quiet},
+		&cli.BoolFlag{Name: "status", Usage: "with -c: print nothing; the exit status tells", Destination: &o.status},
+		&cli.BoolFlag{Name: "strict", Usage: "with -c: exit 2 if a line is improperly formatted", Destination: &o.strict},
+		&cli.BoolFlag{Name: "warn", Aliases: []string{"w"}, Usage: "with -c: warn about each improperly formatted line", Destination: &o.warn},
+		&cli.BoolFlag{Name: "ignore-missing", Usage: "with -c: skip listed files that do not exist", Destination: &o.ignore},
+		&cli.BoolFlag{Name: "v", Usage: "tell on stderr how each digest was obtained (memo or read, bytes, time)", Destination: &o.verbose},
+	}
+	flags = append(flags, memoFlags(&o.memo)...)
+	return &cli.Command{
+		Name:        "digest",
+		Usage:       "print the SHA-256 of files and directories (sha256sum's format), or check a list (-c)",
+		ArgsUsage:   "[PATH...] | -c [LIST...]",
+		Description: digestDescription,
+		Flags:       flags,
+		Action: func(c *cli.Context) error {
+			if !o.check {
+				for _, f := range []string{"quiet", "status", "strict", "warn", "ignore-missing"} {
+					if c.IsSet(f) {
+						return base.UsageError("--%s is meaningful only with -c", f)
+					}
+				}
+			}
+			r := &digestRun{o: &o, stdin: c.App.Reader, stdout: bufio.NewWriterSize(c.App.Writer, 64<<10), stderr: c.App.ErrWriter, name: c.App.Name}
+			defer r.stdout.Flush()
+			var memoNote string
+			r.h.Memo, memoNote = openMemo(&o.memo)
+			if o.verbose {
+				if memoNote != "" {
+					r.warnf("digest memo off: %s", memoNote)
+				}
+				r.h.OnDone = r.logEvent
+			}
+			var err error
+			if o.check {
+				err = r.checkAll(c.Context, c.Args().Slice())
+			} else {
+				err = r.digestArgs(c.Context, c.Args().Slice())
+			}
+			r.flushMemo()
+			return err
+		},
+	}
+}
+
+type digestRun struct {
+	o      *digestOptions
+	h      digest.Hasher
+	stdin  io.Reader
+	stdout *bufio.Writer
+	stderr io.Writer
+	name   string
+	mu     sync.Mutex // guards stdout and stderr: -v events come from the hashing goroutines
+}
+
+func (r *digestRun) warnf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stdout.Flush() // keep stdout and stderr in order on a terminal
+	fmt.Fprintf(r.stderr, "%s: %s\n", r.name, fmt.Sprintf(format, args...))
+}
+
+func (r *digestRun) print(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stdout.WriteString(s)
+}
+
+func (r *digestRun) logEvent(e digest.Event) {
+	if e.Memo {
+		r.warnf("%s: %s digest from the memo in %v (nothing read)", e.Path, e.Kind, e.Elapsed.Round(time.Microsecond))
+		return
+	}
+	gbps := 0.0
+	if s := e.Elapsed.Seconds(); s > 0 {
+		gbps = float64(e.Bytes) / s / 1e9
+	}
+	r.warnf("%s: %s digest read %d bytes of %d file(s) in %v (%.2f GB/s)", e.Path, e.Kind, e.Bytes, e.Files, e.Elapsed.Round(time.Microsecond), gbps)
+}
+
+func (r *digestRun) flushMemo() {
+	if r.h.Memo == nil {
+		return
+	}
+	if err := r.h.Memo.Flush(); err != nil && r.o.verbose {
+		r.warnf("digest memo not saved: %v", err)
+	}
+}
+
+// result is the outcome of digesting one name.
+type result struct {
+	d   digest.Digest
+	err error
+}
+
+// digestAll digests names on up to GOMAXPROCS goroutines and hands the
+// results to emit in order, each as soon as it and all before it are done.
+// "-" is standard input, read when its turn comes in order (so a second "-"
+// reads the empty rest, as in sha256sum).
+func (r *digestRun) digestAll(ctx context.Context, names []string, emit func(i int, res result)) {
+	n := len(names)
+	res := make([]result, n)
+	done := make([]chan struct{}, n)
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), n)
+	for range workers {
+		wg.Go(func() {
+			for i := range jobs {
+				d, err := r.h.Path(ctx, names[i])
+				res[i] = result{d, err}
+				close(done[i])
+			}
+		})
+	}
+	go func() {
+		defer close(jobs)
+		for i, name := range names {
+			if name == "-" {
+				continue
+			}
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for i, name := range names {
+		if name == "-" {
+			s, err := r.h.Reader(ctx, r.stdin)
+			emit(i, result{digest.Digest{Kind: digest.Stream, Sum: s}, err})
+			continue
+		}
+		select {
+		case <-done[i]:
+			emit(i, res[i])
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		}
+	}
+	wg.Wait()
+}
+
+func (r *digestRun) digestArgs(ctx context.Context, names []string) error {
+	if len(names) == 0 {
+		names = []string{"-"}
+	}
+	failed := false
+	r.digestAll(ctx, names, func(i int, res result) {
+		if res.err != nil {
+			failed = true
+			if !errors.Is(res.err, context.Canceled) {
+				r.warnf("%v", pathMessage(res.err))
+			}
+			return
+		}
+		r.print(digest.FormatLine(res.d.Sum, names[i]))
+	})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if failed {
+		return &base.Error{Code: base.ExitTrouble} // each error was printed
+	}
+	return nil
+}
+
+// pathMessage drops the operation from an *fs.PathError ("open x: no such
+// file" reads as "x: no such file or directory"), the way sha256sum words
+// its errors.
+func pathMessage(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Error() == err.Error() {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
+}
+
+// checkAll runs -c on each list (stdin when there is none) and returns
+// the worst outcome.
+func (r *digestRun) checkAll(ctx context.Context, lists []string) error {
+	if len(lists) == 0 {
+		lists = []string{"-"}
+	}
+	var worst error
+	for _, l := range lists {
+		err := r.check(ctx, l)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if base.Code(err) > base.Code(worst) {
+			worst = err
+		}
+		if e := (*base.Error)(nil); errors.As(err, &e) && e.Err != nil {
+			r.warnf("%v", e.Err) // printed here so that later lists still run
+			worst = &base.Error{Code: e.Code}
+		}
+	}
+	return worst
+}
+
+// check runs -c on the list at name.
+func (r *digestRun) check(ctx context.Context, name string) error {
+	var in io.Reader = r.stdin
+	listName := "standard input"
+	if name != "-" {
+		f, err := openList(name)
+		if err != nil {
+			return &base.Error{Code: base.ExitTrouble, Err: pathMessage(err)}
+		}
+		defer f.Close()
+		in, listName = f, name
+	}
+	lr := digest.NewListReader(in, name == "-")
+	var entries []digest.ListEntry
+	malformed := 0
+	for {
+		e, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if errors.Is(err, digest.ErrListFormat) {
+			malformed++
+			if r.o.warn {
+				r.warnf("%s: %d: %v", listName, e.Line, err)
+			}
+			continue
+		}
+		if err != nil {
+			return &base.Error{Code: base.ExitTrouble, Err: fmt.Errorf("%s: %w", listName, err)}
+		}
+		entries = append(entries, e)
+	}
+	if len(entries) == 0 {
+		return &base.Error{Code: base.ExitTrouble, Err: fmt.Errorf("%s: no properly formatted checksum lines found", listName)}
+	}
+	r.h.Refresh = true
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name
+	}
+	var mismatched, unreadable, verified int
+	r.digestAll(ctx, names, func(i int, res result) {
+		e := entries[i]
+		if res.err != nil {
+			if errors.Is(res.err, context.Canceled) {
+				return
+			}
+			if r.o.ignore && errors.Is(res.err, fs.ErrNotExist) {
+				return
+			}
+			unreadable++
+			if !r.o.status {
+				r.warnf("%v", pathMessage(res.err))
+				r.print(digest.CheckName(e.Name) + ": FAILED open or read\n")
+			}
+			return
+		}
+		verified++
+		ok := res.d.Sum == e.Sum
+		if !ok {
+			mismatched++
+		}
+		if r.o.status || (ok && r.o.quiet) {
+			return
+		}
+		verdict := "OK"
+		if !ok {
+			verdict = "FAILED"
+		}
+		r.print(digest.CheckName(e.Name) + ": " + verdict + "\n")
+	})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !r.o.status {
+		if malformed > 0 {
+			r.warnf("WARNING: %s improperly formatted", plural(malformed, "line is", "lines are"))
+		}
+		if unreadable > 0 {
+			r.warnf("WARNING: %s could not be read", plural(unreadable, "listed file", "listed files"))
+		}
+		if mismatched > 0 {
+			r.warnf("WARNING: %s did NOT match", plural(mismatched, "computed checksum", "computed checksums"))
+		}
+	}
+	switch {
+	case unreadable > 0 || (r.o.strict && malformed > 0):
+		return &base.Error{Code: base.ExitTrouble}
+	case mismatched > 0:
+		return &base.Error{Code: base.ExitNo}
+	case verified == 0 && r.o.ignore:
+		if !r.o.status {
+			r.warnf("%s: no file was verified", listName)
+		}
+		return &base.Error{Code: base.ExitNo}
+	}
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// openList opens a checksum list. Any readable file will do, a FIFO too
+// (sha256sum -c <(...) is common).
+func openList(name string) (*os.File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("is a directory")}
+	}
+	return f, nil
+}

@@ -1,0 +1,170 @@
+package hashcmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+
+	"github.com/aiperf/toolkit/lib/cachekey"
+	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/cmd/shape"
+	"github.com/aiperf/toolkit/lib/digest"
+	"github.com/aiperf/toolkit/lib/tokenizer/locate"
+	"github.com/urfave/cli/v2"
+)
+
+const keyDescription = `Prints the cache key of the store that aiperf-tokenize and aiperf-pack would
+make from the INPUTs (trace files or directories; "-" or none reads standard
+input) with these flags: one line, sha256:<64 hex>, the SHA-256 of a
+canonical description of the computation. --explain prints that description
+instead (pipe it to sha256sum to get the key's hex), one field per line,
+sorted after its first line, so diff of two explanations says why two keys
+differ.
+
+The description holds the content digest of each input (through the digest
+memo, so an unchanged input costs a stat), the tokenizer's identity (the
+SHA-256 of its files as they are on disk, its name and revision; the builtin
+one by the digest of its embedded bytes, without decoding them), every flag
+of the two stages that shapes the store's bytes, and a salt with the records
+and store format versions and a version of each algorithm that shapes bytes
+(trace reading, synthesis, corpus, body formatting, compression).
+
+The flags are the stages' own definitions. Their other flags (-o,
+--inputs-json, --verify, --max-line-bytes, --max-line, --no-end-marker) are
+accepted and left out of the key: they cannot change a byte of the store.`
+
+type keyOptions struct {
+	memo    memoOptions
+	tok     shape.Tokenize
+	tokRun  shape.TokenizeRun
+	pack    shape.Pack
+	packRun shape.PackRun
+	explain bool
+	verbose bool
+}
+
+// keyFlags are the flags of key: the stages' (their -v is key's own) and
+// key's.
+func keyFlags(o *keyOptions) []cli.Flag {
+	var flags []cli.Flag
+	flags = append(flags, shape.TokenizeFlags(&o.tok)...)
+	flags = append(flags, withoutV(shape.TokenizeRunFlags(&o.tokRun))...)
+	flags = append(flags, shape.PackFlags(&o.pack)...)
+	flags = append(flags, withoutV(shape.PackRunFlags(&o.packRun))...)
+	flags = append(flags,
+		&cli.BoolFlag{Name: "explain", Usage: "print the canonical description that is hashed instead of the key", Destination: &o.explain},
+		&cli.BoolFlag{Name: "v", Usage: "tell on stderr how each digest was obtained (memo or read)", Destination: &o.verbose},
+	)
+	return append(flags, memoFlags(&o.memo)...)
+}
+
+func withoutV(flags []cli.Flag) []cli.Flag {
+	return slices.DeleteFunc(flags, func(f cli.Flag) bool { return f.Names()[0] == "v" })
+}
+
+func keyCommand() *cli.Command {
+	var o keyOptions
+	return &cli.Command{
+		Name:        "key",
+		Usage:       "print the cache key of the store the stages would make from INPUTs with these flags",
+		ArgsUsage:   "[flags of aiperf-tokenize and aiperf-pack] [INPUT|- ...]",
+		Description: keyDescription,
+		Flags:       keyFlags(&o),
+		Action: func(c *cli.Context) error {
+			r := &digestRun{o: &digestOptions{verbose: o.verbose}, stdin: c.App.Reader, stdout: bufio.NewWriterSize(c.App.Writer, 4<<10), stderr: c.App.ErrWriter, name: c.App.Name}
+			defer r.stdout.Flush()
+			text, err := describe(c.Context, r, &o, c.Args().Slice())
+			r.flushMemo()
+			if err != nil {
+				return err
+			}
+			if o.explain {
+				r.print(text)
+				return nil
+			}
+			r.print(cachekey.KeyOf(text).String() + "\n")
+			return nil
+		},
+	}
+}
+
+// describe checks the flags as the stages do, digests the inputs and the
+// tokenizer and returns the canonical description.
+func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string) (string, error) {
+	chk, err := o.tok.Check()
+	if err != nil {
+		return "", err
+	}
+	req, err := o.pack.Check()
+	if err != nil {
+		return "", err
+	}
+	var memoNote string
+	r.h.Memo, memoNote = openMemo(&o.memo)
+	if o.verbose {
+		if memoNote != "" {
+			r.warnf("digest memo off: %s", memoNote)
+		}
+		r.h.OnDone = r.logEvent
+	}
+
+	b := cachekey.New(shape.Salt())
+	for _, f := range append(o.tok.Fields(chk), o.pack.Fields(req)...) {
+		if f.IsList {
+			b.List(f.Name, f.List)
+		} else {
+			b.Field(f.Name, f.Value)
+		}
+	}
+	tok, err := tokenizerIdentity(ctx, &r.h, &o.tok)
+	if err != nil {
+		return "", err
+	}
+	b.Tokenizer(tok)
+
+	if len(inputs) == 0 {
+		inputs = []string{"-"}
+	}
+	failed := false
+	r.digestAll(ctx, inputs, func(_ int, res result) {
+		if res.err != nil {
+			failed = true
+			if !errors.Is(res.err, context.Canceled) {
+				r.warnf("%v", pathMessage(res.err))
+			}
+			return
+		}
+		b.Input(res.d)
+	})
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if failed {
+		return "", &base.Error{Code: base.ExitTrouble} // each error was printed
+	}
+	return b.Explain()
+}
+
+// tokenizerIdentity names the tokenizer of --tokenizer by the files
+// aiperf-tokenize would read (lib/tokenizer/locate finds them for both).
+func tokenizerIdentity(ctx context.Context, h *digest.Hasher, s *shape.Tokenize) (cachekey.Tokenizer, error) {
+	if s.IsBuiltin() {
+		return cachekey.BuiltinTokenizer(), nil
+	}
+	f, err := locate.Find(s.Tokenizer)
+	if err != nil {
+		return cachekey.Tokenizer{}, err // the words of aiperf-tokenize, which finds it the same way
+	}
+	paths := []string{f.File}
+	if f.Config != "" {
+		paths = append(paths, f.Config)
+	}
+	t, err := cachekey.TokenizerFiles(ctx, h, f.Name, f.Revision, paths...)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return t, fmt.Errorf("tokenizer: %s: %w", pe.Path, pe.Err)
+	}
+	return t, err
+}

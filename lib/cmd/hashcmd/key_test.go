@@ -1,0 +1,442 @@
+package hashcmd
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/cmd/packcmd"
+	"github.com/aiperf/toolkit/lib/cmd/shape"
+	"github.com/aiperf/toolkit/lib/cmd/tokenizecmd"
+	"github.com/aiperf/toolkit/lib/record"
+	"github.com/aiperf/toolkit/lib/store"
+	"github.com/urfave/cli/v2"
+)
+
+var update = flag.Bool("update", false, "re-pin the golden pair in testdata/golden (then review the diff)")
+
+// flagTrace is a small Mooncake trace every shaping flag has an effect on:
+// three sessions with timestamps 0, 50 and 100 ms, input lengths that a
+// block size of 400 also fits, a shared first block, output lengths to cap.
+var flagTrace = filepath.Join("testdata", "golden", "mooncake.jsonl")
+
+const gpt2 = "../../tokenizer/testdata/gpt2/tokenizer.json.zst"
+
+// flagCase is a stage flag and a change of its value: run with base, then
+// with base and alt.
+type flagCase struct {
+	stage string
+	flag  string
+	base  []string
+	alt   []string
+}
+
+// shapingCases gives every byte-shaping flag a value that changes the store.
+var shapingCases = []flagCase{
+	{shape.TokenizeStage, "type", nil, []string{"--type", "raw_payload"}},
+	{shape.TokenizeStage, "tokenizer", nil, []string{"--tokenizer", gpt2}},
+	{shape.TokenizeStage, "block-size", nil, []string{"--block-size", "400"}},
+	{shape.TokenizeStage, "seed", nil, []string{"--seed", "7"}},
+	{shape.TokenizeStage, "start-offset", nil, []string{"--start-offset", "25"}},
+	{shape.TokenizeStage, "end-offset", nil, []string{"--end-offset", "75"}},
+	{shape.TokenizeStage, "max-isl", nil, []string{"--max-isl", "650"}},
+	{shape.TokenizeStage, "max-osl", nil, []string{"--max-osl", "25"}},
+	// A single shard packs alone when it holds session 0 only (else pack
+	// refuses the gap); it makes a different store, so the shard is keyed.
+	{shape.TokenizeStage, "shard", nil, []string{"--shard", "0/3"}},
+	{shape.PackStage, "model", nil, []string{"--model", "m2"}},
+	{shape.PackStage, "endpoint", nil, []string{"--endpoint", "completions"}},
+	{shape.PackStage, "streaming", nil, []string{"--streaming"}},
+	{shape.PackStage, "legacy-max-tokens", nil, []string{"--legacy-max-tokens"}},
+	{shape.PackStage, "no-include-usage", []string{"--streaming"}, []string{"--no-include-usage"}},
+	{shape.PackStage, "per-chunk-usage", []string{"--streaming"}, []string{"--per-chunk-usage"}},
+	{shape.PackStage, "extra", nil, []string{"--extra", "temperature=0.5"}},
+	{shape.PackStage, "compress", nil, []string{"--compress"}},
+}
+
+// excludedCases gives every excluded flag a value other than its default
+// (the outputs go to the test's own directory: see run).
+var excludedCases = []flagCase{
+	{shape.TokenizeStage, "verify", nil, []string{"--verify"}},
+	{shape.TokenizeStage, "max-line-bytes", nil, []string{"--max-line-bytes", "100000"}},
+	{shape.TokenizeStage, "v", nil, []string{"-v"}},
+	{shape.PackStage, "include-usage", []string{"--streaming"}, []string{"--include-usage"}},
+	{shape.PackStage, "o", nil, []string{"-o", "{dir}/elsewhere.aipk"}},
+	{shape.PackStage, "inputs-json", nil, []string{"--inputs-json", "{dir}/inputs.json"}},
+	{shape.PackStage, "no-end-marker", nil, []string{"--no-end-marker"}},
+	{shape.PackStage, "max-line", nil, []string{"--max-line", "64KiB"}},
+	{shape.PackStage, "v", nil, []string{"-v"}},
+}
+
+// stageApps are the real stage applications, by name.
+func stageApps() map[string]*cli.App {
+	return map[string]*cli.App{shape.TokenizeStage: tokenizecmd.New(), shape.PackStage: packcmd.New()}
+}
+
+// classify returns what is wrong with the classification of app's flags:
+// each must be shaping or excluded (not both), each classified flag must
+// exist, and each needs a test case in shapingCases or excludedCases.
+func classify(stage string, app *cli.App) []string {
+	var bad []string
+	shaping := shape.Shaping(stage)
+	var excluded []string
+	for _, e := range shape.Excluded {
+		if e.Stage == stage {
+			excluded = append(excluded, e.Flag)
+		}
+	}
+	var have []string
+	for _, f := range app.Flags {
+		name := f.Names()[0]
+		have = append(have, name)
+		s, e := slices.Contains(shaping, name), slices.Contains(excluded, name)
+		switch {
+		case s && e:
+			bad = append(bad, fmt.Sprintf("%s --%s is both shaping and excluded", stage, name))
+		case !s && !e:
+			bad = append(bad, fmt.Sprintf("%s --%s is not classified: define it in lib/cmd/shape, with the shaping flags (and make the key cover it) or the run flags (and add it to shape.Excluded with the reason it cannot change a store byte)", stage, name))
+		}
+	}
+	for _, n := range append(slices.Clone(shaping), excluded...) {
+		if !slices.Contains(have, n) {
+			bad = append(bad, fmt.Sprintf("%s --%s is classified but %s has no such flag", stage, n, stage))
+		}
+	}
+	for _, cs := range []struct {
+		names []string
+		cases []flagCase
+		what  string
+	}{{shaping, shapingCases, "shapingCases"}, {excluded, excludedCases, "excludedCases"}} {
+		for _, n := range cs.names {
+			if !slices.ContainsFunc(cs.cases, func(c flagCase) bool { return c.stage == stage && c.flag == n }) {
+				bad = append(bad, fmt.Sprintf("%s --%s has no test value in %s", stage, n, cs.what))
+			}
+		}
+	}
+	return bad
+}
+
+// TestFlagsClassified: every flag of aiperf-tokenize and aiperf-pack is
+// classified, and aiperf-hash key accepts each of them.
+func TestFlagsClassified(t *testing.T) {
+	var keyNames []string
+	for _, f := range keyFlags(&keyOptions{}) {
+		keyNames = append(keyNames, f.Names()...)
+	}
+	for stage, app := range stageApps() {
+		for _, msg := range classify(stage, app) {
+			t.Error(msg)
+		}
+		for _, f := range app.Flags {
+			for _, n := range f.Names() {
+				if !slices.Contains(keyNames, n) {
+					t.Errorf("aiperf-hash key does not accept %s --%s", stage, n)
+				}
+			}
+		}
+	}
+}
+
+// TestClassifyFailsOnNewFlag: the check above can fail: a flag added to a
+// stage outside lib/cmd/shape is reported, and so is a classified flag a
+// stage lost.
+func TestClassifyFailsOnNewFlag(t *testing.T) {
+	app := packcmd.New()
+	app.Flags = append(app.Flags, &cli.BoolFlag{Name: "prompt-list"})
+	got := classify(shape.PackStage, app)
+	if len(got) != 1 || !strings.Contains(got[0], "--prompt-list is not classified") {
+		t.Errorf("a new flag: %q", got)
+	}
+	app = tokenizecmd.New()
+	app.Flags = slices.DeleteFunc(app.Flags, func(f cli.Flag) bool { return f.Names()[0] == "seed" })
+	got = classify(shape.TokenizeStage, app)
+	if len(got) != 1 || !strings.Contains(got[0], "--seed is classified but") {
+		t.Errorf("a lost flag: %q", got)
+	}
+}
+
+// pipeline runs aiperf-tokenize and aiperf-pack in-process, as the shell
+// would: tokenize tokArgs TRACE > records; pack packArgs records. The store
+// is written to dir/store.aipk unless packArgs name another -o. It returns
+// the records and the store bytes.
+func pipeline(t *testing.T, dir, trace string, tokArgs, packArgs []string) (records, storeBytes []byte) {
+	t.Helper()
+	recs := filepath.Join(dir, "records.jsonl")
+	var out, errb bytes.Buffer
+	app := tokenizecmd.New()
+	app.Writer, app.ErrWriter = &out, &errb
+	if code := base.Main(app, slices.Concat([]string{"aiperf-tokenize"}, tokArgs, []string{trace})); code != 0 {
+		t.Fatalf("aiperf-tokenize %q: exit %d: %s", tokArgs, code, errb.String())
+	}
+	records = bytes.Clone(out.Bytes())
+	if err := os.WriteFile(recs, records, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	storePath := filepath.Join(dir, "store.aipk")
+	args := slices.Concat([]string{"aiperf-pack", "-o", storePath}, packArgs, []string{recs})
+	for i, a := range args {
+		if a == "-o" {
+			storePath = args[i+1]
+		}
+	}
+	app = packcmd.New()
+	out.Reset()
+	errb.Reset()
+	app.Writer, app.ErrWriter = &out, &errb
+	if code := base.Main(app, args); code != 0 {
+		t.Fatalf("aiperf-pack %q: exit %d: %s", packArgs, code, errb.String())
+	}
+	b, err := os.ReadFile(storePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return records, b
+}
+
+// keyOf runs aiperf-hash key in-process and returns its output line and the
+// --explain text.
+func keyOf(t *testing.T, memoDir, trace string, args []string) (key, explain string) {
+	t.Helper()
+	for _, extra := range [][]string{nil, {"--explain"}} {
+		var out, errb bytes.Buffer
+		app := New()
+		app.Writer, app.ErrWriter = &out, &errb
+		argv := slices.Concat([]string{"aiperf-hash", "key", "--dir", memoDir}, extra, args, []string{trace})
+		if code := base.Main(app, argv); code != 0 {
+			t.Fatalf("%q: exit %d: %s", argv, code, errb.String())
+		}
+		if extra == nil {
+			key = strings.TrimSuffix(out.String(), "\n")
+		} else {
+			explain = out.String()
+		}
+	}
+	return key, explain
+}
+
+func expand(args []string, dir string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, "{dir}", dir)
+	}
+	return out
+}
+
+// args returns the tokenize and pack arguments of a case.
+func (c flagCase) args(dir string, withAlt bool) (tok, pk []string) {
+	a := expand(c.base, dir)
+	if withAlt {
+		a = append(a, expand(c.alt, dir)...)
+	}
+	if c.stage == shape.TokenizeStage {
+		return a, nil
+	}
+	return nil, a
+}
+
+// TestFlagsChangeStoreAndKey is the test that makes the Python aiperf's
+// cache bug (a key that missed settings which change the bytes) impossible
+// here: every shaping flag changes both the store bytes and the key, every
+// excluded flag changes neither.
+func TestFlagsChangeStoreAndKey(t *testing.T) {
+	memo := t.TempDir()
+	packBase := []string{"--model", "m"}
+	for _, tc := range [][]flagCase{shapingCases, excludedCases} {
+		for _, c := range tc {
+			shaping := slices.Contains(shape.Shaping(c.stage), c.flag)
+			t.Run(c.stage+"/"+c.flag, func(t *testing.T) {
+				dir := t.TempDir()
+				tok0, pk0 := c.args(dir, false)
+				tok1, pk1 := c.args(dir, true)
+				pk0, pk1 = append(slices.Clone(packBase), pk0...), append(slices.Clone(packBase), pk1...)
+				_, s0 := pipeline(t, dir, flagTrace, tok0, pk0)
+				_, s1 := pipeline(t, dir, flagTrace, tok1, pk1)
+				k0, e0 := keyOf(t, memo, flagTrace, slices.Concat(tok0, pk0))
+				k1, e1 := keyOf(t, memo, flagTrace, slices.Concat(tok1, pk1))
+				sameStore, sameKey := bytes.Equal(s0, s1), k0 == k1
+				if shaping && (sameStore || sameKey) {
+					t.Errorf("shaping flag %q: store changed %v, key changed %v (both must)\nexplain without:\n%s\nwith:\n%s", c.alt, !sameStore, !sameKey, e0, e1)
+				}
+				if !shaping && (!sameStore || !sameKey) {
+					t.Errorf("excluded flag %q: store changed %v, key changed %v (neither may)", c.alt, !sameStore, !sameKey)
+				}
+				if k1 != sum([]byte(e1)) {
+					t.Errorf("key %q is not the SHA-256 of its --explain text", k1)
+				}
+			})
+		}
+	}
+}
+
+// TestStoreVersion: shape.StoreVersion (the key's salt) is the version the
+// store writer writes; shape may not link lib/store to read it.
+func TestStoreVersion(t *testing.T) {
+	if shape.StoreVersion != store.FormatVersion {
+		t.Errorf("shape.StoreVersion %d, store.FormatVersion %d: set shape.StoreVersion", shape.StoreVersion, store.FormatVersion)
+	}
+	if s := shape.Salt(); s.Records != record.Version {
+		t.Errorf("salt records version %d, record.Version %d", s.Records, record.Version)
+	}
+}
+
+// goldenCases are the runs the golden pair pins: a synthesized trace, the
+// same with a compressed store, and verbatim payloads (trace reading and
+// body formatting without synthesis).
+var goldenCases = []struct {
+	name      string
+	trace     string // flagTrace when ""
+	tok, pack []string
+	bump      string // the version to bump when the records change
+}{
+	{"synthesized", "", nil, []string{"--model", "golden-model", "--streaming", "--per-chunk-usage", "--extra", "temperature=0.5", "--extra", `stream_options={"keep":true}`}, "shape.SynthesisVersion (or shape.TraceVersion if the trace reader changed)"},
+	{"legacy", "", []string{"--max-osl", "25", "--seed", "3"}, []string{"--model", "golden-model", "--legacy-max-tokens"}, "shape.SynthesisVersion (or shape.TraceVersion if the trace reader changed)"},
+	{"compressed", "", nil, []string{"--model", "golden-model", "--compress"}, "shape.SynthesisVersion (or shape.TraceVersion if the trace reader changed)"},
+	{"verbatim", "", []string{"--type", "raw_payload"}, []string{"--endpoint", "completions"}, "shape.TraceVersion"},
+	// Mooncake messages, payloads and text rows with their context modes.
+	{"contexts", filepath.Join("testdata", "golden", "contexts.jsonl"), nil, []string{"--model", "golden-model"}, "shape.TraceVersion (or shape.SynthesisVersion if a synthesized prompt changed)"},
+}
+
+const goldenFile = "testdata/golden/pair.txt"
+
+func sum(b []byte) string {
+	s := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(s[:])
+}
+
+// versionsLine is the salt as one line.
+func versionsLine() string {
+	s := shape.Salt()
+	names := make([]string, 0, len(s.Algorithms))
+	for n := range s.Algorithms {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	fmt.Fprintf(&b, "records=%d store=%d", s.Records, s.Store)
+	for _, n := range names {
+		fmt.Fprintf(&b, " %s=%d", n, s.Algorithms[n])
+	}
+	return b.String()
+}
+
+// corpusSum is the digest of the synthesis corpus files, as shipped.
+func corpusSum(t *testing.T) string {
+	files, err := filepath.Glob("../../synth/corpus/*.txt.zst")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("corpus files: %v %v", files, err)
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(h, "%s\x00", filepath.Base(f))
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// TestGoldenPair pins, for a fixed small trace, the key and the SHA-256 of
+// the records and of the store together. A change to trace reading,
+// synthesis, the corpus, body formatting or compression that changes bytes
+// must bump its version in lib/cmd/shape (and so every key); this test
+// says which, and `go test -run TestGoldenPair -update` re-pins after the
+// bump.
+func TestGoldenPair(t *testing.T) {
+	memo := t.TempDir()
+	var got strings.Builder
+	fmt.Fprintf(&got, "# The golden pair (lib/cmd/hashcmd TestGoldenPair): keys and store digests pinned together.\n")
+	fmt.Fprintf(&got, "# Re-pin with: go test ./lib/cmd/hashcmd -run TestGoldenPair -update (after bumping a version).\n")
+	fmt.Fprintf(&got, "versions %s\n", versionsLine())
+	fmt.Fprintf(&got, "corpus %s\n", corpusSum(t))
+	for _, c := range goldenCases {
+		dir, trace := t.TempDir(), c.trace
+		if trace == "" {
+			trace = flagTrace
+		}
+		recs, st := pipeline(t, dir, trace, c.tok, c.pack)
+		key, _ := keyOf(t, memo, trace, slices.Concat(c.tok, c.pack))
+		fmt.Fprintf(&got, "case %s: aiperf-tokenize %s | aiperf-pack %s\n", c.name, strings.Join(append(slices.Clone(c.tok), filepath.Base(trace)), " "), strings.Join(c.pack, " "))
+		fmt.Fprintf(&got, "  key %s\n", key)
+		fmt.Fprintf(&got, "  records %s\n", sum(recs))
+		fmt.Fprintf(&got, "  store %s\n", sum(st))
+	}
+	if *update {
+		if err := os.WriteFile(goldenFile, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(goldenFile)
+	if err != nil {
+		t.Fatalf("%v (create it with -update)", err)
+	}
+	if string(want) == got.String() {
+		return
+	}
+	for _, msg := range goldenDiff(string(want), got.String()) {
+		t.Error(msg)
+	}
+}
+
+// goldenDiff explains the difference of two golden texts: which version to
+// bump, or that the versions moved and the pair needs re-pinning.
+func goldenDiff(want, got string) []string {
+	field := func(text string) map[string]string {
+		m := map[string]string{}
+		cur := ""
+		for _, l := range strings.Split(text, "\n") {
+			switch {
+			case strings.HasPrefix(l, "case "):
+				cur, _, _ = strings.Cut(strings.TrimPrefix(l, "case "), ":")
+				m[cur+" flags"] = l
+			case strings.HasPrefix(l, "  "):
+				k, v, _ := strings.Cut(strings.TrimSpace(l), " ")
+				m[cur+" "+k] = v
+			case l != "" && !strings.HasPrefix(l, "#"):
+				k, v, _ := strings.Cut(l, " ")
+				m[k] = v
+			}
+		}
+		return m
+	}
+	w, g := field(want), field(got)
+	if w["versions"] != g["versions"] {
+		return []string{fmt.Sprintf("versions are %s, the golden pair was pinned under %s: re-pin it with -update", g["versions"], w["versions"])}
+	}
+	var bad []string
+	if w["corpus"] != g["corpus"] {
+		bad = append(bad, "the synthesis corpus changed: bump shape.CorpusVersion, then re-pin with -update")
+	}
+	for _, c := range goldenCases {
+		n := c.name
+		switch {
+		case w[n+" flags"] != g[n+" flags"] || w[n+" key"] == "":
+			bad = append(bad, fmt.Sprintf("case %s is not the pinned one: re-pin with -update", n))
+		case w[n+" records"] != g[n+" records"]:
+			bad = append(bad, fmt.Sprintf("case %s: the records changed (%s, pinned %s) under the same versions: bump %s", n, g[n+" records"], w[n+" records"], c.bump))
+		case w[n+" store"] != g[n+" store"] && slices.Contains(c.pack, "--compress"):
+			bad = append(bad, fmt.Sprintf("case %s: the compressed store changed (%s, pinned %s) from the same records: bump shape.CompressVersion", n, g[n+" store"], w[n+" store"]))
+		case w[n+" store"] != g[n+" store"]:
+			bad = append(bad, fmt.Sprintf("case %s: the store changed (%s, pinned %s) from the same records: bump shape.BodyVersion (or, for a new store format, store.FormatVersion and shape.StoreVersion)", n, g[n+" store"], w[n+" store"]))
+		case w[n+" key"] != g[n+" key"]:
+			bad = append(bad, fmt.Sprintf("case %s: the key changed (%s, pinned %s) and the bytes did not: a change of what the key describes; re-pin with -update if meant", n, g[n+" key"], w[n+" key"]))
+		}
+	}
+	if len(bad) == 0 {
+		bad = append(bad, "the golden file differs in its comments: re-pin with -update")
+	}
+	return bad
+}

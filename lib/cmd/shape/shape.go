@@ -1,0 +1,382 @@
+// Package shape holds the settings of aiperf-tokenize and aiperf-pack that
+// shape output bytes, their flag definitions and the checks that turn them
+// into stage options, in one place that the stages and aiperf-hash all
+// import: a cache key is built from the very definitions the stages parse,
+// so the two cannot drift apart.
+//
+// It also defines the stages' other flags (the ones that cannot change a
+// byte of the store: outputs, verification, limits, verbosity), so that
+// `aiperf-hash key` accepts a stage's command line as it is, and lists them
+// in [Excluded] with the reason each is left out of the key. A stage flag
+// defined anywhere else is unclassified, and the classification test in
+// lib/cmd/hashcmd fails until it is moved here.
+//
+// The package links neither the tokenizer, the synthesis, the store writer
+// nor the pack pipeline (lib/cmd/hashcmd's TestDeps checks it): aiperf-hash
+// must stay small and start fast.
+package shape
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aiperf/toolkit/lib/cachekey"
+	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/record"
+	"github.com/aiperf/toolkit/lib/request"
+	"github.com/aiperf/toolkit/lib/trace"
+	"github.com/urfave/cli/v2"
+)
+
+// Stage names, as the binaries call themselves.
+const (
+	TokenizeStage = "aiperf-tokenize"
+	PackStage     = "aiperf-pack"
+)
+
+// Versions of the algorithms that shape the bytes of a store, part of every
+// cache key's salt. Whoever changes the bytes one of them produces bumps its
+// version, so that old cache entries are never mistaken for new ones; the
+// golden pair in lib/cmd/hashcmd/testdata/golden fails, naming the version,
+// when store bytes change and no version did.
+const (
+	// TraceVersion: lib/trace, how trace rows become records (the fields
+	// read, verbatim inputs re-emitted compact on one line, offsets, caps).
+	TraceVersion = 1
+	// SynthesisVersion: lib/synth, exact-length prompts from input_length
+	// and hash_ids (block layout, seeding, token choice).
+	SynthesisVersion = 1
+	// CorpusVersion: lib/synth/corpus, the text prompts are cut from, and
+	// how it is prepared.
+	CorpusVersion = 1
+	// BodyVersion: lib/request, the formatting of request bodies (key
+	// order, extras, max-token fields).
+	BodyVersion = 1
+	// CompressVersion: the zstd stream of --compress (the encoder, its level
+	// and the library version writing it).
+	CompressVersion = 1
+	// StoreVersion is the store file format version lib/store writes
+	// (store.FormatVersion; a test checks they agree: this package may not
+	// link the store).
+	StoreVersion = 1
+)
+
+// Salt returns the salt of every cache key.
+func Salt() cachekey.Salt {
+	return cachekey.Salt{
+		Records: record.Version,
+		Store:   StoreVersion,
+		Algorithms: map[string]int{
+			"trace":     TraceVersion,
+			"synthesis": SynthesisVersion,
+			"corpus":    CorpusVersion,
+			"body":      BodyVersion,
+			"compress":  CompressVersion,
+		},
+	}
+}
+
+// Field is one setting of a cache key: a name ("tokenize.seed") and its
+// canonical value.
+type Field struct {
+	Name   string
+	Value  string
+	List   []string // for a field whose value is a list (Value is then "")
+	IsList bool
+}
+
+// Tokenize are the aiperf-tokenize settings that shape records bytes.
+type Tokenize struct {
+	Type      string
+	Tokenizer string
+	BlockSize int // 0: the trace format's own (trace.KVBlockSize)
+	Seed      uint64
+	Start     float64 // ms; <0 = unset
+	End       float64 // ms; <0 = unset
+	MaxISL    int
+	MaxOSL    int
+	Shard     string
+}
+
+// BuiltinTokenizer is the --tokenizer value naming the builtin tokenizer.
+const BuiltinTokenizer = "builtin"
+
+// IsBuiltin reports whether the --tokenizer value names the builtin one.
+func (s *Tokenize) IsBuiltin() bool { return s.Tokenizer == "" || s.Tokenizer == BuiltinTokenizer }
+
+// TokenizeFlags returns the flags of aiperf-tokenize that shape its output,
+// bound to s.
+func TokenizeFlags(s *Tokenize) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "type", Usage: "trace `FORMAT`: " + strings.Join(trace.Types, ", ") + " (default: detect from the first record)", Destination: &s.Type},
+		&cli.StringFlag{Name: "tokenizer", Value: BuiltinTokenizer, Usage: "`builtin` (Qwen3) or a tokenizer.json, a folder holding one, or a Hugging Face cache snapshot", Destination: &s.Tokenizer},
+		&cli.IntFlag{Name: "block-size", Usage: fmt.Sprintf("tokens per hash_id block (default: %d for %s, else %d)", trace.KVBlockSize(trace.TypeBailian), trace.TypeBailian, trace.KVBlockSize(trace.TypeMooncake)), Destination: &s.BlockSize},
+		&cli.Uint64Flag{Name: "seed", Usage: "seed of the prompt synthesis", Destination: &s.Seed},
+		&cli.Float64Flag{Name: "start-offset", Value: -1, Usage: "drop trace rows with a timestamp before `MS`", Destination: &s.Start},
+		&cli.Float64Flag{Name: "end-offset", Value: -1, Usage: "drop trace rows with a timestamp after `MS`", Destination: &s.End},
+		&cli.IntFlag{Name: "max-isl", Usage: "drop trace rows with input_length above `N`", Destination: &s.MaxISL},
+		&cli.IntFlag{Name: "max-osl", Usage: "cap output_length (max_tokens) at `N`", Destination: &s.MaxOSL},
+		&cli.StringFlag{Name: "shard", Usage: "emit only sessions i, i+N, ... of the trace (`i/N`, 0-based); packing every shard gives the unsharded store", Destination: &s.Shard},
+	}
+}
+
+// Checked are tokenize settings turned into stage options.
+type Checked struct {
+	Trace      trace.Options
+	ShardIndex int
+	ShardCount int
+}
+
+// Check validates the settings and converts them; its errors are the usage
+// errors of aiperf-tokenize.
+func (s *Tokenize) Check() (Checked, error) {
+	topt, err := s.traceOptions()
+	if err != nil {
+		return Checked{}, base.UsageError("%v", err)
+	}
+	idx, cnt, err := parseShard(s.Shard)
+	if err != nil {
+		return Checked{}, base.UsageError("--shard %q: %v", s.Shard, err)
+	}
+	return Checked{Trace: topt, ShardIndex: idx, ShardCount: cnt}, nil
+}
+
+func (s *Tokenize) traceOptions() (trace.Options, error) {
+	o := trace.Options{Type: s.Type, MaxInputLength: s.MaxISL, MaxOutputLength: s.MaxOSL}
+	for _, v := range []struct {
+		ms  float64
+		dst **int64
+		nm  string
+	}{{s.Start, &o.StartOffsetNS, "--start-offset"}, {s.End, &o.EndOffsetNS, "--end-offset"}} {
+		if v.ms >= 0 {
+			ns := int64(v.ms*1e6 + 0.5)
+			*v.dst = &ns
+		} else if v.ms != -1 {
+			return o, fmt.Errorf("%s must not be negative", v.nm)
+		}
+	}
+	if s.MaxISL < 0 || s.MaxOSL < 0 || s.BlockSize < 0 {
+		return o, errors.New("--max-isl, --max-osl and --block-size must not be negative")
+	}
+	return o, nil
+}
+
+func parseShard(s string) (int, int, error) {
+	if s == "" {
+		return 0, 1, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, errors.New("want i/N with 0 <= i < N")
+	}
+	return i, n, nil
+}
+
+// Fields returns the key fields of checked settings, one per flag but
+// --tokenizer (a key records the tokenizer's identity instead of its path:
+// see cachekey.Tokenizer). Values are canonical: the offsets as the
+// nanoseconds the stage uses, the shard as i/N.
+func (s *Tokenize) Fields(c Checked) []Field {
+	ns := func(p *int64) string {
+		if p == nil {
+			return "unset"
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	return []Field{
+		{Name: "tokenize.type", Value: s.Type},
+		{Name: "tokenize.block-size", Value: strconv.Itoa(s.BlockSize)},
+		{Name: "tokenize.seed", Value: strconv.FormatUint(s.Seed, 10)},
+		{Name: "tokenize.start-offset", Value: ns(c.Trace.StartOffsetNS)},
+		{Name: "tokenize.end-offset", Value: ns(c.Trace.EndOffsetNS)},
+		{Name: "tokenize.max-isl", Value: strconv.Itoa(s.MaxISL)},
+		{Name: "tokenize.max-osl", Value: strconv.Itoa(s.MaxOSL)},
+		{Name: "tokenize.shard", Value: fmt.Sprintf("%d/%d", c.ShardIndex, c.ShardCount)},
+	}
+}
+
+// TokenizeRun are aiperf-tokenize's other settings: none changes a byte of
+// its output.
+type TokenizeRun struct {
+	Verify       bool
+	MaxLineBytes int
+	Verbose      bool
+}
+
+// TokenizeRunFlags returns aiperf-tokenize's flags that are not in the key,
+// bound to r.
+func TokenizeRunFlags(r *TokenizeRun) []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "verify", Usage: "re-encode every synthesized prompt and fail (exit 1) unless it has exactly input_length tokens", Destination: &r.Verify},
+		&cli.IntFlag{Name: "max-line-bytes", Value: trace.DefaultMaxLineBytes, Usage: "refuse a trace line longer than `N` bytes (memory stays within a small multiple of the longest line)", Destination: &r.MaxLineBytes},
+		&cli.BoolFlag{Name: "v", Usage: "print a summary on stderr", Destination: &r.Verbose},
+	}
+}
+
+// Pack are the aiperf-pack settings that shape the store's bytes.
+type Pack struct {
+	Request  request.Options // Extra is filled by Check from ExtraArgs
+	Extra    cli.StringSlice
+	Compress bool
+}
+
+// PackFlags returns the flags of aiperf-pack that shape the store, bound to
+// p.
+func PackFlags(p *Pack) []cli.Flag {
+	o := &p.Request
+	return []cli.Flag{
+		&cli.StringFlag{Name: "model", Usage: "model `NAME` written into every formatted body", Destination: &o.Model},
+		&cli.StringFlag{Name: "endpoint", Value: request.Chat, Usage: "endpoint `TYPE`: chat (/v1/chat/completions) or completions (/v1/completions)", Destination: &o.Endpoint},
+		&cli.BoolFlag{Name: "streaming", Usage: `set "stream": true (server-sent events)`, Destination: &o.Streaming},
+		&cli.BoolFlag{Name: "legacy-max-tokens", Usage: "chat: write max_tokens instead of max_completion_tokens", Destination: &o.LegacyMaxTokens},
+		&cli.BoolFlag{Name: "include-usage", Usage: `with --streaming (where it is the default): "stream_options":{"include_usage":true}, added to a stream_options from --extra unless that sets it`, Destination: &o.IncludeUsage},
+		&cli.BoolFlag{Name: "no-include-usage", Usage: "with --streaming: leave stream_options.include_usage out (the server then reports no token counts)", Destination: &o.NoIncludeUsage},
+		&cli.BoolFlag{Name: "per-chunk-usage", Usage: `with --streaming: also "continuous_usage_stats":true (vLLM reports usage on every chunk)`, Destination: &o.PerChunkUsage},
+		&cli.StringSliceFlag{Name: "extra", Usage: "merge `K=V` (V as JSON if valid, else a string) or a JSON object into every formatted body; repeatable; model and stream are set by --model and --streaming only", Destination: &p.Extra},
+		&cli.BoolFlag{Name: "compress", Usage: "write a zstd stream of the store (for shipping; aiperf-pack unpack restores it)", Destination: &p.Compress},
+	}
+}
+
+// Check parses the extras and validates the request options; its errors
+// are the usage errors of aiperf-pack. It may be called once.
+func (p *Pack) Check() (request.Options, error) {
+	o := p.Request
+	o.Extra = nil
+	for _, e := range p.Extra.Value() {
+		fs, err := request.ParseExtra(e)
+		if err != nil {
+			return o, base.UsageError("--extra %v", err)
+		}
+		o.Extra = append(o.Extra, fs...)
+	}
+	if err := o.Validate(); err != nil {
+		switch {
+		case errors.Is(err, request.ErrReserved):
+			return o, base.UsageError("--extra: %v (use --model and --streaming)", err)
+		case errors.Is(err, request.ErrUsage):
+			return o, base.UsageError("%s", usageHint(&o))
+		}
+		return o, base.UsageError("--endpoint: %v", err)
+	}
+	return o, nil
+}
+
+// usageHint says which usage flags conflict, by their names.
+func usageHint(o *request.Options) string {
+	switch {
+	case o.IncludeUsage && o.NoIncludeUsage:
+		return "--include-usage and --no-include-usage contradict each other"
+	case o.IncludeUsage && !o.Streaming:
+		return "--include-usage needs --streaming (a non-streaming response carries its usage anyway)"
+	case o.PerChunkUsage && !o.Streaming:
+		return "--per-chunk-usage needs --streaming"
+	}
+	return "--per-chunk-usage needs include_usage; drop --no-include-usage"
+}
+
+// Fields returns the key fields of checked request options and p's other
+// settings. The request options are described by request.Options.Describe,
+// which lib/request keeps in step with the bodies it formats (settings by
+// their effect on the bytes): each "name=value" line is a field
+// "pack.name", and the extras, as parsed (key and raw JSON value, in order:
+// `k=1` and `{"k":1}` format the same body, so they give one key), are one
+// list.
+func (p *Pack) Fields(o request.Options) []Field {
+	var fields []Field
+	extra := []string{}
+	for _, l := range o.Describe() {
+		name, v, _ := strings.Cut(l, "=")
+		if name == "extra" {
+			extra = append(extra, v)
+			continue
+		}
+		if u, err := strconv.Unquote(v); err == nil {
+			v = u
+		}
+		fields = append(fields, Field{Name: "pack." + name, Value: v})
+	}
+	return append(fields,
+		Field{Name: "pack.extra", List: extra, IsList: true},
+		Field{Name: "pack.compress", Value: strconv.FormatBool(p.Compress)})
+}
+
+// PackRun are aiperf-pack's other settings: none changes a byte of the
+// store.
+type PackRun struct {
+	Out         string
+	InputsJSON  string
+	NoEndMarker bool
+	MaxLine     string
+	Verbose     bool
+}
+
+// PackRunFlags returns aiperf-pack's flags that are not in the key, bound to
+// r.
+func PackRunFlags(r *PackRun) []cli.Flag {
+	return []cli.Flag{
+		&cli.PathFlag{Name: "o", Aliases: []string{"output"}, Usage: "output store `FILE` (required; a store is never written to stdout)", Destination: &r.Out},
+		&cli.PathFlag{Name: "inputs-json", Usage: "also write the Python aiperf's inputs.json to `FILE`", Destination: &r.InputsJSON},
+		&cli.BoolFlag{Name: "no-end-marker", Usage: "accept record streams without the end line (hand-made input)", Destination: &r.NoEndMarker},
+		&cli.StringFlag{Name: "max-line", Value: "256MiB", Usage: "refuse a records line longer than `SIZE` (bytes, or with a KiB, MiB or GiB suffix); memory use is a small multiple of the longest line", Destination: &r.MaxLine},
+		&cli.BoolFlag{Name: "v", Usage: "print a summary on stderr", Destination: &r.Verbose},
+	}
+}
+
+// Exclusion is a stage flag left out of cache keys, and why.
+type Exclusion struct {
+	Stage string // TokenizeStage or PackStage
+	Flag  string // its name, without dashes
+	Why   string
+}
+
+// Excluded lists every stage flag that cannot change a byte of the store;
+// the classification test reads it (and checks the claim on real runs).
+// `aiperf-hash key` accepts these flags, so a stage's command line can be
+// passed to it as it is, and ignores them.
+var Excluded = []Exclusion{
+	{TokenizeStage, "verify", "re-encodes each synthesized prompt to check it; fails or passes, writes the same records"},
+	{TokenizeStage, "max-line-bytes", "a limit: a trace either fits (same records) or is refused"},
+	{TokenizeStage, "v", "a summary on stderr"},
+	{PackStage, "include-usage", "only checked (needs --streaming, contradicts --no-include-usage): with --streaming, usage is asked for anyway"},
+	{PackStage, "o", "the output path; the store's bytes do not name it"},
+	{PackStage, "inputs-json", "writes a second file beside the store; the store is the same"},
+	{PackStage, "no-end-marker", "accepts a records stream without its end line; a complete stream packs the same"},
+	{PackStage, "max-line", "a limit: a records stream either fits (same store) or is refused"},
+	{PackStage, "v", "a summary on stderr"},
+}
+
+// Shaping returns the names of the flags of a stage that shape its output
+// bytes: the flags TokenizeFlags and PackFlags define, but those Excluded
+// lists (such as --include-usage, checked with the request options it
+// belongs to, but the default whenever it is allowed).
+func Shaping(stage string) []string {
+	var flags []cli.Flag
+	switch stage {
+	case TokenizeStage:
+		flags = TokenizeFlags(&Tokenize{})
+	case PackStage:
+		flags = PackFlags(&Pack{})
+	}
+	var names []string
+	for _, f := range flags {
+		name := f.Names()[0]
+		if !IsExcluded(stage, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// IsExcluded reports whether Excluded lists the flag of stage.
+func IsExcluded(stage, flag string) bool {
+	for _, e := range Excluded {
+		if e.Stage == stage && e.Flag == flag {
+			return true
+		}
+	}
+	return false
+}
