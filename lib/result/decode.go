@@ -105,7 +105,7 @@ func Parse(line []byte, r *Record) error {
 				return fieldErr(k, "unknown replay records version %d (this build reads v%d)", x, Version)
 			}
 			haveV = true
-		case "record", "turn", "status":
+		case "record", "turn", "status", "session_num":
 			x, err := parseInt(k, v, 0, math.MaxInt32)
 			if err != nil {
 				return err
@@ -115,10 +115,12 @@ func Parse(line []byte, r *Record) error {
 				r.Record = int(x)
 			case "turn":
 				r.Turn = int(x)
+			case "session_num":
+				r.SessionNum = int(x)
 			default:
 				r.Status = int(x)
 			}
-		case "session", "x_request_id", "phase", "output_tokens_source":
+		case "session", "x_request_id", "x_correlation_id", "phase", "output_tokens_source":
 			s, err := parseString(k, v)
 			if err != nil {
 				return err
@@ -128,6 +130,8 @@ func Parse(line []byte, r *Record) error {
 				r.Session = s
 			case "x_request_id":
 				r.RequestID = s
+			case "x_correlation_id":
+				r.CorrelationID = s
 			case "phase":
 				if s != PhaseWarmup && s != PhaseProfiling {
 					return fieldErr(k, "want %q or %q, got %q", PhaseWarmup, PhaseProfiling, s)
@@ -146,6 +150,17 @@ func Parse(line []byte, r *Record) error {
 			}
 			*timeField(r, k) = x
 			haveFirstOutput = haveFirstOutput || k == "first_output_unix_ns"
+		case "client_output_tokens", "client_reasoning_tokens":
+			x, err := parseInt(k, v, 0, math.MaxInt64)
+			if err != nil {
+				return err
+			}
+			r.ClientCounted = true
+			if k == "client_output_tokens" {
+				r.ClientOutputTokens = x
+			} else {
+				r.ClientReasoningTokens = x
+			}
 		case "input_tokens", "max_tokens", "output_tokens", "reasoning_tokens":
 			x, err := parseInt(k, v, 0, math.MaxInt64)
 			if err != nil {

@@ -17,6 +17,8 @@ func Append(dst []byte, r *Record) []byte {
 	dst = appendStr(dst, "session", r.Session)
 	dst = appendInt(dst, "turn", int64(r.Turn), true)
 	dst = appendStr(dst, "x_request_id", r.RequestID)
+	dst = appendInt(dst, "session_num", int64(r.SessionNum), false)
+	dst = appendStr(dst, "x_correlation_id", r.CorrelationID)
 	dst = appendStr(dst, "phase", r.Phase)
 	dst = appendInt(dst, "intended_unix_ns", r.IntendedNS, true)
 	dst = appendInt(dst, "sent_unix_ns", r.SentNS, true)
@@ -55,6 +57,10 @@ func Append(dst []byte, r *Record) []byte {
 		dst = appendInt(dst, "output_tokens", r.OutputTokens, true)
 		dst = appendInt(dst, "reasoning_tokens", r.ReasoningTokens, false)
 		dst = appendStr(dst, "output_tokens_source", r.OutputSource)
+	}
+	if r.ClientCounted {
+		dst = appendInt(dst, "client_output_tokens", r.ClientOutputTokens, true)
+		dst = appendInt(dst, "client_reasoning_tokens", r.ClientReasoningTokens, false)
 	}
 	if u := r.Usage; u != nil {
 		dst = append(dst, `,"usage":{"prompt_tokens":`...)

@@ -14,7 +14,9 @@
 //	 "usage":{"prompt_tokens":512,"completion_tokens":64,"total_tokens":576}}
 //
 // A failed request carries "error":{"code":…,"type":"…","message":"…"}; a
-// cancelled one also "cancelled":true. Fields whose value is unknown are
+// cancelled one also "cancelled":true. "session_num" and "x_correlation_id"
+// carry what aiperf's profile_export.jsonl names so; "client_output_tokens"
+// and "client_reasoning_tokens" carry the client's own count beside usage. Fields whose value is unknown are
 // omitted. Readers reject an unknown "v" with the line number and ignore
 // unknown fields; adding a field does not bump the version.
 package result
@@ -43,6 +45,14 @@ type Record struct {
 	Turn      int    // turn within the session ("turn")
 	RequestID string // the X-Request-ID sent ("x_request_id")
 	Phase     string // PhaseWarmup or PhaseProfiling ("phase"); "" reads as profiling
+
+	// SessionNum numbers the run's sessions 0, 1, 2, ... in the order the
+	// run started them (for single-turn stores: the request's number), as
+	// aiperf's session_num ("session_num", omitted when 0).
+	SessionNum int
+	// CorrelationID is the X-Correlation-ID sent, one per session
+	// ("x_correlation_id").
+	CorrelationID string
 
 	// IntendedNS is when the schedule meant the request to be sent: the
 	// trace time divided by the speedup for a fixed schedule, the arrival
@@ -81,6 +91,15 @@ type Record struct {
 	ReasoningTokens int64  // reasoning output tokens ("reasoning_tokens")
 	OutputSource    string // SourceUsage or SourceClient; "" = not counted ("output_tokens_source")
 	Usage           *Usage // the last non-null usage object the server sent ("usage")
+
+	// ClientCounted reports that the client also counted the received text
+	// with its own tokenizer while OutputTokens came from usage, so the two
+	// can be compared (aiperf's usage_*_diff_pct). ClientOutputTokens and
+	// ClientReasoningTokens are those counts ("client_output_tokens",
+	// "client_reasoning_tokens"; either key present sets ClientCounted).
+	ClientCounted         bool
+	ClientOutputTokens    int64
+	ClientReasoningTokens int64
 }
 
 // Usage is the server's own token accounting.

@@ -17,6 +17,13 @@ func sample() []Record {
 			EndNS: 1_700_000_000_090_000_000, ChunkOffsetsNS: []int64{19_950_000, 24_950_000, 89_950_000}, Status: 200,
 			InputTokens: 512, MaxTokens: 3, OutputTokens: 3, OutputSource: SourceUsage,
 			Usage: &Usage{PromptTokens: 510, CompletionTokens: 3, TotalTokens: 513}},
+		// Client-side counts beside usage, a session number and a correlation id.
+		{Record: 4, Session: "s4", Turn: 1, SessionNum: 7, CorrelationID: "c-4", SentNS: 10, EndNS: 40,
+			ChunkOffsetsNS: []int64{5, 30}, Status: 200, OutputTokens: 9, ReasoningTokens: 2, OutputSource: SourceUsage,
+			ClientCounted: true, ClientOutputTokens: 8, ClientReasoningTokens: 3,
+			Usage: &Usage{PromptTokens: 4, CompletionTokens: 11, TotalTokens: 15, ReasoningTokens: 2}},
+		// Client counted zero tokens: still present.
+		{Record: 5, SentNS: 1, EndNS: 2, ChunkOffsetsNS: []int64{1}, OutputSource: SourceUsage, OutputTokens: 1, ClientCounted: true},
 		{Record: 1, Session: "s\"1\n", Turn: 2, Phase: PhaseWarmup, IntendedNS: 5, SentNS: 4, EndNS: 9, Status: 503,
 			Err: &Error{Code: 503, Type: "HTTPError", Message: "service unavailable: ✓"}},
 		{Record: 2, Session: "s2", SentNS: 10, EndNS: 20, Err: &Error{Code: 499, Type: "RequestCancellationError", Message: "cancelled after 1ms"}, Cancelled: true},
@@ -70,6 +77,33 @@ func TestGoldenLine(t *testing.T) {
 	}
 }
 
+func TestGoldenLineAdditions(t *testing.T) {
+	r := sample()[1]
+	want := `{"v":1,"record":4,"session":"s4","turn":1,"session_num":7,"x_correlation_id":"c-4","intended_unix_ns":0,"sent_unix_ns":10,` +
+		`"end_unix_ns":40,"chunk_offsets_ns":[5,30],"status":200,"output_tokens":9,"reasoning_tokens":2,"output_tokens_source":"usage",` +
+		`"client_output_tokens":8,"client_reasoning_tokens":3,` +
+		`"usage":{"prompt_tokens":4,"completion_tokens":11,"total_tokens":15,"reasoning_tokens":2}}` + "\n"
+	if got := string(Append(nil, &r)); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	// A line written before these fields existed reads them as zero.
+	var old Record
+	if err := Parse([]byte(`{"v":1,"record":4,"sent_unix_ns":10}`), &old); err != nil {
+		t.Fatal(err)
+	}
+	if old.SessionNum != 0 || old.CorrelationID != "" || old.ClientCounted {
+		t.Fatalf("old line: %+v", old)
+	}
+	// Either client key alone marks the record as client-counted.
+	var one Record
+	if err := Parse([]byte(`{"v":1,"client_reasoning_tokens":5}`), &one); err != nil {
+		t.Fatal(err)
+	}
+	if !one.ClientCounted || one.ClientReasoningTokens != 5 || one.ClientOutputTokens != 0 {
+		t.Fatalf("client_reasoning_tokens alone: %+v", one)
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`{"record":1}`, `r.jsonl:2: v: missing`},
@@ -81,6 +115,9 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"v":1,"error":{"code":"x"}}`, `r.jsonl:2: error.code: not an integer`},
 		{`{"v":1,"usage":{"prompt_tokens":1.5}}`, `r.jsonl:2: usage.prompt_tokens: not an integer`},
 		{`{"v":1,"cancelled":1}`, `r.jsonl:2: cancelled: not a boolean`},
+		{`{"v":1,"session_num":-1}`, `r.jsonl:2: session_num: -1 out of range`},
+		{`{"v":1,"x_correlation_id":3}`, `r.jsonl:2: x_correlation_id: not a string`},
+		{`{"v":1,"client_output_tokens":"8"}`, `r.jsonl:2: client_output_tokens: not an integer`},
 		{`{"v":1} x`, `r.jsonl:2: malformed JSON: data after the object`},
 		{`[1]`, `r.jsonl:2: not a JSON object`},
 		{`{"v":1,`, `r.jsonl:2: malformed JSON`},
@@ -164,6 +201,9 @@ func normal(r Record) Record {
 	}
 	if r.OutputSource == "" {
 		r.OutputTokens, r.ReasoningTokens = 0, 0
+	}
+	if !r.ClientCounted {
+		r.ClientOutputTokens, r.ClientReasoningTokens = 0, 0
 	}
 	return r
 }
