@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aiperf/toolkit/lib/internal/pace"
 	"github.com/aiperf/toolkit/lib/jsonx"
 	"github.com/aiperf/toolkit/lib/tokenizer"
 )
@@ -89,11 +90,12 @@ type Stats struct {
 
 // Server is the mock. It is safe for concurrent use.
 type Server struct {
-	cfg    Config
-	model  []byte // JSON string literal
-	text   *text
-	counts *countCache
-	start  int64 // unix seconds, for "created"
+	cfg     Config
+	model   []byte // JSON string literal
+	text    *text
+	counts  *countCache
+	start   int64 // unix seconds, for "created"
+	sleeper *pace.Sleeper
 
 	requests, errors, faults, tokens, bad atomic.Int64
 }
@@ -122,11 +124,12 @@ func New(cfg Config) (*Server, error) {
 		cfg.Model = "mock-model"
 	}
 	s := &Server{
-		cfg:    cfg,
-		model:  jsonx.AppendString(nil, cfg.Model),
-		text:   newText(cfg.Tokenizer),
-		counts: newCountCache(cfg.Tokenizer),
-		start:  time.Now().Unix(),
+		cfg:     cfg,
+		model:   jsonx.AppendString(nil, cfg.Model),
+		text:    newText(cfg.Tokenizer),
+		counts:  newCountCache(cfg.Tokenizer),
+		start:   time.Now().Unix(),
+		sleeper: pace.NewSleeper(mono),
 	}
 	return s, nil
 }

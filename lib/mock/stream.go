@@ -96,37 +96,49 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		return
 	}
 
-	prompt := s.counts.count(q.input, func(fn func(string)) { inputTexts(q.input, fn) })
-	tokens, finish := s.budget(q.maxTokens, prompt, &rg)
 	reply := replyPlan{
-		chat:      chat,
-		id:        n,
-		model:     q.model,
-		prompt:    prompt,
-		tokens:    tokens,
-		reasoning: min(s.cfg.ReasoningTokens, tokens),
-		finish:    finish,
-		offset:    rg.next(),
-		fault:     fault,
-		usage:     q.includeUsage,
-	}
-	if !chat {
-		reply.reasoning = 0
+		chat:   chat,
+		id:     n,
+		model:  q.model,
+		fault:  fault,
+		usage:  q.includeUsage,
+		offset: rg.next(),
 	}
 	if reply.model == nil {
 		reply.model = s.model
 	}
 	ctx := r.Context()
-	if fault == FaultSlowHeaders && !sleepCtx(ctx, time.Until(arrived.Add(s.cfg.FaultDelay))) {
+	if fault == FaultSlowHeaders && !s.sleepUntil(ctx, arrived.Add(s.cfg.FaultDelay)) {
 		return
 	}
 	clock := s.schedule(arrived, &rg)
 	if q.stream {
-		s.stream(ctx, w, &reply, clock)
+		// Headers go first, as a server answers before its prefill; the
+		// prompt is counted within the time to first token.
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+		rc := http.NewResponseController(w)
+		if rc.Flush() != nil {
+			return
+		}
+		s.plan(&reply, &q, &rg)
+		s.stream(ctx, w, rc, &reply, clock)
 	} else {
+		s.plan(&reply, &q, &rg)
 		s.whole(ctx, w, &reply, clock)
 	}
-	s.tokens.Add(int64(tokens))
+	s.tokens.Add(int64(reply.tokens))
+}
+
+// plan counts the prompt and sizes the reply.
+func (s *Server) plan(p *replyPlan, q *request, rg *rng) {
+	p.prompt = s.counts.count(q.input, func(fn func(string)) { inputTexts(q.input, fn) })
+	p.tokens, p.finish = s.budget(q.maxTokens, p.prompt, rg)
+	if p.chat {
+		p.reasoning = min(s.cfg.ReasoningTokens, p.tokens)
+	}
 }
 
 // readBody reads r into buf (grown as needed) up to maxBody bytes.
@@ -206,19 +218,20 @@ func (c *tokenClock) due(i int) time.Time {
 	return t
 }
 
-// sleepCtx sleeps for d unless ctx ends first; it reports whether it slept.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+// epoch is the origin of the mock's monotonic clock.
+var epoch = time.Now()
+
+func mono() int64 { return int64(time.Since(epoch)) }
+
+// sleepUntil waits until t, precisely (pace.Sleeper), unless ctx ends
+// first; it reports whether it waited.
+func (s *Server) sleepUntil(ctx context.Context, t time.Time) bool {
+	return s.sleeper.Until(int64(t.Sub(epoch)), ctx.Done()) && ctx.Err() == nil
+}
+
+// sleepFor waits d unless ctx ends first.
+func (s *Server) sleepFor(ctx context.Context, d time.Duration) bool {
+	return s.sleepUntil(ctx, time.Now().Add(d))
 }
 
 // replyPlan is one reply to write.
@@ -266,15 +279,7 @@ func appendUsage(b []byte, p *replyPlan) []byte {
 }
 
 // stream writes the reply as server-sent events, one flushed write per event.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, p *replyPlan, clock *tokenClock) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	if rc.Flush() != nil {
-		return
-	}
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, p *replyPlan, clock *tokenClock) {
 	object := "chat.completion.chunk"
 	if !p.chat {
 		object = "text_completion"
@@ -285,7 +290,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, p *replyPlan
 	cut := p.tokens / 2 // where reset, stall and malformed strike
 	for i := 0; i < p.tokens; i++ {
 		if !clock.fast {
-			if !sleepCtx(ctx, time.Until(clock.due(i))) {
+			if !s.sleepUntil(ctx, clock.due(i)) {
 				return
 			}
 		} else if ctx.Err() != nil {
@@ -297,7 +302,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, p *replyPlan
 				reset(rc)
 				return
 			case FaultStall:
-				sleepCtx(ctx, s.cfg.FaultDelay)
+				s.sleepFor(ctx, s.cfg.FaultDelay)
 				abort(rc)
 				return
 			}
@@ -357,7 +362,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, p *replyPlan
 
 // whole writes a non-streamed reply once the last token is due.
 func (s *Server) whole(ctx context.Context, w http.ResponseWriter, p *replyPlan, clock *tokenClock) {
-	if !clock.fast && p.tokens > 0 && !sleepCtx(ctx, time.Until(clock.due(p.tokens-1))) {
+	if !clock.fast && p.tokens > 0 && !s.sleepUntil(ctx, clock.due(p.tokens-1)) {
 		return
 	}
 	if p.fault == FaultReset {
@@ -365,7 +370,7 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, p *replyPlan,
 		return
 	}
 	if p.fault == FaultStall {
-		sleepCtx(ctx, s.cfg.FaultDelay)
+		s.sleepFor(ctx, s.cfg.FaultDelay)
 		abort(http.NewResponseController(w))
 		return
 	}

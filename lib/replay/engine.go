@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aiperf/toolkit/lib/internal/pace"
 	"github.com/aiperf/toolkit/lib/store"
 	"github.com/aiperf/toolkit/lib/tokenizer"
 )
@@ -51,6 +52,7 @@ type session struct {
 	turn    int   // next turn to send
 	prevEnd int64 // end of the previous turn
 	corr    string
+	num     int64 // the run's number, in start order
 	id      string
 	hist    *history
 	slot    bool // holds a concurrency slot
@@ -97,6 +99,7 @@ type runner struct {
 	limit  int64 // requests to send in all (warmup included); MaxInt64 = no limit
 	issued atomic.Int64
 
+	takeMu   sync.Mutex
 	stopped  atomic.Bool
 	stopCh   chan struct{}
 	stopOnce sync.Once
@@ -263,7 +266,7 @@ func (r *runner) fixedOrder() error {
 		if e.Flags&store.FlagTimestamp == 0 {
 			return fmt.Errorf("the fixed schedule needs timestamps, and session %q (record %d) has none", st.SessionID(uint32(s)), i)
 		}
-		if r.o.StartOffset >= 0 && e.TimeNS < int64(r.o.StartOffset) || r.o.EndOffset >= 0 && e.TimeNS > int64(r.o.EndOffset) {
+		if r.o.StartOffset != nil && e.TimeNS < int64(*r.o.StartOffset) || r.o.EndOffset != nil && e.TimeNS > int64(*r.o.EndOffset) {
 			continue
 		}
 		firsts = append(firsts, first{uint32(s), e.TimeNS})
@@ -275,8 +278,8 @@ func (r *runner) fixedOrder() error {
 		slices.SortStableFunc(firsts, func(a, b first) int { return cmpInt(a.ts, b.ts) })
 	}
 	zero := firsts[0].ts
-	if r.o.StartOffset >= 0 {
-		zero = int64(r.o.StartOffset)
+	if r.o.StartOffset != nil {
+		zero = int64(*r.o.StartOffset)
 	}
 	r.zero = zero
 	r.gen.order = make([]uint32, len(firsts))
@@ -355,6 +358,7 @@ func (r *runner) newSession(st start) *session {
 		turns: r.st.SessionLen(st.s),
 		id:    r.st.SessionID(st.s),
 		corr:  r.runID + "-s" + strconv.FormatInt(st.run, 10),
+		num:   st.run,
 		slot:  r.ceiling > 0,
 	}
 	if r.o.History != HistoryOff {
@@ -363,8 +367,11 @@ func (r *runner) newSession(st start) *session {
 	return sess
 }
 
-// take claims one request from the budget.
+// take claims one request from the budget. The lock orders it with stop,
+// so that once stop returns no request starts (and inflight.Wait is safe).
 func (r *runner) take() (seq int64, ok bool) {
+	r.takeMu.Lock()
+	defer r.takeMu.Unlock()
 	if r.stopped.Load() {
 		return 0, false
 	}
@@ -379,7 +386,9 @@ func (r *runner) take() (seq int64, ok bool) {
 
 func (r *runner) stop() {
 	r.stopOnce.Do(func() {
+		r.takeMu.Lock()
 		r.stopped.Store(true)
+		r.takeMu.Unlock()
 		close(r.stopCh)
 	})
 }
@@ -416,9 +425,11 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 
 	// Sending is over: either everything ran, or a stop came. Requests in
 	// flight get the grace period, then are cut.
+	cut := r.stopped.Load()
+	r.stop() // no request starts after this
 	done := make(chan struct{})
 	go func() { r.inflight.Wait(); close(done) }()
-	if r.stopped.Load() {
+	if cut {
 		grace := time.NewTimer(r.o.Grace)
 		select {
 		case <-done:
@@ -430,7 +441,6 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 		grace.Stop()
 	}
 	<-done
-	r.stop()
 	r.workers.Wait()
 	close(ctxDone)
 	r.pool.close()
@@ -458,7 +468,9 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 // times and sends later turns whose delay has passed, waiting precisely
 // for each, until nothing is left to start or sending stops.
 func (r *runner) dispatch() {
-	w := newWaiter(r.clk.now)
+	pace.LockThread()
+	defer pace.UnlockThread()
+	w := pace.NewWaiter(r.clk.now)
 	if r.mode == ScheduleConcurrency {
 		for range r.o.Concurrency {
 			st, ok := r.nextStart()
@@ -490,7 +502,7 @@ func (r *runner) dispatch() {
 		startFirst := pending && (!haveTop || pat <= top.at)
 		switch {
 		case startFirst:
-			if !w.until(pat, r.wake, r.stopCh) {
+			if !w.Until(pat, r.wake, r.stopCh) {
 				continue
 			}
 			if r.ceiling > 0 && r.free.Load() <= 0 {
@@ -500,7 +512,7 @@ func (r *runner) dispatch() {
 					boundFrom = r.clk.now()
 				}
 				if haveTop {
-					if w.until(top.at, r.wake, r.stopCh) {
+					if w.Until(top.at, r.wake, r.stopCh) {
 						r.popDue()
 					}
 				} else {
@@ -525,7 +537,7 @@ func (r *runner) dispatch() {
 			pending = false
 			r.startSession(ps)
 		case haveTop:
-			if w.until(top.at, r.wake, r.stopCh) {
+			if w.Until(top.at, r.wake, r.stopCh) {
 				r.popDue()
 			}
 		default:

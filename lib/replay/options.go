@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/result"
@@ -49,11 +50,11 @@ type Options struct {
 	Smoothness  float64 // gamma shape; 0 means 1
 	// Speedup divides every trace time: timestamps and delays. 0 means 1.
 	Speedup float64
-	// StartOffset and EndOffset keep the sessions whose first turn's
-	// timestamp lies in [StartOffset, EndOffset] (fixed schedule); the
-	// schedule's zero is StartOffset when set, else the first timestamp.
-	// Negative means unset.
-	StartOffset, EndOffset time.Duration
+	// StartOffset and EndOffset, when set, keep the sessions whose first
+	// turn's timestamp lies in [StartOffset, EndOffset] (fixed schedule);
+	// the schedule's zero is StartOffset when set, else the first
+	// timestamp.
+	StartOffset, EndOffset *time.Duration
 
 	// RequestCount stops after this many profiling requests (0: every
 	// record of the store once; with Duration, until Duration). Concurrency
@@ -88,6 +89,18 @@ type Options struct {
 	Observe func(*result.Record)
 	// UserAgent is sent as User-Agent unless Headers sets one.
 	UserAgent string
+	// Counters, when set, are kept up to date while the replay runs (for a
+	// live display).
+	Counters *Counters
+}
+
+// Counters follow a replay in progress; every field may be read at any
+// time from any goroutine.
+type Counters struct {
+	Sent     atomic.Int64 // requests sent
+	Done     atomic.Int64 // requests with their record written
+	Errors   atomic.Int64 // records with an error
+	InFlight atomic.Int64 // sent and not done
 }
 
 // Header is one request header.
@@ -141,7 +154,9 @@ func (o *Options) check() error {
 		return errors.New("durations must not be negative")
 	case o.CancelRate < 0 || o.CancelRate > 1 || math.IsNaN(o.CancelRate):
 		return errors.New("cancel rate must be in [0, 1]")
-	case o.StartOffset >= 0 && o.EndOffset >= 0 && o.EndOffset < o.StartOffset:
+	case o.StartOffset != nil && *o.StartOffset < 0 || o.EndOffset != nil && *o.EndOffset < 0:
+		return errors.New("offsets must not be negative")
+	case o.StartOffset != nil && o.EndOffset != nil && *o.EndOffset < *o.StartOffset:
 		return errors.New("end offset before start offset")
 	}
 	for _, h := range o.Headers {

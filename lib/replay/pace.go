@@ -3,8 +3,6 @@ package replay
 import (
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"time"
 )
 
 // Arrival processes for the rate schedule.
@@ -65,83 +63,6 @@ func gammaVariate(r *rand.Rand, shape float64) float64 {
 		u := r.Float64()
 		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
 			return d * v
-		}
-	}
-}
-
-// waiter sleeps until a moment with sub-millisecond precision. Go's timers
-// on Linux wake through epoll_pwait, whose timeout is in whole
-// milliseconds: a 50 µs sleep takes about 1.06 ms here, a 1 ms sleep about
-// 1.1 ms. So the waiter sleeps on a timer until "slack" before the
-// moment, then yields the processor in a loop (runtime.Gosched, which runs
-// other goroutines meanwhile) until the moment has come. The slack follows
-// the timer overshoot it measures: a decaying maximum of the recent
-// overshoots plus a margin, clamped to [100 µs, 5 ms].
-//
-// A waiter is used by one goroutine at a time.
-type waiter struct {
-	now   func() int64
-	timer *time.Timer
-	est   float64 // decaying maximum of timer overshoot, ns
-}
-
-const (
-	slackMargin = 100e3
-	slackMin    = 100e3
-	slackMax    = 5e6
-)
-
-func newWaiter(now func() int64) *waiter {
-	t := time.NewTimer(time.Hour)
-	t.Stop()
-	return &waiter{now: now, timer: t, est: 1.1e6}
-}
-
-func (w *waiter) slack() int64 {
-	return int64(min(max(w.est+slackMargin, slackMin), slackMax))
-}
-
-// until waits until the unix-ns moment t. It returns early, with false,
-// when wake or stop delivers; wake may be nil.
-func (w *waiter) until(t int64, wake <-chan struct{}, stop <-chan struct{}) bool {
-	for {
-		now := w.now()
-		rem := t - now
-		if rem <= 0 {
-			return true
-		}
-		if s := w.slack(); rem > s {
-			target := now + rem - s
-			w.timer.Reset(time.Duration(rem - s))
-			select {
-			case <-w.timer.C:
-			case <-wake:
-				w.stopTimer()
-				return false
-			case <-stop:
-				w.stopTimer()
-				return false
-			}
-			over := float64(w.now() - target)
-			w.est = max(over, w.est*0.98)
-			continue
-		}
-		select {
-		case <-wake:
-			return false
-		case <-stop:
-			return false
-		default:
-		}
-		runtime.Gosched()
-	}
-}
-
-func (w *waiter) stopTimer() {
-	if !w.timer.Stop() {
-		select {
-		case <-w.timer.C:
-		default:
 		}
 	}
 }

@@ -153,6 +153,10 @@ func (r *runner) sendTurn(sess *session, intended int64) bool {
 	e := r.st.Entry(i)
 	body := r.st.Payload(i)
 
+	if c := r.o.Counters; c != nil {
+		c.Sent.Add(1)
+		c.InFlight.Add(1)
+	}
 	rs := r.states.get()
 	R := &rs.rec
 	offs := R.ChunkOffsetsNS[:0]
@@ -162,6 +166,7 @@ func (r *runner) sendTurn(sess *session, intended int64) bool {
 		Turn:           int(e.Turn),
 		RequestID:      r.runID + "-" + strconv.FormatInt(seq, 10),
 		CorrelationID:  sess.corr,
+		SessionNum:     int(sess.num),
 		Phase:          result.PhaseProfiling,
 		IntendedNS:     intended,
 		InputTokens:    int64(e.InputTokens),
@@ -189,6 +194,13 @@ func (r *runner) sendTurn(sess *session, intended int64) bool {
 	}
 	rs.line = result.Append(rs.line[:0], R)
 	r.sink.put(R, rs.line)
+	if c := r.o.Counters; c != nil {
+		c.Done.Add(1)
+		c.InFlight.Add(-1)
+		if R.Err != nil {
+			c.Errors.Add(1)
+		}
+	}
 	r.states.put(rs)
 	return true
 }

@@ -19,14 +19,14 @@ import (
 )
 
 type options struct {
-	listen                          string
+	listen                           string
 	ttft, itl, ttftJitter, itlJitter string
-	fast                            bool
-	errorRate, faultRate            float64
-	seed                            uint64
-	fault, faultDelay               string
-	tokenizer, model                string
-	reasoning                       int
+	fast                             bool
+	errorRate, faultRate             float64
+	seed                             uint64
+	fault, faultDelay                string
+	tokenizer, model                 string
+	reasoning                        int
 }
 
 // New returns the aiperf-mock application.
