@@ -110,6 +110,7 @@ type runner struct {
 	workers  sync.WaitGroup // every goroutine that may touch the store
 	active   atomic.Int64   // session runs started and not ended
 	wake     chan struct{}
+	waiter   atomic.Pointer[pace.Waiter] // the dispatcher's, for signal
 
 	hmu  sync.Mutex
 	dues dueHeap
@@ -390,17 +391,34 @@ func (r *runner) stop() {
 		r.stopped.Store(true)
 		r.takeMu.Unlock()
 		close(r.stopCh)
+		if w := r.waiter.Load(); w != nil {
+			w.Interrupt()
+		}
 	})
 }
 
 func (r *runner) signal() {
 	select {
 	case r.wake <- struct{}{}:
+		if w := r.waiter.Load(); w != nil {
+			w.Interrupt()
+		}
 	default:
 	}
 }
 
 func (r *runner) run(ctx context.Context) (*Stats, error) {
+	// Connections for the first sends, dialled before the clock starts; a
+	// server that is not there fails the run now, not request by request.
+	warm := 4
+	if r.ceiling > 0 {
+		warm = int(min(r.ceiling, 64))
+	}
+	warm = min(warm, int(r.gen.n))
+	if err := r.pool.warm(ctx, warm); err != nil {
+		r.pool.close()
+		return nil, fmt.Errorf("connecting to %s: %v", r.ep.addr, netMessage(err))
+	}
 	r.clk = newClock()
 	r.sink = newSink(r.o.Records, r.o.Observe)
 	r.t0 = r.clk.now()
@@ -468,9 +486,9 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 // times and sends later turns whose delay has passed, waiting precisely
 // for each, until nothing is left to start or sending stops.
 func (r *runner) dispatch() {
-	pace.LockThread()
-	defer pace.UnlockThread()
 	w := pace.NewWaiter(r.clk.now)
+	defer w.Close()
+	r.waiter.Store(w)
 	if r.mode == ScheduleConcurrency {
 		for range r.o.Concurrency {
 			st, ok := r.nextStart()

@@ -102,13 +102,19 @@ type pool struct {
 	ep     endpoint
 	dialer net.Dialer
 
-	mu     sync.Mutex
-	idle   []*conn
-	all    map[*conn]struct{}
-	reason int32 // once set, no connection goes back to idle
+	mu       sync.Mutex
+	idle     []*conn
+	all      map[*conn]struct{}
+	reason   int32 // once set, no connection goes back to idle
+	closed   bool
+	refills  int // background dials running
+	refillWG sync.WaitGroup
 
 	dials atomic.Int64
 }
+
+// maxRefills bounds the background dials that keep a spare connection.
+const maxRefills = 2
 
 func newPool(ep endpoint, dialTimeout time.Duration) *pool {
 	return &pool{ep: ep, dialer: net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}, all: make(map[*conn]struct{})}
@@ -116,18 +122,63 @@ func newPool(ep endpoint, dialTimeout time.Duration) *pool {
 
 // get returns an idle connection or dials a new one. reused reports the
 // former.
+// Taking the last idle connection starts a background dial for a spare,
+// so that a burst finds a connection ready instead of dialing inside its
+// measured send.
 func (p *pool) get(ctx context.Context) (c *conn, reused bool, err error) {
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
 		c = p.idle[n-1]
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
+		p.refillLocked(ctx)
 		p.mu.Unlock()
 		return c, true, nil
 	}
+	p.refillLocked(ctx)
 	p.mu.Unlock()
 	c, err = p.dial(ctx)
 	return c, false, err
+}
+
+func (p *pool) refillLocked(ctx context.Context) {
+	if len(p.idle) > 0 || p.refills >= maxRefills || p.closed || p.reason != abortNone {
+		return
+	}
+	p.refills++
+	p.refillWG.Add(1)
+	go func() {
+		defer p.refillWG.Done()
+		c, err := p.dial(ctx)
+		p.mu.Lock()
+		p.refills--
+		p.mu.Unlock()
+		if err == nil {
+			p.put(c)
+		}
+	}()
+}
+
+// warm dials n connections in parallel and keeps them idle.
+func (p *pool) warm(ctx context.Context, n int) error {
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			c, err := p.dial(ctx)
+			if err == nil {
+				c.uses-- // put counts a use
+				p.put(c)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range n {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 func (p *pool) dial(ctx context.Context) (*conn, error) {
@@ -162,7 +213,7 @@ var errAborted = errors.New("aborted")
 func (p *pool) put(c *conn) {
 	c.uses++
 	p.mu.Lock()
-	if p.reason != abortNone {
+	if p.reason != abortNone || p.closed {
 		p.mu.Unlock()
 		p.drop(c)
 		return
@@ -197,8 +248,12 @@ func (p *pool) abortAll(reason int32) {
 	p.idle = nil
 }
 
-// close closes the idle connections.
+// close waits for background dials and closes the idle connections.
 func (p *pool) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.refillWG.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, c := range p.idle {

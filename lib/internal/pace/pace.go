@@ -4,57 +4,88 @@
 // Go's timers cannot do it on Linux: they wake through epoll_pwait, whose
 // timeout is in whole milliseconds, so a 50 µs sleep takes about 1.06 ms
 // and a 20 ms one about 21.1 ms (measured here). Spinning on
-// runtime.Gosched for the last stretch is no cure either: a goroutine that
-// always finds itself runnable keeps its processor from ever polling the
-// network or running its timers, so reads and deadlines of other
-// goroutines wait (deadlines fired 20–100 ms late in tests).
+// runtime.Gosched for the last stretch is no cure: a goroutine that always
+// finds itself runnable keeps its processor from polling the network or
+// running timers, and other goroutines' reads and deadlines wait (they
+// fired 20–100 ms late in tests). Sleeping in nanosleep(2) is precise but
+// blocks the processor in a system call, stranding the goroutines queued
+// on it until the runtime's monitor takes it back (up to 10 ms).
 //
-// A Waiter therefore waits in three steps: on a Go timer until coarse
-// before the moment (cheap, interruptible), then in nanosleep(2) slices on
-// an OS thread whose timer slack is 1 ns (see LockThread; the processor is
-// handed to other goroutines meanwhile, since the goroutine is in a system
-// call), then a short busy loop on the clock for the last tens of
-// microseconds.
+// On Linux a Waiter arms a timerfd (CLOCK_MONOTONIC, absolute time, ns
+// resolution) and reads it through the runtime's network poller: the
+// goroutine parks like any reader, the processor runs others, and epoll
+// wakes at the timer's expiry rather than at a millisecond boundary. The
+// Waiter aims a little before the moment, by a running estimate of the
+// wake-up latency (about 40–60 µs here, the kernel's default timer slack
+// included), and busy-waits only the last few microseconds. Long waits
+// first sleep on an ordinary Go timer. Elsewhere a Waiter sleeps on a Go
+// timer and yields for the last stretch.
 package pace
 
 import (
 	"container/heap"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// Tuning, from measurements on a loaded 2-core machine: nanosleep with a
-// 1 ns timer slack overshoots by ~50 µs at the median.
 const (
-	coarse    = 1500 * time.Microsecond // timer sleeps end this long before the moment
-	spinFinal = 60 * time.Microsecond   // the busy loop covers the last stretch
-	sliceMax  = 250 * time.Microsecond  // nanosleep slices, so wake and stop are seen
+	coarse   = 2 * time.Millisecond  // Go timer sleeps end this long before the moment
+	spinMax  = 20 * time.Microsecond // busy-wait at most this much
+	estMax   = 150e3                 // cap of the wake-up latency estimate, ns
+	estStart = 50e3
 )
 
-// Waiter waits for moments on a monotonic clock. It is used by one
-// goroutine at a time.
+// Waiter waits for moments on a monotonic clock. Until is used by one
+// goroutine at a time; Interrupt may be called from any goroutine.
 type Waiter struct {
 	now   func() int64
 	timer *time.Timer
+	fine  fineTimer // nil when the platform has none
+	est   float64   // wake-up latency of fine, ns
 }
 
-// NewWaiter returns a Waiter on the clock now (nanoseconds, monotonic).
+// NewWaiter returns a Waiter on the clock now, which must be
+// time.Since-based (the runtime's monotonic clock, CLOCK_MONOTONIC on
+// Linux) up to a constant.
 func NewWaiter(now func() int64) *Waiter {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	return &Waiter{now: now, timer: t}
+	return &Waiter{now: now, timer: t, fine: newFineTimer(), est: estStart}
+}
+
+// Close releases the Waiter's timer.
+func (w *Waiter) Close() {
+	if w.fine != nil {
+		w.fine.close()
+	}
+}
+
+// Interrupt makes a wait in progress (or the next one) re-check wake and
+// stop now.
+func (w *Waiter) Interrupt() {
+	if w.fine != nil {
+		w.fine.fire()
+	}
 }
 
 // Until waits until now() reaches t. It returns early, with false, when
-// wake or stop delivers (either may be nil). For its precision the calling
-// goroutine should hold LockThread.
+// wake or stop delivers (either may be nil; a wait on the fine timer sees
+// them when Interrupt is called or the moment comes).
 func (w *Waiter) Until(t int64, wake, stop <-chan struct{}) bool {
 	for {
+		select {
+		case <-wake:
+			return false
+		case <-stop:
+			return false
+		default:
+		}
 		rem := time.Duration(t - w.now())
 		switch {
 		case rem <= 0:
 			return true
-		case rem > coarse+time.Millisecond:
+		case rem > coarse+2*time.Millisecond || w.fine == nil && rem > coarse:
 			w.timer.Reset(rem - coarse)
 			select {
 			case <-w.timer.C:
@@ -65,28 +96,36 @@ func (w *Waiter) Until(t int64, wake, stop <-chan struct{}) bool {
 				w.timer.Stop()
 				return false
 			}
-			continue
-		}
-		select {
-		case <-wake:
-			return false
-		case <-stop:
-			return false
+		case rem <= spinMax:
+			for w.now() < t {
+			}
+			return true
+		case w.fine == nil:
+			yield()
 		default:
+			// now() and the timerfd's clock differ by a constant: aim
+			// by the remaining time.
+			aim := rem - time.Duration(w.est)
+			start := w.now()
+			w.fine.sleep(aim)
+			late := float64(w.now()-start) - float64(aim)
+			if late >= 0 && late < 10*estMax { // an interrupt wakes early; a preemption is no estimate
+				w.est = min(max(0.9*w.est+0.1*late, 0), estMax)
+			}
 		}
-		if rem > spinFinal {
-			nap(min(rem-spinFinal, sliceMax))
-			continue
-		}
-		for w.now() < t {
-		}
-		return true
 	}
 }
 
+// fineTimer is a precise one-shot timer.
+type fineTimer interface {
+	sleep(d time.Duration) // returns when d has passed or fire is called
+	fire()
+	close()
+}
+
 // Sleeper wakes many goroutines at their moments with the precision of one
-// Waiter: one goroutine on a locked thread waits for the earliest moment
-// and wakes whoever is due. The mock server's streams use it for their
+// Waiter: one goroutine waits for the earliest moment and wakes whoever is
+// due. The mock server's streams use it for their
 // token clocks.
 type Sleeper struct {
 	now  func() int64
@@ -94,6 +133,7 @@ type Sleeper struct {
 	mu   sync.Mutex
 	h    sleepHeap
 	kick chan struct{}
+	w    atomic.Pointer[Waiter]
 }
 
 type sleepEntry struct {
@@ -138,6 +178,9 @@ func (s *Sleeper) Until(t int64, stop <-chan struct{}) bool {
 		case s.kick <- struct{}{}:
 		default:
 		}
+		if w := s.w.Load(); w != nil {
+			w.Interrupt()
+		}
 	}
 	select {
 	case <-ch:
@@ -148,8 +191,8 @@ func (s *Sleeper) Until(t int64, stop <-chan struct{}) bool {
 }
 
 func (s *Sleeper) loop() {
-	LockThread()
 	w := NewWaiter(s.now)
+	s.w.Store(w)
 	for {
 		s.mu.Lock()
 		if len(s.h) == 0 {

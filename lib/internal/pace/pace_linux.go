@@ -1,26 +1,46 @@
 package pace
 
 import (
-	"runtime"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// LockThread wires the calling goroutine to its OS thread and sets that
-// thread's timer slack to 1 ns (the default, 50 µs, lets the kernel defer a
-// nanosleep wake-up by that much). Call UnlockThread when done.
-func LockThread() {
-	runtime.LockOSThread()
-	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+// timerfd is a fineTimer: a Linux timerfd read through the runtime's
+// poller (os.File on a non-blocking descriptor).
+type timerfd struct {
+	fd  int
+	f   *os.File
+	buf [8]byte
 }
 
-// UnlockThread undoes LockThread.
-func UnlockThread() { runtime.UnlockOSThread() }
-
-// nap sleeps in nanosleep(2): a system call, so the runtime hands the
-// goroutine's processor to others while it sleeps.
-func nap(d time.Duration) {
-	ts := unix.NsecToTimespec(int64(d))
-	unix.Nanosleep(&ts, nil)
+func newFineTimer() fineTimer {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return nil
+	}
+	return &timerfd{fd: fd, f: os.NewFile(uintptr(fd), "timerfd")}
 }
+
+func (t *timerfd) sleep(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	its := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	if unix.TimerfdSettime(t.fd, 0, &its, nil) != nil {
+		time.Sleep(d)
+		return
+	}
+	t.f.Read(t.buf[:]) // the expiration count; an error (closed) just ends the wait
+}
+
+// fire expires the timer now (1 ns from now: a zero value would disarm it).
+func (t *timerfd) fire() {
+	its := unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}}
+	unix.TimerfdSettime(t.fd, 0, &its, nil)
+}
+
+func (t *timerfd) close() { t.f.Close() }
+
+func yield() {} // not reached: Linux has the fine timer

@@ -2,15 +2,8 @@
 
 package pace
 
-import (
-	"runtime"
-	"time"
-)
+import "runtime"
 
-// LockThread wires the calling goroutine to its OS thread.
-func LockThread() { runtime.LockOSThread() }
+func newFineTimer() fineTimer { return nil }
 
-// UnlockThread undoes LockThread.
-func UnlockThread() { runtime.UnlockOSThread() }
-
-func nap(d time.Duration) { time.Sleep(d) }
+func yield() { runtime.Gosched() }
