@@ -417,8 +417,9 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, p *replyPlan,
 }
 
 // reset takes the connection over and closes it with a TCP reset.
+// Whatever was flushed has gone out; nothing else is written first (a
+// flush here would send a status line for a response not yet begun).
 func reset(rc *http.ResponseController) {
-	rc.Flush()
 	c, _, err := rc.Hijack()
 	if err != nil {
 		return
@@ -432,7 +433,6 @@ func reset(rc *http.ResponseController) {
 // abort takes the connection over and closes it without ending the
 // response (no last chunk): the client sees the stream cut short.
 func abort(rc *http.ResponseController) {
-	rc.Flush()
 	if c, _, err := rc.Hijack(); err == nil {
 		c.Close()
 	}

@@ -357,6 +357,9 @@ func (rr *respReader) readOneHead() (head, error) {
 	for {
 		b := rr.buf[rr.r:rr.w]
 		if end := headEnd(b, from); end >= 0 {
+			if end > maxHead {
+				return h, protoErrorf("response headers larger than %d bytes", maxHead)
+			}
 			if err := parseHead(b[:end], &h); err != nil {
 				return h, err
 			}
