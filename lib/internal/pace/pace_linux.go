@@ -2,6 +2,7 @@ package pace
 
 import (
 	"os"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -10,9 +11,11 @@ import (
 // timerfd is a fineTimer: a Linux timerfd read through the runtime's
 // poller (os.File on a non-blocking descriptor).
 type timerfd struct {
-	fd  int
-	f   *os.File
-	buf [8]byte
+	fd     int
+	f      *os.File
+	buf    [8]byte
+	mu     sync.Mutex // orders fire with close: a closed descriptor's number may be reused
+	closed bool
 }
 
 func newFineTimer() fineTimer {
@@ -37,10 +40,21 @@ func (t *timerfd) sleep(d time.Duration) {
 
 // fire expires the timer now (1 ns from now: a zero value would disarm it).
 func (t *timerfd) fire() {
-	its := unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}}
-	unix.TimerfdSettime(t.fd, 0, &its, nil)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closed {
+		its := unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}}
+		unix.TimerfdSettime(t.fd, 0, &its, nil)
+	}
 }
 
-func (t *timerfd) close() { t.f.Close() }
+func (t *timerfd) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closed {
+		t.closed = true
+		t.f.Close()
+	}
+}
 
 func yield() {} // not reached: Linux has the fine timer

@@ -3,6 +3,7 @@ package pace
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -46,13 +47,26 @@ func TestWaiterWakeAndStop(t *testing.T) {
 	wake := make(chan struct{}, 1)
 	stop := make(chan struct{})
 	for _, d := range []time.Duration{3 * time.Millisecond, 50 * time.Millisecond} { // fine timer, then Go timer
-		time.AfterFunc(d/4, func() { wake <- struct{}{}; w.Interrupt() })
-		begin := time.Now()
-		if w.Until(mono()+int64(d), wake, stop) {
-			t.Fatalf("%v: not woken", d)
-		}
-		if el := time.Since(begin); el > d {
-			t.Errorf("%v: woken after %v", d, el)
+		target := mono() + int64(d)
+		var sent atomic.Int64
+		go func() {
+			time.Sleep(d / 4)
+			sent.Store(mono())
+			wake <- struct{}{}
+			w.Interrupt()
+		}()
+		if w.Until(target, wake, stop) {
+			// Only a wake that came too late (a loaded machine) may let
+			// the wait run to its end.
+			for sent.Load() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			if sent.Load() < target {
+				t.Fatalf("%v: not woken", d)
+			}
+			<-wake
+		} else if now := mono(); now > target+int64(time.Millisecond) && sent.Load() < target {
+			t.Errorf("%v: woken %v after the moment", d, time.Duration(now-target))
 		}
 	}
 	close(stop)
@@ -62,9 +76,24 @@ func TestWaiterWakeAndStop(t *testing.T) {
 }
 
 // Every sleeper wakes at its moment, not before, and the many share one
-// precise wait.
+// precise wait (retried: a loaded machine only delays).
 func TestSleeper(t *testing.T) {
 	s := NewSleeper(mono)
+	for attempt := 0; attempt < 3; attempt++ {
+		if med := sleepers(t, s); med <= 2*time.Millisecond {
+			break
+		} else if attempt == 2 {
+			t.Errorf("median lateness %v", med)
+		}
+	}
+	stop := make(chan struct{})
+	close(stop)
+	if s.Until(mono()+int64(time.Second), stop) {
+		t.Error("stop ignored")
+	}
+}
+
+func sleepers(t *testing.T, s *Sleeper) time.Duration {
 	var mu sync.Mutex
 	var late []time.Duration
 	var wg sync.WaitGroup
@@ -88,12 +117,5 @@ func TestSleeper(t *testing.T) {
 	}
 	wg.Wait()
 	slices.Sort(late)
-	if med := late[len(late)/2]; med > 2*time.Millisecond {
-		t.Errorf("median lateness %v: %v", med, late)
-	}
-	stop := make(chan struct{})
-	close(stop)
-	if s.Until(mono()+int64(time.Second), stop) {
-		t.Error("stop ignored")
-	}
+	return late[len(late)/2]
 }
