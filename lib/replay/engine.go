@@ -465,6 +465,7 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 	werr := r.sink.close()
 
 	st := &Stats{
+		RunID:          r.runID,
 		Schedule:       r.mode,
 		Sent:           r.issued.Load(),
 		Records:        r.sink.n,

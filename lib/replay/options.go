@@ -108,6 +108,7 @@ type Header struct{ Name, Value string }
 
 // Stats summarises a replay.
 type Stats struct {
+	RunID        string // prefix of every X-Request-ID and X-Correlation-ID of the run
 	Schedule     string // the schedule that ran
 	Sent         int64  // requests sent (each has a record)
 	Records      int64  // records written

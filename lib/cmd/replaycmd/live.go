@@ -3,41 +3,43 @@ package replaycmd
 import (
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/replay"
 	"github.com/aiperf/toolkit/lib/result"
 )
 
 // liveLine shows a replay's progress on a terminal, once a second: sent,
-// done, errors, requests in flight, the completion rate over the last
-// second and the worst send lateness over the last second.
+// done, errors, in flight, the completion rate of the last second, and the
+// send lateness and TTFT so far (from metrics.Live: constant memory,
+// percentiles within its stated relative error).
 type liveLine struct {
 	counters replay.Counters
+	agg      *metrics.Live
 	w        io.Writer
 	on       bool
-
-	mu       sync.Mutex
-	maxLate  int64 // over the current interval, ns
 	stopCh   chan struct{}
 	finished chan struct{}
 }
 
-func newLiveLine(w io.Writer, quiet bool) *liveLine {
-	return &liveLine{w: w, on: !quiet && base.IsTerminal(w), stopCh: make(chan struct{}), finished: make(chan struct{})}
+func newLiveLine(w io.Writer, quiet bool, o metrics.Options) (*liveLine, error) {
+	l := &liveLine{w: w, on: !quiet && base.IsTerminal(w), stopCh: make(chan struct{}), finished: make(chan struct{})}
+	if l.on {
+		agg, err := metrics.NewLive(o)
+		if err != nil {
+			return nil, err
+		}
+		l.agg = agg
+	}
+	return l, nil
 }
 
 // observe sees every record (called one at a time by the replay).
 func (l *liveLine) observe(r *result.Record) {
-	if !l.on {
-		return
-	}
-	if late := r.LatenessNS(); late > l.maxLate {
-		l.mu.Lock()
-		l.maxLate = max(l.maxLate, late)
-		l.mu.Unlock()
+	if l.agg != nil {
+		l.agg.Add(r)
 	}
 }
 
@@ -61,12 +63,10 @@ func (l *liveLine) start() {
 				done := l.counters.Done.Load()
 				rate := float64(done-lastDone) / now.Sub(last).Seconds()
 				lastDone, last = done, now
-				l.mu.Lock()
-				late := l.maxLate
-				l.maxLate = 0
-				l.mu.Unlock()
-				fmt.Fprintf(l.w, "\r\033[Ksent %d  done %d  errors %d  in flight %d  %.0f req/s  lateness max %.2f ms",
-					l.counters.Sent.Load(), done, l.counters.Errors.Load(), l.counters.InFlight.Load(), rate, float64(late)/1e6)
+				s := l.agg.Snapshot()
+				fmt.Fprintf(l.w, "\r\033[Ksent %d  done %d  errors %d  in flight %d  %.0f req/s  lateness p99 %.2f ms  TTFT p50 %.1f ms",
+					l.counters.Sent.Load(), done, l.counters.Errors.Load(), l.counters.InFlight.Load(), rate,
+					s.SendLateness.P99/1e6, s.TTFT.P50/1e6)
 			}
 		}
 	}()

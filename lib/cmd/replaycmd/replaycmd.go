@@ -4,9 +4,7 @@
 package replaycmd
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,9 +13,9 @@ import (
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/mockcmd"
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
+	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/replay"
 	"github.com/aiperf/toolkit/lib/request"
-	"github.com/aiperf/toolkit/lib/result"
 	"github.com/aiperf/toolkit/lib/store"
 	"github.com/aiperf/toolkit/lib/tokenizer"
 	"github.com/urfave/cli/v2"
@@ -186,11 +184,11 @@ func (o *options) replayOptions(st *store.Reader) (replay.Options, error) {
 		return ro, err
 	}
 	for _, h := range o.headers.Value() {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
+		k, v, ok := cutHeader(h)
+		if !ok {
 			return ro, base.UsageError("-H %q: want NAME:VALUE", h)
 		}
-		ro.Headers = append(ro.Headers, replay.Header{Name: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+		ro.Headers = append(ro.Headers, replay.Header{Name: k, Value: v})
 	}
 	if o.apiKeyEnv != "" {
 		key := os.Getenv(o.apiKeyEnv)
@@ -216,6 +214,13 @@ func (o *options) replayOptions(st *store.Reader) (replay.Options, error) {
 	return ro, nil
 }
 
+// cutHeader splits "Name: value".
+func cutHeader(h string) (name, value string, ok bool) {
+	k, v, ok := strings.Cut(h, ":")
+	k = strings.TrimSpace(k)
+	return k, strings.TrimSpace(v), ok && k != ""
+}
+
 func runReplay(c *cli.Context, o *options) error {
 	if c.NArg() != 1 {
 		return base.UsageError("want one STORE argument, got %d", c.NArg())
@@ -232,7 +237,8 @@ func runReplay(c *cli.Context, o *options) error {
 	if err != nil {
 		return base.UsageError("--goodput: %v", err)
 	}
-	st, err := store.Open(c.Args().First(), store.DefaultOpenOptions())
+	storePath := c.Args().First()
+	st, err := store.Open(storePath, store.DefaultOpenOptions())
 	if err != nil {
 		return err
 	}
@@ -241,24 +247,28 @@ func runReplay(c *cli.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	mo := metrics.Options{Streaming: st.Meta()[replay.MetaStreaming] == "true", Goodput: goodput}
+	live, err := newLiveLine(c.App.ErrWriter, o.quiet, mo)
+	if err != nil {
+		return base.UsageError("%v", err)
+	}
 	if err := os.MkdirAll(o.out, 0o777); err != nil {
 		return err
 	}
-	recPath := filepath.Join(o.out, "records.jsonl")
+	recPath := filepath.Join(o.out, recordsFile)
 	f, err := atomicfile.Create(recPath)
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
 	ro.Records = f
-
-	live := newLiveLine(c.App.ErrWriter, o.quiet)
 	ro.Observe = live.observe
 	ro.Counters = &live.counters
+
 	live.start()
 	stats, runErr := replay.Run(c.Context, st, ro)
 	live.stop()
-	if runErr != nil && stats == nil {
+	if stats == nil { // nothing was sent: the options or the server were wrong
 		return base.UsageError("%v", runErr)
 	}
 	if runErr != nil {
@@ -267,27 +277,36 @@ func runReplay(c *cli.Context, o *options) error {
 	if err := f.Commit(); err != nil {
 		return err
 	}
+	w := c.App.ErrWriter
 	if stats.CeilingWaits > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: the concurrency ceiling (%d sessions) delayed %d session starts, the longest by %v\n",
+		fmt.Fprintf(w, "aiperf-replay: the concurrency ceiling (%d sessions) delayed %d session starts, the longest by %v\n",
 			ro.Concurrency, stats.CeilingWaits, stats.CeilingMaxWait.Round(time.Microsecond))
 	}
-	sum, err := summarize([]string{recPath}, st.Meta()[replay.MetaStreaming] == "true", goodput)
+	files := []string{recPath}
+	sum, err := summarize(files, mo)
 	if err != nil {
 		return err
 	}
-	if err := writeOutputs(o.out, sum, []string{recPath}); err != nil {
+	run := metrics.Run{
+		BenchmarkID:  stats.RunID,
+		Version:      "aiperf-replay " + base.Version,
+		InputConfig:  o.inputConfig(storePath, stats.Schedule),
+		WasCancelled: stats.Interrupted,
+	}
+	if err := writeOutputs(o.out, sum, mo, run, files); err != nil {
 		return err
 	}
 	if !o.quiet {
-		printTable(c.App.ErrWriter, sum)
-		fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: %d requests (%d failed) in %v; outputs in %s/\n",
-			stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), o.out)
+		metrics.WriteConsole(w, sum, "")
+		fmt.Fprintf(w, "aiperf-replay: %d requests sent (%d failed) in %v, schedule %s; outputs in %s/ (%s, %s, %s, %s)\n",
+			stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, o.out,
+			recordsFile, exportJSONFile, exportCSVFile, exportRecordFile)
 	}
 	if stats.Interrupted {
 		return c.Context.Err()
 	}
 	if maxErr >= 0 {
-		if rate := sum.errorRate(); rate > maxErr {
+		if rate := sum.ErrorRate(); rate > maxErr {
 			return base.No("error rate %.2f%% exceeds --max-error-rate %.2f%%", 100*rate, 100*maxErr)
 		}
 	}
@@ -295,18 +314,18 @@ func runReplay(c *cli.Context, o *options) error {
 }
 
 func reportCommand() *cli.Command {
-	var (
-		out, goodput string
-		streaming    bool
-	)
+	var out, goodput, streaming string
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "recompute the summary from one or many records files (shards)",
 		ArgsUsage: "RECORDS...",
+		Description: "Reads records.jsonl files (a run's, or the shards of one run) and prints the summary table on\n" +
+			"stdout, exact (every percentile from the values, in bounded memory). For one run's file it is that\n" +
+			"run's summary. With -o DIR it also writes the export files there.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "also write the export files into `DIR`", Destination: &out},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"`", Destination: &goodput},
-			&cli.BoolFlag{Name: "streaming", Value: true, Usage: "include the streaming metrics (TTFT, ITL, ...)", Destination: &streaming},
+			&cli.StringFlag{Name: "streaming", Value: "auto", Usage: "streaming metrics (TTFT, ITL, ...): `auto` (from the records), true or false", Destination: &streaming},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -317,7 +336,24 @@ func reportCommand() *cli.Command {
 				return base.UsageError("--goodput: %v", err)
 			}
 			files := c.Args().Slice()
-			sum, err := summarize(files, streaming, gp)
+			for _, f := range files {
+				if _, err := os.Stat(f); err != nil {
+					return &base.Error{Code: base.ExitTrouble, Err: err}
+				}
+			}
+			mo := metrics.Options{Goodput: gp}
+			switch streaming {
+			case "auto":
+				if mo.Streaming, err = inferStreaming(files); err != nil {
+					return err
+				}
+			case "true":
+				mo.Streaming = true
+			case "false":
+			default:
+				return base.UsageError("--streaming %q: want auto, true or false", streaming)
+			}
+			sum, err := summarize(files, mo)
 			if err != nil {
 				return err
 			}
@@ -325,54 +361,12 @@ func reportCommand() *cli.Command {
 				if err := os.MkdirAll(out, 0o777); err != nil {
 					return err
 				}
-				if err := writeOutputs(out, sum, files); err != nil {
+				run := metrics.Run{Version: "aiperf-replay " + base.Version}
+				if err := writeOutputs(out, sum, mo, run, files); err != nil {
 					return err
 				}
 			}
-			printTable(c.App.Writer, sum)
-			return nil
+			return metrics.WriteConsole(c.App.Writer, sum, "")
 		},
 	}
-}
-
-// records opens files one after the other as one Source.
-type records struct {
-	files []string
-	i     int
-	f     *os.File
-	dec   *result.Decoder
-}
-
-func (r *records) Next(rec *result.Record) error {
-	for {
-		if r.dec == nil {
-			if r.i >= len(r.files) {
-				return io.EOF
-			}
-			f, err := os.Open(r.files[r.i])
-			if err != nil {
-				return err
-			}
-			r.f, r.dec = f, result.NewDecoder(f, r.files[r.i])
-			r.i++
-		}
-		err := r.dec.Next(rec)
-		if err == io.EOF {
-			r.f.Close()
-			r.f, r.dec = nil, nil
-			continue
-		}
-		var de *result.DecodeError
-		if errors.As(err, &de) {
-			return &base.Error{Code: base.ExitTrouble, Err: err}
-		}
-		return err
-	}
-}
-
-func (r *records) Close() error {
-	if r.f != nil {
-		return r.f.Close()
-	}
-	return nil
 }
