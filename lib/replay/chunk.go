@@ -34,29 +34,27 @@ var errMalformed = errors.New("malformed JSON")
 // text_completion object) and reports whether it carried non-empty
 // content and non-empty reasoning text.
 func (rp *reply) chunk(data []byte) (content, reasoning bool, err error) {
-	i := jsonx.SkipSpace(data, 0)
+	i := laxSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false, false, errMalformed
 	}
-	end, err := jsonx.Fields(data, i, func(key, v []byte, _ int) error {
+	end, err := laxObject(data, i, 0, func(key, v []byte) error {
 		switch string(key) {
 		case `"choices"`:
 			if v[0] != '[' {
 				return nil
 			}
-			_, err := jsonx.Elements(v, 0, func(_ int, ch []byte, _ int) error {
+			_, err := laxArray(v, 0, 1, func(ch []byte) error {
 				if ch[0] != '{' {
 					return nil
 				}
-				_, err := jsonx.Fields(ch, 0, func(k, v []byte, _ int) error {
+				_, err := laxObject(ch, 0, 2, func(k, v []byte) error {
 					switch string(k) {
 					case `"delta"`, `"message"`:
-						if v[0] != '{' {
-							return nil
+						if v[0] == '{' {
+							c, r := rp.message(v)
+							content, reasoning = content || c, reasoning || r
 						}
-						c, r, err := rp.message(v)
-						content, reasoning = content || c, reasoning || r
-						return err
 					case `"text"`:
 						if appendText(&rp.content, v) {
 							content = true
@@ -76,7 +74,7 @@ func (rp *reply) chunk(data []byte) (content, reasoning bool, err error) {
 		}
 		return nil
 	})
-	if err == nil && jsonx.SkipSpace(data, end) != len(data) {
+	if err == nil && laxSpace(data, end) != len(data) {
 		err = errMalformed
 	}
 	if err != nil {
@@ -85,9 +83,9 @@ func (rp *reply) chunk(data []byte) (content, reasoning bool, err error) {
 	return content, reasoning, nil
 }
 
-// message reads a delta or message object.
-func (rp *reply) message(v []byte) (content, reasoning bool, err error) {
-	_, err = jsonx.Fields(v, 0, func(k, v []byte, _ int) error {
+// message reads a delta or message object (already walked by its parent).
+func (rp *reply) message(v []byte) (content, reasoning bool) {
+	laxObject(v, 0, 3, func(k, v []byte) error {
 		switch string(k) {
 		case `"content"`:
 			content = appendText(&rp.content, v) || content
@@ -96,7 +94,7 @@ func (rp *reply) message(v []byte) (content, reasoning bool, err error) {
 		}
 		return nil
 	})
-	return content, reasoning, err
+	return content, reasoning
 }
 
 // appendText appends the escaped content of the JSON string v to dst and
@@ -113,7 +111,7 @@ func appendText(dst *[]byte, v []byte) bool {
 // some servers send zeros on every chunk and the counts on the last.
 func (rp *reply) readUsage(v []byte) {
 	var u result.Usage
-	jsonx.Fields(v, 0, func(k, v []byte, _ int) error {
+	laxObject(v, 0, 1, func(k, v []byte) error {
 		switch string(k) {
 		case `"prompt_tokens"`:
 			u.PromptTokens = uintOf(v)
@@ -123,7 +121,7 @@ func (rp *reply) readUsage(v []byte) {
 			u.TotalTokens = uintOf(v)
 		case `"completion_tokens_details"`:
 			if v[0] == '{' {
-				jsonx.Fields(v, 0, func(k, v []byte, _ int) error {
+				laxObject(v, 0, 2, func(k, v []byte) error {
 					if string(k) == `"reasoning_tokens"` {
 						u.ReasoningTokens = uintOf(v)
 					}

@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/aiperf/toolkit/lib/jsonx"
 )
 
 // pieceReader returns its data n bytes per Read.
@@ -202,32 +200,3 @@ func FuzzResponse(f *testing.F) {
 		}
 	})
 }
-
-// FuzzChunk: the JSON chunk reader on arbitrary bytes.
-func FuzzChunk(f *testing.F) {
-	for _, s := range []string{
-		`{"id":"x","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}`,
-		`{"choices":[{"delta":{"reasoning_content":"th\"ink"}}]}`,
-		`{"choices":[{"text":" yes","index":0}],"usage":{"prompt_tokens":3,"completion_tokens":0,"total_tokens":3}}`,
-		`{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5,"completion_tokens_details":{"reasoning_tokens":1}}}`,
-		`{"error":{"message":"bad","type":"invalid_request_error","code":400}}`,
-		`{"choices":[{"message":{"role":"assistant","content":"whole"}}]}`,
-		`{"choices":[{"delta":{"content":null}}]}`,
-		`not json`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var rp reply
-		_, _, err := rp.chunk(data)
-		if err == nil && !jsonValid(data) {
-			t.Fatalf("accepted invalid JSON %q", data)
-		}
-		if len(rp.content) > len(data) || len(rp.reasoning) > len(data) {
-			t.Fatal("text longer than the chunk")
-		}
-		errorMessage(data)
-	})
-}
-
-func jsonValid(b []byte) bool { return jsonx.Valid(b) }
