@@ -362,7 +362,7 @@ func (r *runner) newSession(st start) *session {
 		num:   st.run,
 		slot:  r.ceiling > 0,
 	}
-	if r.o.History != HistoryOff {
+	if r.o.History != HistoryOff && sess.turns > 1 {
 		sess.hist = &history{mode: r.o.History}
 	}
 	return sess
@@ -423,6 +423,7 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 	r.sink = newSink(r.o.Records, r.o.Observe)
 	r.t0 = r.clk.now()
 	began := time.Now()
+	cpu0 := cpuTime()
 
 	interrupted := atomic.Bool{}
 	ctxDone := make(chan struct{})
@@ -476,6 +477,7 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 		CeilingMaxWait: time.Duration(r.ceilingMax.Load()),
 		Interrupted:    interrupted.Load(),
 		Elapsed:        time.Since(began),
+		CPU:            cpuTime() - cpu0,
 	}
 	if werr != nil {
 		return st, fmt.Errorf("writing records: %w", werr)

@@ -120,6 +120,9 @@ type Stats struct {
 	CeilingMaxWait time.Duration
 	Interrupted    bool // the context was cancelled before the schedule ended
 	Elapsed        time.Duration
+	// CPU is the process's CPU time (user + system) while Run ran: the
+	// client's cost, to divide by Sent.
+	CPU time.Duration
 }
 
 func (o *Options) check() error {

@@ -184,7 +184,9 @@ func (r *runner) sendTurn(sess *session, intended int64) bool {
 
 	sess.prevEnd = R.EndNS
 	sess.turn++
-	sess.hist.add(body, e, rs.rp.content)
+	if sess.turn < sess.turns {
+		sess.hist.add(body, e, rs.rp.content)
+	}
 
 	if R.Err != nil {
 		r.errors.Add(1)

@@ -298,8 +298,12 @@ func runReplay(c *cli.Context, o *options) error {
 	}
 	if !o.quiet {
 		metrics.WriteConsole(w, sum, "")
-		fmt.Fprintf(w, "aiperf-replay: %d requests sent (%d failed) in %v, schedule %s; outputs in %s/ (%s, %s, %s, %s)\n",
-			stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, o.out,
+		cpu := ""
+		if stats.Sent > 0 && stats.CPU > 0 {
+			cpu = fmt.Sprintf(", client CPU %.1f µs a request", float64(stats.CPU.Nanoseconds())/1e3/float64(stats.Sent))
+		}
+		fmt.Fprintf(w, "aiperf-replay: %d requests sent (%d failed) in %v, schedule %s%s; outputs in %s/ (%s, %s, %s, %s)\n",
+			stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, cpu, o.out,
 			recordsFile, exportJSONFile, exportCSVFile, exportRecordFile)
 	}
 	if stats.Interrupted {
