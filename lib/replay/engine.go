@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -557,6 +558,9 @@ func (r *runner) dispatch() {
 			}
 			pending = false
 			r.startSession(ps)
+			// Let the new session send now, on this processor, rather than
+			// when the dispatcher next parks.
+			runtime.Gosched()
 		case haveTop:
 			if w.Until(top.at, r.wake, r.stopCh) {
 				r.popDue()
