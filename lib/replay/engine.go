@@ -547,7 +547,7 @@ func (r *runner) dispatch() {
 			}
 			if boundFrom != 0 {
 				r.ceilingWaits.Add(1)
-				wait := r.clk.now() - boundFrom
+				wait := r.clk.now() - pat // how late the ceiling made this start
 				for {
 					m := r.ceilingMax.Load()
 					if wait <= m || r.ceilingMax.CompareAndSwap(m, wait) {
