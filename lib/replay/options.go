@@ -116,7 +116,8 @@ type Stats struct {
 	Cancelled    int64  // records cut on purpose (cancel rate, grace period)
 	Dials        int64  // connections opened
 	CeilingWaits int64  // session starts delayed because Concurrency sessions were in flight
-	// CeilingMaxWait is the longest such delay.
+	// CeilingMaxWait is the longest such delay, from the start's intended
+	// time.
 	CeilingMaxWait time.Duration
 	Interrupted    bool // the context was cancelled before the schedule ended
 	Elapsed        time.Duration
