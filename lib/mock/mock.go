@@ -20,6 +20,7 @@
 package mock
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -177,11 +178,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Serve accepts connections on l until it is closed, with keep-alive and
 // without server-side timeouts (a stalled stream is the client's to abandon).
-// It returns the *http.Server so that the caller can shut it down.
+// It returns the *http.Server so that the caller can shut it down, and a
+// channel that delivers Serve's error (nil after Shutdown or Close).
 func (s *Server) Serve(l net.Listener) (*http.Server, <-chan error) {
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: time.Minute, MaxHeaderBytes: 1 << 20}
 	done := make(chan error, 1)
-	go func() { done <- hs.Serve(l) }()
+	go func() {
+		err := hs.Serve(l)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		done <- err
+	}()
 	return hs, done
 }
 

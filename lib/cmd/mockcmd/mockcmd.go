@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -161,8 +160,5 @@ func serve(ctx context.Context, c *cli.Context, addr string, cfg mock.Config) er
 	if err := hs.Shutdown(sctx); err != nil {
 		hs.Close()
 	}
-	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return <-done
 }
