@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"github.com/aiperf/toolkit/lib/cmd/mockcmd"
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/replay"
@@ -108,9 +108,27 @@ func duration(name, s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
-	d, err := mockcmd.ParseMS(s)
+	d, err := parseMS(s)
 	if err != nil {
 		return 0, base.UsageError("%s: %v", name, err)
+	}
+	return d, nil
+}
+
+// parseMS reads a Go duration ("20ms", "1.5s") or a plain number of
+// milliseconds ("20", "0.5"), the unit the Python aiperf's flags use.
+// (aiperf-mock's flags read the same; each binary keeps its own copy so
+// that neither imports the other.)
+func parseMS(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var d time.Duration
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		d = time.Duration(f * float64(time.Millisecond))
+	} else if d, err = time.ParseDuration(s); err != nil {
+		return 0, fmt.Errorf("%q is not a duration (20ms, 1.5s) or a number of milliseconds", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
 	}
 	return d, nil
 }
