@@ -6,7 +6,8 @@ GOFLAGS_BUILD := -trimpath -tags urfave_cli_no_docs -ldflags '-s -w -X $(MOD)/li
 FUZZTIME ?= 10s
 FUZZ     := ./lib/jsonx:FuzzSkip ./lib/jsonx:FuzzLax ./lib/record:FuzzDecode ./lib/store:FuzzOpen ./lib/store:FuzzRoundTrip \
             ./lib/trace:FuzzMooncake ./lib/trace:FuzzDetect ./lib/trace:FuzzBurstGPT ./lib/trace:FuzzDecode \
-            ./lib/tokenizer:FuzzRoundTrip ./lib/tokenizer:FuzzLoad ./lib/tokenizer:FuzzScanners
+            ./lib/tokenizer:FuzzRoundTrip ./lib/tokenizer:FuzzLoad ./lib/tokenizer:FuzzScanners \
+            ./lib/replay:FuzzSSE ./lib/replay:FuzzResponse ./lib/replay:FuzzChunk ./lib/mock:FuzzParseRequest ./lib/result:FuzzDecode
 DEMO     := .demo
 
 build: $(addprefix bin/,$(BINS))
