@@ -152,6 +152,29 @@ func (rw *RecordWriter) Write(r *result.Record) error {
 	return err
 }
 
+// WriteRecords writes the profile_export.jsonl lines of every record src
+// yields (until io.EOF) to w and returns how many it wrote.
+func WriteRecords(w io.Writer, src Source, o Options) (int64, error) {
+	rw, err := NewRecordWriter(w, o)
+	if err != nil {
+		return 0, err
+	}
+	var r result.Record
+	for {
+		err := src.Next(&r)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return rw.Count(), err
+		}
+		if err := rw.Write(&r); err != nil {
+			return rw.Count(), err
+		}
+	}
+	return rw.Count(), rw.Flush()
+}
+
 func appendMetricKey(b []byte, d *def, first *bool) []byte {
 	if !*first {
 		b = append(b, ',')

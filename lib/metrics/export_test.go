@@ -193,6 +193,11 @@ func TestGoldenRecords(t *testing.T) {
 		t.Errorf("wrote %d lines, want 37 (40 less 3 warmup)", rw.Count())
 	}
 	checkGolden(t, "profile_export.jsonl", buf.Bytes())
+	var again bytes.Buffer
+	src, _, _ := FromRecords(recs)()
+	if n, err := WriteRecords(&again, src, o); err != nil || n != 37 || !bytes.Equal(again.Bytes(), buf.Bytes()) {
+		t.Errorf("WriteRecords: %d lines, %v, equal %v", n, err, bytes.Equal(again.Bytes(), buf.Bytes()))
+	}
 	for i, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
 		var rec struct {
 			Metadata map[string]any            `json:"metadata"`
@@ -295,4 +300,23 @@ func FuzzRecordLine(f *testing.F) {
 			_ = l.Snapshot()
 		}
 	})
+}
+
+func TestRecordWriterAllocs(t *testing.T) {
+	rw, _ := NewRecordWriter(io.Discard, Options{Streaming: true})
+	recs := goldenRecords()
+	r := recs[10]
+	rw.Write(&r)
+	if n := testing.AllocsPerRun(200, func() { rw.Write(&r) }); n != 0 {
+		t.Errorf("Write allocates %v times per record", n)
+	}
+}
+
+func BenchmarkRecordWriter(b *testing.B) {
+	rw, _ := NewRecordWriter(io.Discard, Options{Streaming: true})
+	recs := goldenRecords()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		rw.Write(&recs[3+i%30])
+	}
 }

@@ -19,6 +19,18 @@ func appendFloat(dst []byte, f float64, plusExp bool) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(dst, "null"...)
 	}
+	if a := math.Abs(f); a >= 1e-5 && a < 1e16 {
+		// The plain decimal layout: strconv's shortest digits in %f form,
+		// with ".0" when they are an integer.
+		n := len(dst)
+		dst = strconv.AppendFloat(dst, f, 'f', -1, 64)
+		for _, c := range dst[n:] {
+			if c == '.' {
+				return dst
+			}
+		}
+		return append(dst, '.', '0')
+	}
 	var tmp [32]byte
 	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64) // [-]d[.ddd]e±XX
 	if e[0] == '-' {
