@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -122,13 +123,18 @@ func TestHistorySplice(t *testing.T) {
 	srv, _ := mock.New(mock.Config{Fast: true})
 	var mu sync.Mutex
 	var got [][]byte
+	var replies []string // the content each answer streamed
 	url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		got = append(got, b)
 		mu.Unlock()
 		r.Body = io.NopCloser(bytes.NewReader(b))
-		srv.ServeHTTP(w, r)
+		tw := &teeWriter{ResponseWriter: w}
+		srv.ServeHTTP(tw, r)
+		mu.Lock()
+		replies = append(replies, streamedContent(t, tw.buf.Bytes()))
+		mu.Unlock()
 	}))
 	turns := []string{
 		`{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"one"}],"model":"m","stream":true,"max_tokens":3}`,
@@ -156,8 +162,8 @@ func TestHistorySplice(t *testing.T) {
 	}
 	reply0 := b1[len(`{"messages":[`+hist):]
 	reply0 = reply0[:strings.Index(reply0, `"}`)]
-	if reply0 == "" {
-		t.Fatal("empty reply spliced")
+	if reply0 == "" || unquote(t, reply0) != replies[0] {
+		t.Fatalf("turn 1 carries the reply %q; the server streamed %q", reply0, replies[0])
 	}
 	want1 := `{"messages":[` + hist + reply0 + `"},{"role":"user","content":"two"}],"model":"m","stream":true,"max_tokens":2,"temperature":0}`
 	if b1 != want1 {
@@ -165,9 +171,62 @@ func TestHistorySplice(t *testing.T) {
 	}
 	b2 := string(got[2])
 	prefix := `{"model":"m","messages": [` + hist + reply0 + `"},{"role":"user","content":"two"},{"role":"assistant","content":"`
-	if !strings.HasPrefix(b2, prefix) || !strings.HasSuffix(b2, `"}, {"role":"user","content":"three"} ] ,"stream":true,"max_tokens":1}`) {
+	suffix := `"}, {"role":"user","content":"three"} ] ,"stream":true,"max_tokens":1}`
+	if !strings.HasPrefix(b2, prefix) || !strings.HasSuffix(b2, suffix) || len(b2) < len(prefix)+len(suffix) {
 		t.Fatalf("turn 2: %s", b2)
 	}
+	if reply1 := b2[len(prefix) : len(b2)-len(suffix)]; reply1 == "" || unquote(t, reply1) != replies[1] {
+		t.Fatalf("turn 2 carries the reply %q; the server streamed %q", reply1, replies[1])
+	}
+}
+
+// teeWriter keeps a copy of what a handler writes.
+type teeWriter struct {
+	http.ResponseWriter
+	buf bytes.Buffer
+}
+
+func (w *teeWriter) Write(p []byte) (int, error) {
+	w.buf.Write(p)
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func unquote(t *testing.T, escaped string) string {
+	var s string
+	if err := json.Unmarshal([]byte(`"`+escaped+`"`), &s); err != nil {
+		t.Fatalf("spliced reply %q: %v", escaped, err)
+	}
+	return s
+}
+
+// streamedContent joins the delta contents of an SSE body.
+func streamedContent(t *testing.T, body []byte) string {
+	var out []byte
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		data, ok := bytes.CutPrefix(line, []byte("data: "))
+		if !ok || string(data) == "[DONE]" {
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					Content *string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal(data, &c); err != nil {
+			t.Errorf("answer chunk %s: %v", data, err)
+			continue
+		}
+		for _, ch := range c.Choices {
+			if ch.Delta.Content != nil {
+				out = append(out, *ch.Delta.Content...)
+			}
+		}
+	}
+	return string(out)
 }
 
 // In auto mode, a session whose stored turns already carry the whole

@@ -507,6 +507,10 @@ func (r *runner) dispatch() {
 		pending   bool
 		ps        start
 		boundFrom int64 // when a due start first found no free slot
+		// boundTill is when the ceiling last stopped binding: a start
+		// intended before it queued behind the bound one, so the ceiling
+		// delayed it too.
+		boundTill int64
 	)
 	for !r.stopped.Load() {
 		if !pending && r.mode != ScheduleConcurrency {
@@ -545,14 +549,18 @@ func (r *runner) dispatch() {
 				}
 				continue
 			}
-			if boundFrom != 0 {
+			if boundFrom != 0 || pat < boundTill {
+				now := r.clk.now()
 				r.ceilingWaits.Add(1)
-				wait := r.clk.now() - pat // how late the ceiling made this start
+				wait := now - pat // how late the ceiling made this start
 				for {
 					m := r.ceilingMax.Load()
 					if wait <= m || r.ceilingMax.CompareAndSwap(m, wait) {
 						break
 					}
+				}
+				if boundFrom != 0 {
+					boundTill = now
 				}
 				boundFrom = 0
 			}
