@@ -230,16 +230,34 @@ func streamedContent(t *testing.T, body []byte) string {
 }
 
 // In auto mode, a session whose stored turns already carry the whole
-// conversation is sent as stored; "off" never splices; "on" always does.
+// conversation is sent as stored; "off" never splices; "on" always does. A
+// context mode in the store's flags decides auto for its session; a
+// verbatim payload is sent as stored.
 func TestHistoryModes(t *testing.T) {
 	cumulative := []string{
 		`{"messages":[{"role":"user","content":"one"}],"model":"m","stream":true,"max_tokens":2}`,
 		`{"messages":[{"role":"user","content":"one"},{"role":"assistant","content":"from the trace"},{"role":"user","content":"two"}],"model":"m","stream":true,"max_tokens":2}`,
 	}
+	deltas := []string{
+		`{"messages":[{"role":"user","content":"one"}],"model":"m","stream":true,"max_tokens":2}`,
+		`{"messages":[{"role":"user","content":"two"}],"model":"m","stream":true,"max_tokens":2}`,
+	}
 	for _, tc := range []struct {
+		name    string
 		mode    string
+		bodies  []string
+		flags   uint32
 		spliced bool
-	}{{HistoryAuto, false}, {HistoryOff, false}, {HistoryOn, true}} {
+	}{
+		{"auto, whole conversations", HistoryAuto, cumulative, 0, false},
+		{"auto, deltas", HistoryAuto, deltas, 0, true},
+		{"off", HistoryOff, deltas, 0, false},
+		{"on", HistoryOn, cumulative, 0, true},
+		{"auto, store says deltas", HistoryAuto, cumulative, store.FlagContextDeltas, true},
+		{"auto, store says message array", HistoryAuto, deltas, store.FlagContextMessageArray, false},
+		{"auto, verbatim payloads", HistoryAuto, deltas, store.FlagVerbatim, false},
+		{"off beats the store", HistoryOff, deltas, store.FlagContextDeltas, false},
+	} {
 		srv, _ := mock.New(mock.Config{Fast: true})
 		var mu sync.Mutex
 		var got [][]byte
@@ -252,12 +270,19 @@ func TestHistoryModes(t *testing.T) {
 			srv.ServeHTTP(w, r)
 		}))
 		spec := &store.Spec{Sessions: []string{"c"}}
-		for i, b := range cumulative {
-			spec.Records = append(spec.Records, store.Record{Entry: store.Entry{Session: 0, Turn: uint32(i)}, Payload: []byte(b)})
+		for i, b := range tc.bodies {
+			spec.Records = append(spec.Records, store.Record{Entry: store.Entry{Session: 0, Turn: uint32(i), Flags: tc.flags}, Payload: []byte(b)})
 		}
 		replayAll(t, context.Background(), openSpec(t, spec), Options{URL: url, History: tc.mode})
-		if spliced := string(got[1]) != cumulative[1]; spliced != tc.spliced {
-			t.Errorf("%s: spliced %v, want %v: %s", tc.mode, spliced, tc.spliced, got[1])
+		if len(got) != 2 || string(got[0]) != tc.bodies[0] {
+			t.Fatalf("%s: bodies %q", tc.name, got)
+		}
+		spliced := string(got[1]) != tc.bodies[1]
+		if spliced != tc.spliced {
+			t.Errorf("%s: spliced %v, want %v: %s", tc.name, spliced, tc.spliced, got[1])
+		}
+		if spliced && !strings.Contains(string(got[1]), `{"role":"user","content":"one"},{"role":"assistant","content":"`) {
+			t.Errorf("%s: spliced without the first turn and its reply: %s", tc.name, got[1])
 		}
 	}
 }

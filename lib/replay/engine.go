@@ -363,10 +363,36 @@ func (r *runner) newSession(st start) *session {
 		num:   st.run,
 		slot:  r.ceiling > 0,
 	}
-	if r.o.History != HistoryOff && sess.turns > 1 {
-		sess.hist = &history{mode: r.o.History}
+	if sess.turns > 1 {
+		sess.hist = r.sessionHistory(st.s)
 	}
 	return sess
+}
+
+// sessionHistory decides how a multi-turn session's turns go out: nil
+// sends every body as stored. --history on and off decide alone; auto
+// follows the context mode the store records for the session (deltas:
+// splice; a whole message array, or a verbatim payload: as stored), and
+// for a session without one, looks at its second turn (history.parts).
+func (r *runner) sessionHistory(s uint32) *history {
+	switch r.o.History {
+	case HistoryOff:
+		return nil
+	case HistoryOn:
+		return &history{mode: HistoryOn}
+	}
+	i, ok := r.st.Lookup(s, 0)
+	if !ok {
+		return nil
+	}
+	f := r.st.Entry(i).Flags
+	switch {
+	case f&store.FlagContextDeltas != 0:
+		return &history{mode: HistoryOn}
+	case f&(store.FlagContextMessageArray|store.FlagVerbatim) != 0:
+		return nil
+	}
+	return &history{mode: HistoryAuto}
 }
 
 // take claims one request from the budget. The lock orders it with stop,
