@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -474,5 +475,33 @@ func TestHeadersPerSession(t *testing.T) {
 	}
 	if len(corrOf) != 4 {
 		t.Errorf("%d sessions, want 4", len(corrOf))
+	}
+}
+
+// Keep-alive: a run reuses its connections; it opens a few (the pre-dialled
+// ones and a spare), not one a request.
+func TestConnectionReuse(t *testing.T) {
+	srv, _ := mock.New(mock.Config{Fast: true})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns atomic.Int64
+	hs := &http.Server{Handler: srv, ConnState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}}
+	go hs.Serve(l)
+	t.Cleanup(func() { hs.Close() })
+	st := singleTurns(t, 10, 0, func(i int) []byte { return chatBody("q", 4, true) })
+	recs, stats := replayAll(t, context.Background(), st, Options{URL: "http://" + l.Addr().String(), Schedule: ScheduleConcurrency,
+		Concurrency: 2, RequestCount: 200})
+	if stats.Errors != 0 || len(recs) != 200 {
+		t.Fatalf("%d records, %d errors", len(recs), stats.Errors)
+	}
+	// (The server may not have accepted a spare dialled last.)
+	if stats.Dials > 6 || conns.Load() > stats.Dials || conns.Load() < 2 {
+		t.Errorf("%d connections dialled (the server accepted %d) for 200 requests, 2 at a time", stats.Dials, conns.Load())
 	}
 }
