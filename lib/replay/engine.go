@@ -56,7 +56,8 @@ type session struct {
 	num     int64 // the run's number, in start order
 	id      string
 	hist    *history
-	slot    bool // holds a concurrency slot
+	slot    bool  // holds a concurrency slot
+	wait    int64 // the ceiling's hold on the first turn (start.ceilingWait)
 }
 
 // due is a later turn waiting for its time.
@@ -352,6 +353,9 @@ type start struct {
 	s   uint32 // store session
 	run int64  // the run's number (sessions in start order, counted over passes)
 	at  int64  // intended start; 0 = as soon as a slot frees
+	// ceilingWait is how long the concurrency ceiling held the start past
+	// at (its first turn's record says so).
+	ceilingWait int64
 }
 
 func (r *runner) newSession(st start) *session {
@@ -362,6 +366,7 @@ func (r *runner) newSession(st start) *session {
 		corr:  r.runID + "-s" + strconv.FormatInt(st.run, 10),
 		num:   st.run,
 		slot:  r.ceiling > 0,
+		wait:  st.ceilingWait,
 	}
 	if sess.turns > 1 {
 		sess.hist = r.sessionHistory(st.s)
@@ -579,6 +584,7 @@ func (r *runner) dispatch() {
 				now := r.clk.now()
 				r.ceilingWaits.Add(1)
 				wait := now - pat // how late the ceiling made this start
+				ps.ceilingWait = max(wait, 0)
 				for {
 					m := r.ceilingMax.Load()
 					if wait <= m || r.ceilingMax.CompareAndSwap(m, wait) {

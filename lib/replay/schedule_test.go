@@ -51,6 +51,12 @@ func TestCeilingBinds(t *testing.T) {
 	for _, r := range recs {
 		if r.LatenessNS() > int64(290*time.Millisecond) {
 			late++
+			// The record says how much of it was the wait for a slot.
+			if own := r.LatenessNS() - r.CeilingWaitNS; r.CeilingWaitNS < int64(290*time.Millisecond) || own < 0 || own > int64(tolerance(20*time.Millisecond)) {
+				t.Errorf("record %d: %v late, %v of it waiting for a slot", r.Record, time.Duration(r.LatenessNS()), time.Duration(r.CeilingWaitNS))
+			}
+		} else if r.CeilingWaitNS != 0 {
+			t.Errorf("record %d: on time with a ceiling wait of %v", r.Record, time.Duration(r.CeilingWaitNS))
 		}
 	}
 	if late != 4 {

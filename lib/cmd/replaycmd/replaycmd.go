@@ -301,7 +301,7 @@ func runReplay(c *cli.Context, o *options) error {
 	}
 	w := c.App.ErrWriter
 	if stats.CeilingWaits > 0 {
-		fmt.Fprintf(w, "aiperf-replay: the concurrency ceiling (%d sessions) delayed %d session starts, the longest by %v\n",
+		fmt.Fprintf(w, "aiperf-replay: the concurrency ceiling (--concurrency %d) delayed %d session starts, the longest by %v (send_lateness includes these waits; the fell-behind check does not)\n",
 			ro.Concurrency, stats.CeilingWaits, stats.CeilingMaxWait.Round(time.Microsecond))
 	}
 	files := []string{recPath}
