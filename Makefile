@@ -57,5 +57,18 @@ demo: build
 clean:
 	rm -rf bin $(DEMO)
 
+# Against a real OpenAI-compatible server, not only a mock: ollama, built from the Go module proxy
+# into a cache (~/.cache/aiperf-real, or $AIPERF_REAL_CACHE) with a tiny random-weight Qwen3
+# model, started on loopback, checked, and stopped by pid after (also on failure or Ctrl-C).
+# Not part of `make test`: the first run builds ollama (minutes); later runs take seconds.
+REAL := scripts/real/ollama.sh
+test-real: bin/aiperf-tokenize
+	$(REAL) build
+	$(REAL) model
+	@export AIPERF_REAL_STATE="$${TMPDIR:-/tmp}/aiperf-real.$$$$.state"; \
+	 trap '$(REAL) stop' EXIT; trap 'exit 130' INT TERM; \
+	 out=$$($(REAL) start) && eval "$$out" && \
+	 AIPERF_TOKENIZE=bin/aiperf-tokenize scripts/real/check-ollama.sh "$$URL" "$$MODEL"
+
 FORCE:
-.PHONY: build test check fmt-check tidy-check golden fuzz demo clean FORCE
+.PHONY: build test check fmt-check tidy-check golden fuzz demo clean test-real FORCE
