@@ -49,7 +49,7 @@ expect() {
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1))
-		say "FAIL $1: want $2; got $(jq -c 'del(.text)' <<<"$3" 2>/dev/null || head -c 300 <<<"$3")"
+		say "FAIL $1: want $2; got $(jq -c 'if type == "object" then del(.text) else . end' <<<"$3" 2>/dev/null || head -c 300 <<<"$3")"
 	fi
 }
 
@@ -133,9 +133,10 @@ check_endpoints() {
 }
 
 # check_parallel URL MODEL: 4 streams at once (ollama.sh starts the server with 4 slots), each a
-# prompt of its own; every one must complete as above.
+# prompt of its own and 128 tokens (long enough that 4 streams served together overlap, where 4
+# served one after another would not); every one must complete as above.
 check_parallel() {
-	local u=$1 m=$2 i pids=() res=()
+	local u=$1 m=$2 i pids=() n=128
 	for i in 1 2 3 4; do
 		prompt_of_length "$tokenize" 200 "$((100 + i))" >"$tmp/pprompt$i"
 	done
@@ -162,7 +163,7 @@ check_parallel() {
 	# Overlap: with 4 slots the streams run together, so each one's first text comes before
 	# every other one's end.
 	local all
-	all=$(jq -s '.' "$tmp"/parallel-*.summary 2>/dev/null || echo '[]')
+	all=$(jq -s -c 'map({t0, t_first, t_last})' "$tmp"/parallel-*.summary 2>/dev/null || echo '[]')
 	expect "parallel: the 4 streams overlap" 'length == 4 and ((map(.t_first) | max) < (map(.t_last) | min))' "$all"
 }
 

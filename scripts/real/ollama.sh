@@ -145,10 +145,17 @@ do_build() {
 	local t0=$SECONDS tmp=$odir/bin.tmp.$$
 	rm -rf "$tmp"
 	say "building github.com/ollama/ollama@$version with $cflags (several minutes on 2 cores the first time)"
-	(cd "$cache" && GOBIN=$tmp CGO_ENABLED=1 GOTOOLCHAIN=local GOFLAGS= GOWORK=off \
+	# The compiler's output (llama.cpp's sources warn a lot at -O3) goes to a log, shown on failure.
+	local log=$odir/build.log
+	mkdir -p "$odir"
+	if ! (cd "$cache" && GOBIN=$tmp CGO_ENABLED=1 GOTOOLCHAIN=local GOFLAGS= GOWORK=off \
 		CGO_CPPFLAGS="-I$odir/include ${CGO_CPPFLAGS:-}" CGO_CFLAGS="$cflags" CGO_CXXFLAGS="$cflags" \
 		go install -trimpath -ldflags "-X github.com/ollama/ollama/version.Version=${version#v}" \
-		"github.com/ollama/ollama@$version") || { rm -rf "$tmp"; die "building ollama failed"; }
+		"github.com/ollama/ollama@$version") >"$log" 2>&1; then
+		grep -v '^go: downloading' "$log" | tail -n 30 >&2
+		rm -rf "$tmp"
+		die "building ollama failed (log: $log)"
+	fi
 	mkdir -p "$odir/bin"
 	mv "$tmp/ollama" "$bin"
 	build_stamp >"$bin.stamp"
@@ -197,7 +204,7 @@ do_model() {
 	trap 'AIPERF_REAL_STATE=$tmpstate stop_server; rm -f "$mf" "$mf.out"' EXIT
 	local url
 	url=$(sed -n 's/^URL=//p' "$tmpstate")
-	if ! OLLAMA_HOST=${url#http://} "$bin" create "$model" -f "$mf" >"$mf.out" 2>&1; then
+	if ! HOME=$cache/home OLLAMA_HOST=${url#http://} "$bin" create "$model" -f "$mf" >"$mf.out" 2>&1; then
 		tr '\r' '\n' <"$mf.out" | tail -n 5 >&2
 		die "ollama create $model failed"
 	fi
@@ -227,7 +234,7 @@ start_server() {
 		fi
 		rm -f "$st"
 	fi
-	mkdir -p "$models" "$(dirname "$st")"
+	mkdir -p "$models" "$cache/home" "$(dirname "$st")"
 	local log t0
 	log=$(mktemp "$run/ollama.XXXXXX.log")
 	t0=$(date +%s.%N)
@@ -235,7 +242,8 @@ start_server() {
 	# other process can take it between choosing and binding. setsid: a process group of its
 	# own (its runner subprocesses included), out of reach of the terminal's Ctrl-C, which the
 	# caller's trap turns into a clean stop.
-	OLLAMA_HOST=127.0.0.1:0 OLLAMA_MODELS=$models OLLAMA_FLASH_ATTENTION=0 \
+	# HOME: ollama serve writes a key pair under ~/.ollama; it goes into the cache instead.
+	HOME=$cache/home OLLAMA_HOST=127.0.0.1:0 OLLAMA_MODELS=$models OLLAMA_FLASH_ATTENTION=0 \
 		OLLAMA_NUM_PARALLEL=$parallel OLLAMA_KEEP_ALIVE=-1 OLLAMA_MAX_LOADED_MODELS=1 \
 		OLLAMA_NOPRUNE=1 OLLAMA_NO_CLOUD=1 \
 		setsid "$bin" serve >"$log" 2>&1 </dev/null 9>&- &
