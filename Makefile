@@ -1,6 +1,6 @@
 # aiperf toolkit. `make demo` runs the pipeline on the shipped sample; `make test` is what CI runs.
 MOD      := $(shell go list -m)
-BINS     := aiperf-tokenize aiperf-pack
+BINS     := aiperf-tokenize aiperf-pack aiperf-mock aiperf-replay
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD := -trimpath -tags urfave_cli_no_docs -ldflags '-s -w -X $(MOD)/lib/cmd/base.Version=$(VERSION)'
 FUZZTIME ?= 10s
@@ -22,6 +22,8 @@ test: fmt-check tidy-check vet lint
 	 else echo "make: npm not found; the Llama-3, Llama-2, cl100k and o200k golden tests will skip"; fi
 	@# full-size correctness checks first: -race makes them too slow, so they trim themselves there
 	go test -count=1 -run 'ExactLength|Golden' ./lib/synth ./lib/tokenizer
+	@# timing within 1 ms of the mock's settings: checked without -race (which widens their tolerances)
+	go test -count=1 -run 'Timing|TurnDelays|TokenClock|Waiter|Sleeper|FixedSchedule' ./lib/replay ./lib/mock ./lib/internal/pace
 	go test -race ./...
 
 check: test
@@ -55,14 +57,26 @@ fuzz:
 # The shipped sample: the first 1,000 rows of the Mooncake conversation trace (13.7M prompt tokens).
 SAMPLE   := lib/trace/testdata/mooncake_head1000.jsonl
 
+# The demo's replay: the sample's 330 s of trace played 20x faster (16.5 s) against aiperf-mock on a
+# free loopback port (stopped by its pid when the recipe ends, whatever happens).
+DEMO_SPEEDUP ?= 20
+DEMO_MOCK    ?= --ttft 20ms --itl 0.5ms
+
 demo: build
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	bin/aiperf-tokenize -v --verify $(SAMPLE) > $(DEMO)/records.jsonl
-	bin/aiperf-pack -v --model demo-model --streaming -o $(DEMO)/store.aipk $(DEMO)/records.jsonl
+	bin/aiperf-pack -v --model demo-model --streaming --include-usage -o $(DEMO)/store.aipk $(DEMO)/records.jsonl
 	bin/aiperf-pack stat $(DEMO)/store.aipk
 	bin/aiperf-pack verify $(DEMO)/store.aipk
 	@echo "first request body (cut at 300 bytes):"
 	@bin/aiperf-pack dump --record 0 $(DEMO)/store.aipk | cut -c1-300
+	@bin/aiperf-mock --listen 127.0.0.1:0 $(DEMO_MOCK) > $(DEMO)/mock.url 2> $(DEMO)/mock.log & pid=$$!; \
+	  trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
+	  i=0; while [ ! -s $(DEMO)/mock.url ] && [ $$i -lt 200 ]; do sleep 0.05; i=$$((i+1)); done; \
+	  url=$$(cat $(DEMO)/mock.url); [ -n "$$url" ] || { echo "aiperf-mock did not start:"; cat $(DEMO)/mock.log; exit 2; }; \
+	  echo "aiperf-mock $(DEMO_MOCK) listening on $$url (pid $$pid)"; \
+	  echo "bin/aiperf-replay --url $$url --speedup $(DEMO_SPEEDUP) -o $(DEMO)/replay $(DEMO)/store.aipk"; \
+	  bin/aiperf-replay --url $$url --speedup $(DEMO_SPEEDUP) -o $(DEMO)/replay $(DEMO)/store.aipk
 
 clean:
 	rm -rf bin $(DEMO)
