@@ -94,9 +94,10 @@ test-real: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-moc
 	$(REAL) model
 	@export AIPERF_REAL_STATE="$${TMPDIR:-/tmp}/aiperf-real.$$$$.state"; \
 	 trap '$(REAL) stop' EXIT; trap 'exit 130' INT TERM; \
-	 out=$$($(REAL) start) && eval "$$out" && \
-	 AIPERF_TOKENIZE=bin/aiperf-tokenize scripts/real/check-ollama.sh "$$URL" "$$MODEL" && \
-	 AIPERF_BIN=bin scripts/real/replay-ollama.sh "$$URL" "$$MODEL"
+	 out=$$($(REAL) start) && eval "$$out" || exit 1; rc=0; \
+	 AIPERF_TOKENIZE=bin/aiperf-tokenize scripts/real/check-ollama.sh "$$URL" "$$MODEL" || rc=1; \
+	 AIPERF_BIN=bin scripts/real/replay-ollama.sh "$$URL" "$$MODEL" || rc=1; \
+	 exit $$rc
 
 FORCE:
 .PHONY: build test check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE

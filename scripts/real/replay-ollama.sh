@@ -4,7 +4,8 @@
 # tokenized (--verify) and packed twice, for streaming /v1/chat/completions (--legacy-max-tokens:
 # ollama ignores max_completion_tokens) and streaming /v1/completions, both with
 # stream_options.include_usage; each store is replayed with aiperf-replay (chat: 4 sessions in
-# flight; completions: the trace's timestamps, a fixed schedule) and the outputs are checked:
+# flight; completions: the trace's timestamps, a fixed schedule, open loop: no ceiling, ollama
+# queues what its 4 slots cannot take) and the outputs are checked:
 #
 #   records.jsonl             one record per store record; HTTP 200 and no error for every one;
 #                             SSE parsed (a first token, 1..max_tokens content chunks, the first
@@ -225,7 +226,7 @@ case $mockurl in http://127.0.0.1:*) ;; *) die "aiperf-mock printed no loopback 
 
 run_replay mock-chat "$out/chat.aipk" "$mockurl" "$out/mock-chat" --schedule concurrency --concurrency 4 &&
 	check_run mock-chat "$out/mock-chat"
-run_replay mock-completions "$out/completions.aipk" "$mockurl" "$out/mock-completions" --schedule fixed --concurrency 4 &&
+run_replay mock-completions "$out/completions.aipk" "$mockurl" "$out/mock-completions" --schedule fixed &&
 	check_run mock-completions "$out/mock-completions"
 
 # The checks can fail: each broken copy of the mock's chat run must fail at least one check,
@@ -287,7 +288,7 @@ mockpid=
 # The real server.
 run_replay ollama-chat "$out/chat.aipk" "$url" "$out/ollama-chat" --schedule concurrency --concurrency 4 &&
 	check_run ollama-chat "$out/ollama-chat"
-run_replay ollama-completions "$out/completions.aipk" "$url" "$out/ollama-completions" --schedule fixed --concurrency 4 &&
+run_replay ollama-completions "$out/completions.aipk" "$url" "$out/ollama-completions" --schedule fixed &&
 	check_run ollama-completions "$out/ollama-completions"
 
 for r in mock-chat mock-completions ollama-chat ollama-completions; do
