@@ -16,6 +16,7 @@ import (
 	"strconv"
 
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
+	"github.com/aiperf/toolkit/lib/jsonx"
 	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/request"
 	"github.com/aiperf/toolkit/lib/store"
@@ -135,6 +136,10 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 		return st, err
 	}
 	sn := sessionNumbers{w: w, ids: map[string]uint32{}, numbered: -1}
+	extraMessages := false
+	for _, e := range o.Request.Extra {
+		extraMessages = extraMessages || e.Key == "messages"
+	}
 	for {
 		// Checked on every record: one large record can take a while.
 		if err := ctx.Err(); err != nil {
@@ -151,6 +156,12 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 		sess, err := sn.number(rec)
 		if err != nil {
 			return st, h.err("session", err)
+		}
+		if err := sn.context(sess, rec); err != nil {
+			return st, h.err("context_mode", err)
+		}
+		if rec.ContextMode == record.ContextDeltas && (extraMessages || setsMessages(rec.Extra)) {
+			return st, h.err("context_mode", errDeltasMessages)
 		}
 		body, err := f.Format(rec)
 		if err != nil {
@@ -184,6 +195,27 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 	return st, nil
 }
 
+// errDeltasMessages refuses an extra "messages" member on a turn whose
+// session accumulates deltas, as the Python aiperf does: merged into the
+// body after the turn's own messages, it would replace the history that
+// replay splices in front of them.
+var errDeltasMessages = fmt.Errorf("%q cannot go with an extra that sets \"messages\": it would replace the turn's messages, in front of which replay puts the session's history", record.ContextDeltas)
+
+// setsMessages reports whether a record's extra object has a "messages"
+// member.
+func setsMessages(extra []byte) bool {
+	found := false
+	if extra != nil {
+		jsonx.Fields(extra, jsonx.SkipSpace(extra, 0), func(k, _ []byte, _ int) error {
+			if key, err := jsonx.Unquote(k); err == nil && key == "messages" {
+				found = true
+			}
+			return nil
+		})
+	}
+	return found
+}
+
 // entry is the index row of rec.
 func entry(rec *record.Record, sess uint32, body request.Body) store.Entry {
 	e := store.Entry{Line: rec.Line, Session: sess, Turn: rec.Turn, InputTokens: rec.InputTokens}
@@ -202,6 +234,12 @@ func entry(rec *record.Record, sess uint32, body request.Body) store.Entry {
 	if rec.Kind == record.KindPayload {
 		e.Flags |= store.FlagVerbatim
 	}
+	switch rec.ContextMode {
+	case record.ContextDeltas:
+		e.Flags |= store.FlagContextDeltas
+	case record.ContextMessageArray:
+		e.Flags |= store.FlagContextMessageArray
+	}
 	return e
 }
 
@@ -214,6 +252,34 @@ type sessionNumbers struct {
 	ids      map[string]uint32
 	numbered int // -1 until the first record; then 1 if records carry "session", else 0
 	n        uint32
+	ctx      []sessionContext // by session number
+}
+
+// sessionContext is a session's context mode and the record line that set it.
+type sessionContext struct {
+	mode string
+	line uint64
+}
+
+// context checks that rec has the context mode of its session's earlier
+// records (the store flags it per turn, and replay reads it per session).
+func (sn *sessionNumbers) context(sess uint32, rec *record.Record) error {
+	if int(sess) == len(sn.ctx) {
+		sn.ctx = append(sn.ctx, sessionContext{mode: rec.ContextMode, line: rec.Line})
+		return nil
+	}
+	c := sn.ctx[sess]
+	if c.mode == rec.ContextMode {
+		return nil
+	}
+	say := func(m string) string {
+		if m == "" {
+			return "none"
+		}
+		return strconv.Quote(m)
+	}
+	return fmt.Errorf("%s, but the record with line %d of the same session says %s: every record of a session has the same context mode",
+		say(rec.ContextMode), c.line, say(c.mode))
 }
 
 func (sn *sessionNumbers) number(rec *record.Record) (uint32, error) {

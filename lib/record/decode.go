@@ -244,6 +244,11 @@ func (p *lineParser) field(key, v []byte, _ int) error {
 		rec.Tools, err = containerField("tools", v, '[', "not an array")
 	case "extra":
 		rec.Extra, err = containerField("extra", v, '{', "not a JSON object")
+	case "context_mode":
+		rec.ContextMode, err = stringField("context_mode", v)
+		if err == nil && rec.ContextMode != ContextDeltas && rec.ContextMode != ContextMessageArray {
+			err = fieldErr("context_mode", "must be %q or %q, got %q", ContextDeltas, ContextMessageArray, clip([]byte(rec.ContextMode)))
+		}
 	case "end":
 		if string(v) != "true" {
 			err = fieldErr("end", "must be true")
@@ -276,6 +281,8 @@ func (p *lineParser) finish() (end bool, n uint64, err error) {
 		return false, 0, fieldErr("tools", "only allowed with messages")
 	case rec.Extra != nil && rec.Kind == KindPayload:
 		return false, 0, fieldErr("extra", "not allowed with payload (the payload is sent verbatim)")
+	case rec.ContextMode == ContextDeltas && rec.Kind == KindPayload:
+		return false, 0, fieldErr("context_mode", "%q is not allowed with payload (the payload is sent verbatim)", ContextDeltas)
 	}
 	return false, 0, nil
 }
@@ -369,6 +376,8 @@ func fieldBit(k []byte) uint32 {
 		return 1 << 14
 	case "records":
 		return 1 << 15
+	case "context_mode":
+		return 1 << 16
 	}
 	return 0
 }

@@ -90,6 +90,10 @@ func appendHead(dst []byte, rec *Record) []byte {
 		dst = append(dst, `,"max_tokens":`...)
 		dst = strconv.AppendUint(dst, uint64(rec.MaxTokens), 10)
 	}
+	if rec.ContextMode != "" {
+		dst = append(dst, `,"context_mode":`...)
+		dst = jsonx.AppendString(dst, rec.ContextMode)
+	}
 	if rec.Kind != KindNone {
 		dst = append(dst, `,"`...)
 		dst = append(dst, rec.Kind.String()...)

@@ -11,6 +11,13 @@
 // messages) and extra (object, merged into the formatted body) are optional.
 // session is an optional dense session number (0-based, in order of first
 // appearance); writers that know it save readers a session-id map.
+// context_mode, optional, says how the turns of the record's session
+// accumulate (the Python aiperf's ConversationContextMode names):
+// "deltas_without_responses" (the turn holds only its new messages; replay
+// sends the session's earlier turns, each followed by the server's live
+// reply, before them) or "message_array_with_responses" (the turn carries
+// its whole conversation and is sent as it is). Every record of a session
+// carries the same value or none does; a payload record cannot be deltas.
 // The stream ends with {"v":1,"end":true,"records":N}: a stream without it was
 // cut short, and aiperf-pack refuses it. Readers reject an unknown "v" and
 // ignore unknown fields.
@@ -63,7 +70,15 @@ type Record struct {
 	Raw          []byte
 	Tools        []byte
 	Extra        []byte
+	// ContextMode is ContextDeltas, ContextMessageArray or "" (not said).
+	ContextMode string
 }
+
+// Context modes (the context_mode field).
+const (
+	ContextDeltas       = "deltas_without_responses"
+	ContextMessageArray = "message_array_with_responses"
+)
 
 // Error is a problem with one line of a records stream.
 type Error struct {

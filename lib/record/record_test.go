@@ -33,6 +33,8 @@ func TestRoundTrip(t *testing.T) {
 		{Line: 5, Session: -1, Turn: 3, HasDelay: true, DelayNS: 1, Kind: KindMessages, Raw: []byte(`[{"role":"user","content":"x"}]`), Tools: []byte(`[{"type":"function"}]`)},
 		{Line: 6, Session: -1, Kind: KindPayload, Raw: []byte(`{"a":1}`)},
 		{Line: 7, Session: -1, Kind: KindPrompt, Raw: []byte(`""`), Extra: []byte(`{"seed":1}`)},
+		{Line: 8, Session: 2, Turn: 1, Kind: KindMessages, Raw: []byte(`[{"role":"user"}]`), ContextMode: ContextDeltas},
+		{Line: 9, Session: 3, Kind: KindPayload, Raw: []byte(`{"a":1}`), ContextMode: ContextMessageArray},
 	}
 	var buf bytes.Buffer
 	e := NewEncoder(&buf)
@@ -116,10 +118,27 @@ func TestNoEndMarker(t *testing.T) {
 	}
 }
 
+func TestContextModeErrors(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{`{"v":1,"line":1,"context_mode":"deltas_with_responses","prompt":"x"}`, `in.jsonl:1: context_mode: must be "deltas_without_responses" or "message_array_with_responses", got "deltas_with_responses"`},
+		{`{"v":1,"line":1,"context_mode":"DELTAS_WITHOUT_RESPONSES","prompt":"x"}`, `in.jsonl:1: context_mode: must be`},
+		{`{"v":1,"line":1,"context_mode":1,"prompt":"x"}`, `in.jsonl:1: context_mode: not a string`},
+		{`{"v":1,"line":1,"context_mode":"deltas_without_responses","payload":{"a":1}}`, `in.jsonl:1: context_mode: "deltas_without_responses" is not allowed with payload`},
+		{`{"v":1,"line":1,"context_mode":"message_array_with_responses","context_mode":"message_array_with_responses","prompt":"x"}`, `in.jsonl:1: context_mode: appears twice`},
+	} {
+		_, err := decodeAll(t, c.line+"\n"+`{"v":1,"end":true,"records":1}`)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %s...", c.line, err, c.want)
+		}
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"v":1,"line":1,"session_id":"a","turn":0,"timestamp_ms":1.5,"prompt":"x"}` + "\n" + `{"v":1,"end":true,"records":1}` + "\n"))
 	f.Add([]byte(`{"v":1,"line":2,"messages":[{"role":"user"}],"tools":[],"max_tokens":null}`))
 	f.Add([]byte(`{"v":1,"line":3,"payload":{"a":[1,{"b":"\u00e9"}]},"max_tokens":5}`))
+	f.Add([]byte(`{"v":1,"line":4,"session":0,"turn":0,"context_mode":"deltas_without_responses","messages":[{"role":"user"}]}`))
+	f.Add([]byte(`{"v":1,"line":5,"context_mode":"message_array_with_responses","payload":{}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d := NewDecoder(bytes.NewReader(b), "f")
 		for i := 0; i < 1000; i++ {

@@ -7,8 +7,13 @@
 // chat: messages, model, stream, tools, max_completion_tokens (max_tokens with
 // LegacyMaxTokens), then extras merged like dict.update (an existing key keeps
 // its place and takes the new value; new keys are appended), then the record's
-// own extra, then stream_options when streaming with IncludeUsage.
-// completions: prompt, model, stream, max_tokens, extras.
+// own extra, then stream_options when streaming (see Options.Usage).
+// completions: prompt, model, stream, max_tokens, extras, stream_options.
+//
+// The completions prompt is one JSON string, never the Python aiperf's list
+// of the turn's texts: in the OpenAI API a list prompt is a batch of
+// prompts, and servers that take only a string (ollama's OpenAI endpoint)
+// refuse a list with 400.
 package request
 
 import (
@@ -51,9 +56,23 @@ type Options struct {
 	Model           string
 	Streaming       bool
 	LegacyMaxTokens bool
-	IncludeUsage    bool
-	Extra           []Field
+	// IncludeUsage asks for stream_options.include_usage explicitly. It is
+	// the default when streaming (the server's token counts are what replay
+	// reports as ISL and OSL), so it only makes a difference to Validate:
+	// it needs Streaming and contradicts NoIncludeUsage.
+	IncludeUsage bool
+	// NoIncludeUsage leaves stream_options.include_usage out of streaming
+	// bodies.
+	NoIncludeUsage bool
+	// PerChunkUsage adds stream_options.continuous_usage_stats (vLLM then
+	// reports usage on every chunk). It needs Streaming and usage.
+	PerChunkUsage bool
+	Extra         []Field
 }
+
+// Usage reports whether streaming bodies carry
+// stream_options.include_usage.
+func (o *Options) Usage() bool { return o.Streaming && !o.NoIncludeUsage }
 
 // ParseExtra turns a --extra argument into fields: "k=v" (v parsed as JSON
 // when it is valid JSON, else taken as a string) or a JSON object whose
@@ -121,6 +140,10 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // ErrEndpoint is wrapped by the error about an unknown endpoint type.
 var ErrEndpoint = errors.New("unknown endpoint")
 
+// ErrUsage is wrapped by the errors about usage options that contradict
+// each other or the streaming setting.
+var ErrUsage = errors.New("usage options")
+
 // Validate checks the options.
 func (o *Options) Validate() error {
 	switch o.Endpoint {
@@ -133,17 +156,31 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("extra %q %w", e.Key, ErrReserved)
 		}
 	}
+	switch {
+	case o.IncludeUsage && o.NoIncludeUsage:
+		return fmt.Errorf("%w: include usage and no include usage contradict each other", ErrUsage)
+	case o.IncludeUsage && !o.Streaming:
+		return fmt.Errorf("%w: include usage needs streaming (a non-streaming response carries its usage anyway)", ErrUsage)
+	case o.PerChunkUsage && !o.Streaming:
+		return fmt.Errorf("%w: per-chunk usage needs streaming", ErrUsage)
+	case o.PerChunkUsage && o.NoIncludeUsage:
+		return fmt.Errorf("%w: per-chunk usage needs include usage (vLLM reports per-chunk usage only with it)", ErrUsage)
+	}
 	return nil
 }
 
-// Describe returns the canonical name=value lines of every setting, for cache keys.
+// Describe returns the canonical name=value lines of every setting, for
+// cache keys. Settings are described by their effect on the bytes:
+// include_usage is the effective value (Usage), so --streaming and
+// --streaming --include-usage describe alike, as their bodies are alike.
 func (o *Options) Describe() []string {
 	lines := []string{
 		"endpoint=" + o.Endpoint,
 		"model=" + strconv.Quote(o.Model),
 		"streaming=" + strconv.FormatBool(o.Streaming),
 		"legacy_max_tokens=" + strconv.FormatBool(o.LegacyMaxTokens),
-		"include_usage=" + strconv.FormatBool(o.IncludeUsage),
+		"include_usage=" + strconv.FormatBool(o.Usage()),
+		"per_chunk_usage=" + strconv.FormatBool(o.PerChunkUsage),
 	}
 	for _, f := range o.Extra {
 		lines = append(lines, "extra="+strconv.Quote(f.Key)+":"+string(f.Value))
@@ -160,12 +197,18 @@ type Formatter struct {
 	scratch []byte
 	spans   []span
 	parts   [][]byte
+	so      []byte // the stream_options value being built
 }
 
 var (
-	trueJSON     = []byte("true")
-	falseJSON    = []byte("false")
-	includeUsage = []byte(`{"include_usage":true}`)
+	trueJSON  = []byte("true")
+	falseJSON = []byte("false")
+)
+
+// The stream_options members the formatter adds, in this order.
+const (
+	includeUsageKey  = "include_usage"
+	perChunkUsageKey = "continuous_usage_stats"
 )
 
 // member is one body member; its value is pre+value+post so a prompt can be
@@ -299,11 +342,61 @@ func (f *Formatter) members(rec *record.Record) (fs []member, maxSet bool, err e
 			return nil, false, &FieldError{Field: "extra", Err: err}
 		}
 	}
-	if f.o.Streaming && f.o.IncludeUsage && !has(fs, "stream_options") {
-		fs = append(fs, member{key: "stream_options", value: includeUsage})
+	if f.o.Usage() {
+		fs = f.streamOptions(fs)
 	}
 	f.fields = fs
 	return fs, maxSet, nil
+}
+
+// streamOptions adds include_usage (and with PerChunkUsage
+// continuous_usage_stats) to the body's stream_options, as the Python
+// aiperf does: an object from an extra keeps its members, in order, and
+// gains the missing ones after them, so a member the user set, false
+// included, wins; a stream_options that is not an object is replaced; a
+// body without one gets a new one at the end.
+func (f *Formatter) streamOptions(fs []member) []member {
+	var user []byte
+	for _, m := range fs {
+		if m.key == "stream_options" {
+			user = m.value
+		}
+	}
+	var haveUsage, haveChunk bool
+	so := f.so[:0]
+	if i := jsonx.SkipSpace(user, 0); i < len(user) && user[i] == '{' {
+		end, err := jsonx.Fields(user, i, func(k, _ []byte, _ int) error {
+			switch string(k) {
+			case `"` + includeUsageKey + `"`:
+				haveUsage = true
+			case `"` + perChunkUsageKey + `"`:
+				haveChunk = true
+			}
+			return nil
+		})
+		if err == nil {
+			so = append(so, user[:end-1]...) // the object without its closing brace
+		}
+	}
+	if len(so) == 0 {
+		so = append(so, '{')
+	}
+	sep := func() {
+		if j := len(bytes.TrimRight(so, " \t\r\n")); so[j-1] != '{' {
+			so = append(so, ',')
+		}
+	}
+	if !haveUsage {
+		sep()
+		so = append(so, `"`+includeUsageKey+`":true`...)
+	}
+	if f.o.PerChunkUsage && !haveChunk {
+		sep()
+		so = append(so, `"`+perChunkUsageKey+`":true`...)
+	}
+	so = append(so, '}')
+	f.so = so
+	return update(fs, "stream_options", so)
 }
 
 // assemble lays the members out as parts: keys, punctuation and small
@@ -394,15 +487,6 @@ func update(fs []member, key string, value []byte) []member {
 		}
 	}
 	return append(fs, member{key: key, value: value})
-}
-
-func has(fs []member, key string) bool {
-	for _, m := range fs {
-		if m.key == key {
-			return true
-		}
-	}
-	return false
 }
 
 func boolJSON(b bool) []byte {

@@ -175,3 +175,62 @@ func TestFormatMaxTokensFollowsBody(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeUsage(t *testing.T) {
+	desc := func(o Options) string { return strings.Join(o.Describe(), "\n") }
+	def := Options{Endpoint: Chat, Model: "m", Streaming: true}
+	explicit := def
+	explicit.IncludeUsage = true
+	if desc(def) != desc(explicit) {
+		t.Errorf("--streaming and --streaming --include-usage format the same bodies but describe apart:\n%s\n%s", desc(def), desc(explicit))
+	}
+	off := def
+	off.NoIncludeUsage = true
+	chunk := def
+	chunk.PerChunkUsage = true
+	seen := map[string]bool{}
+	for _, o := range []Options{def, off, chunk, {Endpoint: Chat, Model: "m"}} {
+		if seen[desc(o)] && o.Streaming {
+			t.Errorf("two settings with different bodies describe alike: %s", desc(o))
+		}
+		seen[desc(o)] = true
+	}
+	if !strings.Contains(desc(def), "include_usage=true") || !strings.Contains(desc(off), "include_usage=false") {
+		t.Errorf("include_usage not described by its effect: %s / %s", desc(def), desc(off))
+	}
+}
+
+func TestStreamOptionsMerge(t *testing.T) {
+	rec := &record.Record{Kind: record.KindPrompt, Raw: []byte(`"p"`)}
+	for _, c := range []struct {
+		chunk bool
+		extra string
+		want  string
+	}{
+		{false, ``, `{"include_usage":true}`},
+		{true, ``, `{"include_usage":true,"continuous_usage_stats":true}`},
+		{false, `{}`, `{"include_usage":true}`},
+		{false, `{ }`, `{ "include_usage":true}`},
+		{false, `{"a":1 }`, `{"a":1 ,"include_usage":true}`},
+		{true, `{"continuous_usage_stats":false}`, `{"continuous_usage_stats":false,"include_usage":true}`},
+		{false, `"x"`, `{"include_usage":true}`},
+		{false, `[1]`, `{"include_usage":true}`},
+	} {
+		o := Options{Endpoint: Completions, Model: "m", Streaming: true, PerChunkUsage: c.chunk}
+		if c.extra != "" {
+			o.Extra = []Field{{Key: "stream_options", Value: []byte(c.extra)}}
+		}
+		f, err := NewFormatter(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := f.Append(nil, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"prompt":"p","model":"m","stream":true,"stream_options":` + c.want + `}`
+		if string(body) != want || !json.Valid(body) {
+			t.Errorf("extra %s, per-chunk %v:\n got %s\nwant %s", c.extra, c.chunk, body, want)
+		}
+	}
+}

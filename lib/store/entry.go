@@ -18,4 +18,14 @@ const (
 	FlagDelay                        // TimeNS is a delay after the previous turn completes
 	FlagMaxTokens                    // MaxTokens is set
 	FlagVerbatim                     // payload was given verbatim (not formatted by pack)
+	// FlagContextDeltas: the session is in context mode
+	// deltas_without_responses: the body holds only this turn's new
+	// messages, and replay sends the session's earlier turns, each followed
+	// by the server's live reply, before them.
+	FlagContextDeltas
+	// FlagContextMessageArray: the session is in context mode
+	// message_array_with_responses: the body carries its whole conversation
+	// and replay sends it as stored. Every turn of a session has the same
+	// context flag, or none (the trace did not say; replay chooses).
+	FlagContextMessageArray
 )

@@ -177,6 +177,7 @@ func (r *runner) record(row *trace.Row, sess int64, turn uint32) (*record.Record
 		return nil, err
 	}
 	rec.Extra = row.Extra
+	rec.ContextMode = row.ContextMode
 	return rec, r.body(row, rec)
 }
 

@@ -19,7 +19,8 @@ import (
 //   - data, a list whose first item has payloads: inputs_json
 //   - input_length, text_input or payload: mooncake_trace
 //   - messages with a Mooncake key (timestamp, delay, session_id,
-//     output_length, hash_ids, extra, message_mode): mooncake_trace
+//     output_length, hash_ids, extra, message_mode, context_mode):
+//     mooncake_trace
 //   - a messages list, without conversation_id: raw_payload
 //   - text(s), image(s), audio(s) or video(s): single_turn
 //   - a CSV header with Timestamp, Request tokens and Response tokens:
@@ -65,7 +66,7 @@ func Detect(first []byte) (string, error) {
 	case has("input_length") || has("text_input") || has("payload"):
 		return TypeMooncake, nil
 	case has("messages"):
-		for _, k := range []string{"timestamp", "delay", "session_id", "output_length", "hash_ids", "extra", "message_mode"} {
+		for _, k := range []string{"timestamp", "delay", "session_id", "output_length", "hash_ids", "extra", "message_mode", "context_mode"} {
 			if has(k) {
 				return TypeMooncake, nil
 			}

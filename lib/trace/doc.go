@@ -30,6 +30,14 @@
 // of the value (or the CSV column), whether the value is decoded or passed
 // on verbatim. Token counts must fit in 32 bits ([MaxTokens]).
 //
+// Multi-turn context: a mooncake_trace row may say how its session's turns
+// accumulate, with message_mode ("history", the default, or "delta", as the
+// Python aiperf reads it, case-sensitively) and context_mode (the Python
+// aiperf's ConversationContextMode, case-insensitively). [Row.ContextMode]
+// carries the result, inferred as the Python aiperf infers it when no row
+// says; every row of a session must agree, and a mode that neither
+// aiperf-tokenize nor aiperf-replay can honour is an error.
+//
 // Every decoding problem is returned as an [*Error] whose message has the
 // shape "file:line: field: problem". Decoding stops at the first error, as
 // aiperf does.

@@ -69,13 +69,27 @@ func FuzzMooncake(f *testing.F) {
 		`{"payload": {"prompt": "x\"y\\"}, "timestamp": 1e300}`,
 		`{"input_length": 1, "message_mode": "delta"}` + "\n" + `{`,
 		"\xef\xbb\xbf{\"input\\u005flength\": 2.0}\n[]\n",
+		`{"session_id": "s", "context_mode": "DELTAS_WITHOUT_RESPONSES", "messages": [{"role": "user"}], "message_mode": "delta"}` + "\n" +
+			`{"session_id": "s", "messages": [{"role": "user"}], "message_mode": "delta"}` + "\n" + `{"payload": {"a": 1}, "context_mode": "message_array_with_responses"}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rows := fuzzRows(t, data, Options{Type: TypeMooncake, MaxOutputLength: 100}, true, true)
 		turns := map[string]int{}
+		ctx := map[string]string{}
 		for _, row := range rows {
+			switch row.ContextMode {
+			case "", ContextDeltas, ContextMessageArray:
+			default:
+				t.Fatalf("context mode %q in %s", row.ContextMode, fmtRow(row))
+			}
+			if row.SessionID != "" {
+				if c, ok := ctx[row.SessionID]; ok && c != row.ContextMode {
+					t.Fatalf("session %q: context mode %q after %q", row.SessionID, row.ContextMode, c)
+				}
+				ctx[row.SessionID] = row.ContextMode
+			}
 			if row.SessionID != "" {
 				if row.Turn != turns[row.SessionID] {
 					t.Fatalf("session %q: turn %d, want %d", row.SessionID, row.Turn, turns[row.SessionID])

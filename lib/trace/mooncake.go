@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/aiperf/toolkit/lib/jsonx"
@@ -28,6 +29,11 @@ type mooncakeDecoder struct {
 type sessionState struct {
 	turns int
 	mode  int
+	ctx   string // the session's context mode (Row.ContextMode)
+	// ctxLine is the line of the row that set ctx, and ctxField the field
+	// it came from ("context_mode", "message_mode" or "" when inferred).
+	ctxLine  int64
+	ctxField string
 }
 
 func newMooncakeDecoder(name string, lr *lineReader, filt *filter) *mooncakeDecoder {
@@ -42,7 +48,7 @@ func (d *mooncakeDecoder) next() (*Row, error) {
 		}
 		seq := d.seq
 		d.seq++
-		row, mode, err := parseMooncake(rec, d.lr.take)
+		row, mode, ctxField, err := parseMooncake(rec, d.lr.take)
 		if err != nil {
 			return nil, at(d.name, line, err)
 		}
@@ -53,12 +59,14 @@ func (d *mooncakeDecoder) next() (*Row, error) {
 		if row.SessionID != "" {
 			st := d.sessions[row.SessionID]
 			if st == nil {
-				st = &sessionState{mode: mode}
+				st = &sessionState{mode: mode, ctx: row.ContextMode, ctxLine: line, ctxField: ctxField}
 				d.sessions[row.SessionID] = st
 			} else if st.mode != mode {
 				return nil, at(d.name, line, ferr("session_id",
 					"session %q mixes %s rows with %s rows; a session must use one input mode",
 					row.SessionID, modeNames[st.mode], modeNames[mode]))
+			} else if st.ctx != row.ContextMode {
+				return nil, at(d.name, line, mixedContext(row, ctxField, st))
 			}
 			row.Turn = st.turns
 			st.turns++
@@ -67,26 +75,110 @@ func (d *mooncakeDecoder) next() (*Row, error) {
 	}
 }
 
+// mixedContext is the error for a row whose context mode differs from its
+// session's, naming the field that said so (or the input, when the mode
+// was inferred from it).
+func mixedContext(row *Row, field string, st *sessionState) *fieldError {
+	say := func(ctx, field string) string {
+		if ctx == "" {
+			ctx = "none"
+		}
+		if field == "" {
+			return fmt.Sprintf("%s (from its %s input)", ctx, modeNames[st.mode])
+		}
+		return fmt.Sprintf("%s (from %s)", ctx, field)
+	}
+	at := field // the field to blame: this row's, else the one that set the session's mode
+	if at == "" {
+		at = st.ctxField
+	}
+	if at == "" {
+		at = "context_mode"
+	}
+	return ferr(at, "session %q is %s here but %s on line %d; every row of a session must have the same context mode",
+		row.SessionID, say(row.ContextMode, field), say(st.ctx, st.ctxField), st.ctxLine)
+}
+
 // parseMooncake validates one Mooncake record (aiperf's MooncakeTrace model)
-// and returns its row and input mode. take makes a verbatim value the row's
-// own (copyRaw, or a lineReader's take).
-func parseMooncake(rec []byte, take func([]byte) json.RawMessage) (*Row, int, error) {
+// and returns its row, its input mode and the field its context mode came
+// from ("" when inferred). take makes a verbatim value the row's own
+// (copyRaw, or a lineReader's take).
+func parseMooncake(rec []byte, take func([]byte) json.RawMessage) (*Row, int, string, error) {
 	if err := checkObject(rec); err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	var f mooncakeFields
 	f.collect(rec)
 	mode, fe := f.inputMode()
 	if fe != nil {
-		return nil, 0, fe
+		return nil, 0, "", fe
 	}
 	row := new(Row)
 	for _, step := range []func(*Row, func([]byte) json.RawMessage) *fieldError{f.input, f.readMessageMode, f.schedule} {
 		if fe := step(row, take); fe != nil {
-			return nil, 0, fe
+			return nil, 0, "", fe
 		}
 	}
-	return row, mode, nil
+	field, fe := f.readContextMode(row, mode)
+	if fe != nil {
+		return nil, 0, "", fe
+	}
+	return row, mode, field, nil
+}
+
+// contextModes are the Python aiperf's ConversationContextMode values, with
+// why this toolkit does not take the ones it refuses ("" when it does).
+var contextModes = []struct{ name, refused string }{
+	{ContextDeltas, ""},
+	{ContextMessageArray, ""},
+	{"deltas_with_responses", "it accumulates the trace's turns without the server's replies, which neither aiperf-tokenize nor aiperf-replay does yet"},
+	{"message_array_without_responses", "the Python aiperf does not implement it either"},
+}
+
+// readContextMode sets the row's context mode: context_mode when given
+// (the Python aiperf's enum, read case-insensitively as its
+// CaseInsensitiveStrEnum is), else the one the Python aiperf infers for a
+// mooncake session: deltas for message_mode "delta", the message array for
+// messages and payload rows, none for synthesized prompts. field is where
+// the mode came from ("" when inferred).
+func (f *mooncakeFields) readContextMode(row *Row, mode int) (field string, fe *fieldError) {
+	inferred := ""
+	switch {
+	case row.DeltaMessages:
+		inferred, field = ContextDeltas, "message_mode"
+	case mode == modeMessages || mode == modePayload:
+		inferred = ContextMessageArray
+	}
+	if f.contextMode == nil {
+		row.ContextMode = inferred
+		return field, nil
+	}
+	s, fe := stringValue("context_mode", f.contextMode)
+	if fe != nil {
+		return "", fe
+	}
+	name := strings.ToLower(s)
+	known := false
+	for _, m := range contextModes {
+		if m.name != name {
+			continue
+		}
+		if m.refused != "" {
+			return "", ferr("context_mode", "%q is not supported: %s", s, m.refused)
+		}
+		known = true
+	}
+	if !known {
+		return "", ferr("context_mode", "must be %s or %s, got %q", ContextDeltas, ContextMessageArray, s)
+	}
+	switch {
+	case row.DeltaMessages && name != ContextDeltas:
+		return "", ferr("context_mode", "%q contradicts message_mode \"delta\" (which is %s)", s, ContextDeltas)
+	case mode == modePayload && name == ContextDeltas:
+		return "", ferr("context_mode", "%q is not allowed with payload: a verbatim body is sent as it came", s)
+	}
+	row.ContextMode = name
+	return "context_mode", nil
 }
 
 // mooncakeFields holds the raw values of a Mooncake record's fields (nil
@@ -94,7 +186,7 @@ func parseMooncake(rec []byte, take func([]byte) json.RawMessage) (*Row, int, er
 type mooncakeFields struct {
 	inputLength, textInput, messages, payload, tools, hashes []byte
 	messageMode, timestamp, delay, outputLength, extra       []byte
-	sessionID                                                []byte
+	sessionID, contextMode                                   []byte
 }
 
 func (f *mooncakeFields) collect(rec []byte) {
@@ -127,6 +219,8 @@ func (f *mooncakeFields) collect(rec []byte) {
 			f.extra = v
 		case "message_mode":
 			f.messageMode = v
+		case "context_mode":
+			f.contextMode = v
 		}
 		return nil
 	})

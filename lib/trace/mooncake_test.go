@@ -47,13 +47,13 @@ func TestMooncakeRows(t *testing.T) {
 			name:  "messages and tools verbatim",
 			input: `{"messages": [ {"role": "user", "content": "Hi"} ], "tools": [{"type":"function"}], "delay": 2.25}`,
 			want: []Row{{Source: f, Line: 1, Messages: json.RawMessage(`[ {"role": "user", "content": "Hi"} ]`),
-				Tools: json.RawMessage(`[{"type":"function"}]`), HasDelay: true, DelayNS: 2250000}},
+				Tools: json.RawMessage(`[{"type":"function"}]`), HasDelay: true, DelayNS: 2250000, ContextMode: ContextMessageArray}},
 		},
 		{
 			name:  "payload keeps its exact bytes",
 			input: `{"payload": {"prompt" :  "Hello\u0021",  "max_tokens": 50.0}, "timestamp": 1000, "extra": {"top_p": 0.5}}`,
 			want: []Row{{Source: f, Line: 1, Payload: json.RawMessage(`{"prompt" :  "Hello\u0021",  "max_tokens": 50.0}`),
-				HasTimestamp: true, TimestampNS: 1000000000, Extra: json.RawMessage(`{"top_p": 0.5}`)}},
+				HasTimestamp: true, TimestampNS: 1000000000, Extra: json.RawMessage(`{"top_p": 0.5}`), ContextMode: ContextMessageArray}},
 		},
 		{
 			name: "sessions count turns; blank lines and CRLF count as lines",
@@ -82,8 +82,32 @@ func TestMooncakeRows(t *testing.T) {
 		{
 			name:  "delta messages",
 			input: `{"session_id": "s", "message_mode": "delta", "messages": [{"role": "user", "content": "Hi"}]}`,
-			want: []Row{{Source: f, Line: 1, SessionID: "s", DeltaMessages: true,
+			want: []Row{{Source: f, Line: 1, SessionID: "s", DeltaMessages: true, ContextMode: ContextDeltas,
 				Messages: json.RawMessage(`[{"role": "user", "content": "Hi"}]`)}},
+		},
+		{
+			name: "context_mode is read case-insensitively and overrides the inferred mode",
+			input: `{"session_id": "s", "context_mode": "DELTAS_WITHOUT_RESPONSES", "input_length": 4}` + "\n" +
+				`{"session_id": "s", "context_mode": "deltas_without_responses", "input_length": 5}` + "\n" +
+				`{"context_mode": "Message_Array_With_Responses", "messages": [{"role": "user"}]}` + "\n" +
+				`{"context_mode": "message_array_with_responses", "text_input": "x"}` + "\n" +
+				`{"context_mode": null, "input_length": 6}`,
+			want: []Row{
+				{Source: f, Line: 1, Seq: 0, SessionID: "s", InputLength: 4, ContextMode: ContextDeltas},
+				{Source: f, Line: 2, Seq: 1, SessionID: "s", Turn: 1, InputLength: 5, ContextMode: ContextDeltas},
+				{Source: f, Line: 3, Seq: 2, Messages: json.RawMessage(`[{"role": "user"}]`), ContextMode: ContextMessageArray},
+				{Source: f, Line: 4, Seq: 3, Text: "x", HasText: true, ContextMode: ContextMessageArray},
+				{Source: f, Line: 5, Seq: 4, InputLength: 6},
+			},
+		},
+		{
+			name: "message_mode delta with the matching context_mode",
+			input: `{"session_id": "s", "message_mode": "delta", "context_mode": "deltas_without_responses", "messages": [{"role": "user"}]}` + "\n" +
+				`{"session_id": "s", "message_mode": "delta", "messages": [{"role": "user"}]}`,
+			want: []Row{
+				{Source: f, Line: 1, SessionID: "s", DeltaMessages: true, ContextMode: ContextDeltas, Messages: json.RawMessage(`[{"role": "user"}]`)},
+				{Source: f, Line: 2, Seq: 1, SessionID: "s", Turn: 1, DeltaMessages: true, ContextMode: ContextDeltas, Messages: json.RawMessage(`[{"role": "user"}]`)},
+			},
 		},
 		{
 			name:  "escaped keys are decoded",
@@ -147,6 +171,22 @@ func TestMooncakeErrors(t *testing.T) {
 		{`{"messages": [{"role":"user"}], "message_mode": "delta", "extra": {"messages": []}}`, 1, "extra.messages", "not allowed"},
 		{`{"session_id": "s", "input_length": 1}` + "\n" + `{"session_id": "s", "messages": [{"role":"user"}]}`, 2, "session_id", "mixes input_length/text_input rows with messages rows"},
 		{`{"session_id": "s", "payload": {"a":1}}` + "\n\n" + `{"session_id": "s", "messages": [{"role":"user"}]}`, 3, "session_id", "mixes payload rows with messages rows"},
+		{`{"messages": [{"role":"user"}], "message_mode": "Delta"}`, 1, "message_mode", `"history" or "delta", got "Delta"`},
+		{`{"messages": [{"role":"user"}], "message_mode": "message_array"}`, 1, "message_mode", `"history" or "delta"`},
+		{`{"messages": [{"role":"user"}], "message_mode": 1}`, 1, "message_mode", "must be a string"},
+		{`{"session_id": "s", "message_mode": "delta", "messages": [{"role":"user"}]}` + "\n" + `{"session_id": "s", "messages": [{"role":"user"}]}`, 2, "message_mode",
+			`session "s" is message_array_with_responses (from its messages input) here but deltas_without_responses (from message_mode) on line 1`},
+		{`{"session_id": "s", "messages": [{"role":"user"}]}` + "\n" + `{"session_id": "s", "message_mode": "delta", "messages": [{"role":"user"}]}`, 2, "message_mode",
+			`is deltas_without_responses (from message_mode) here but message_array_with_responses (from its messages input) on line 1`},
+		{`{"session_id": "s", "input_length": 1}` + "\n" + `{"session_id": "s", "input_length": 1, "context_mode": "deltas_without_responses"}`, 2, "context_mode",
+			`is deltas_without_responses (from context_mode) here but none (from its input_length/text_input input) on line 1`},
+		{`{"input_length": 1, "context_mode": "deltas_with_responses"}`, 1, "context_mode", "not supported: it accumulates the trace's turns without the server's replies"},
+		{`{"input_length": 1, "context_mode": "MESSAGE_ARRAY_WITHOUT_RESPONSES"}`, 1, "context_mode", "not supported: the Python aiperf does not implement it either"},
+		{`{"input_length": 1, "context_mode": "history"}`, 1, "context_mode", `must be deltas_without_responses or message_array_with_responses, got "history"`},
+		{`{"input_length": 1, "context_mode": ""}`, 1, "context_mode", "must be deltas_without_responses or"},
+		{`{"input_length": 1, "context_mode": 2}`, 1, "context_mode", "must be a string"},
+		{`{"messages": [{"role":"user"}], "message_mode": "delta", "context_mode": "message_array_with_responses"}`, 1, "context_mode", `contradicts message_mode "delta"`},
+		{`{"payload": {"a": 1}, "context_mode": "deltas_without_responses"}`, 1, "context_mode", "not allowed with payload"},
 		{ok + `{"input_length": 1`, 2, "", "invalid JSON"},
 		{ok + `[1, 2]`, 2, "", "must be a JSON object, got array"},
 		{ok + `not json`, 2, "", "invalid JSON"},

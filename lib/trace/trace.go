@@ -98,7 +98,27 @@ type Row struct {
 	// DeltaMessages reports mooncake message_mode "delta": Messages holds
 	// only the new messages of this turn, to be appended to the history.
 	DeltaMessages bool
+
+	// ContextMode says how the turns of the row's session accumulate, as the
+	// Python aiperf's ConversationContextMode: ContextDeltas or
+	// ContextMessageArray, the same on every row of a session; "" when the
+	// trace does not say (replay then chooses, see its --history).
+	ContextMode string
 }
+
+// Context modes a row can carry (the Python aiperf's names).
+const (
+	// ContextDeltas: each turn holds only its new messages; the session's
+	// earlier turns, each followed by the server's live reply, go before
+	// them (deltas_without_responses, the Python aiperf's default for
+	// multi-turn sessions and mooncake message_mode "delta").
+	ContextDeltas = "deltas_without_responses"
+	// ContextMessageArray: each turn carries its whole conversation,
+	// recorded replies included, and is sent as it is
+	// (message_array_with_responses, the Python aiperf's mode for mooncake
+	// sessions of messages or payload rows).
+	ContextMessageArray = "message_array_with_responses"
+)
 
 // Error is a decoding error at a place in the input. Its message has the
 // shape "file:line: field: problem"; Line is 0 and Field empty when they do

@@ -36,7 +36,9 @@ func RequestFlags(o *request.Options) []cli.Flag {
 		&cli.StringFlag{Name: "endpoint", Value: request.Chat, Usage: "endpoint `TYPE`: chat (/v1/chat/completions) or completions (/v1/completions)", Destination: &o.Endpoint},
 		&cli.BoolFlag{Name: "streaming", Usage: `set "stream": true (server-sent events)`, Destination: &o.Streaming},
 		&cli.BoolFlag{Name: "legacy-max-tokens", Usage: "chat: write max_tokens instead of max_completion_tokens", Destination: &o.LegacyMaxTokens},
-		&cli.BoolFlag{Name: "include-usage", Usage: `with --streaming: add "stream_options":{"include_usage":true}`, Destination: &o.IncludeUsage},
+		&cli.BoolFlag{Name: "include-usage", Usage: `with --streaming (where it is the default): "stream_options":{"include_usage":true}, added to a stream_options from --extra unless that sets it`, Destination: &o.IncludeUsage},
+		&cli.BoolFlag{Name: "no-include-usage", Usage: "with --streaming: leave stream_options.include_usage out (the server then reports no token counts)", Destination: &o.NoIncludeUsage},
+		&cli.BoolFlag{Name: "per-chunk-usage", Usage: `with --streaming: also "continuous_usage_stats":true (vLLM reports usage on every chunk)`, Destination: &o.PerChunkUsage},
 	}
 }
 
@@ -131,13 +133,13 @@ func packOptions(o *options) (pack.Options, error) {
 		o.req.Extra = append(o.req.Extra, fs...)
 	}
 	if err := o.req.Validate(); err != nil {
-		if errors.Is(err, request.ErrReserved) {
+		switch {
+		case errors.Is(err, request.ErrReserved):
 			return pack.Options{}, base.UsageError("--extra: %v (use --model and --streaming)", err)
+		case errors.Is(err, request.ErrUsage):
+			return pack.Options{}, base.UsageError("%s", usageHint(&o.req))
 		}
 		return pack.Options{}, base.UsageError("--endpoint: %v", err)
-	}
-	if !o.req.Streaming && o.req.IncludeUsage {
-		return pack.Options{}, base.UsageError("--include-usage needs --streaming")
 	}
 	maxLine, err := parseSize(o.maxLine)
 	if err != nil {
@@ -145,6 +147,19 @@ func packOptions(o *options) (pack.Options, error) {
 	}
 	return pack.Options{Request: o.req, NoEndMarker: o.noEndMarker, MaxLine: maxLine,
 		InputsJSON: o.inputsJSON, Compress: o.compress}, nil
+}
+
+// usageHint says which usage flags conflict, by their names.
+func usageHint(o *request.Options) string {
+	switch {
+	case o.IncludeUsage && o.NoIncludeUsage:
+		return "--include-usage and --no-include-usage contradict each other"
+	case o.IncludeUsage && !o.Streaming:
+		return "--include-usage needs --streaming (a non-streaming response carries its usage anyway)"
+	case o.PerChunkUsage && !o.Streaming:
+		return "--per-chunk-usage needs --streaming"
+	}
+	return "--per-chunk-usage needs include_usage; drop --no-include-usage"
 }
 
 // flagHint names the flag that changes the outcome of an error (libraries

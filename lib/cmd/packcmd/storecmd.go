@@ -12,6 +12,7 @@ import (
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/pack"
+	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/store"
 	"github.com/urfave/cli/v2"
 )
@@ -143,6 +144,7 @@ func statCommand() *cli.Command {
 				"file_bytes":     r.Size(),
 				"body_bytes":     r.DataBytes(),
 				"timestamps":     r.HasTimestamps(),
+				"context_modes":  contextModes(r),
 				"meta":           r.Meta(),
 			}
 			if asJSON {
@@ -158,6 +160,9 @@ func statCommand() *cli.Command {
 			fmt.Fprintf(w, "file bytes:     %d\n", r.Size())
 			fmt.Fprintf(w, "body bytes:     %d\n", r.DataBytes())
 			fmt.Fprintf(w, "timestamps:     %s\n", yesNo(r.HasTimestamps()))
+			cm := contextModes(r)
+			fmt.Fprintf(w, "context modes:  %s %d, %s %d, none %d (sessions)\n",
+				record.ContextDeltas, cm[record.ContextDeltas], record.ContextMessageArray, cm[record.ContextMessageArray], cm["none"])
 			meta := r.Meta()
 			keys := make([]string, 0, len(meta))
 			for k := range meta {
@@ -170,6 +175,27 @@ func statCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// contextModes counts the sessions of each context mode, by the flags of
+// their first turn ("none" for sessions without one).
+func contextModes(r *store.Reader) map[string]int {
+	m := map[string]int{record.ContextDeltas: 0, record.ContextMessageArray: 0, "none": 0}
+	for s := 0; s < r.NumSessions(); s++ {
+		i, ok := r.Lookup(uint32(s), 0)
+		if !ok {
+			continue
+		}
+		switch f := r.Entry(i).Flags; {
+		case f&store.FlagContextDeltas != 0:
+			m[record.ContextDeltas]++
+		case f&store.FlagContextMessageArray != 0:
+			m[record.ContextMessageArray]++
+		default:
+			m["none"]++
+		}
+	}
+	return m
 }
 
 func yesNo(b bool) string {
