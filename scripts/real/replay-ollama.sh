@@ -99,11 +99,16 @@ jq -s -c 'to_entries | map({record: .key, input: .value.input_length, max: .valu
 	-o "$out/chat.aipk" "$out/records-in.jsonl" || die "aiperf-pack (chat) failed"
 "$pack" --model "$model" --endpoint completions --streaming --include-usage \
 	-o "$out/completions.aipk" "$out/records-in.jsonl" || die "aiperf-pack (completions) failed"
-# Both stores ask for max_tokens, which ollama honours (max_completion_tokens it ignores).
+# A third store, chat without usage: the client counts the answers' text itself.
+"$pack" --model "$model" --endpoint chat --streaming --no-include-usage --legacy-max-tokens \
+	-o "$out/chat-nousage.aipk" "$out/records-in.jsonl" || die "aiperf-pack (chat, no usage) failed"
+# The stores ask for max_tokens, which ollama honours (max_completion_tokens it ignores).
 for s in chat completions; do
 	"$pack" dump --record 0 "$out/$s.aipk" | jq -e '.max_tokens == 16 and (has("max_completion_tokens") | not) and .stream_options.include_usage' >/dev/null ||
 		die "$s store: record 0 does not ask for max_tokens 16 with include_usage"
 done
+"$pack" dump --record 0 "$out/chat-nousage.aipk" | jq -e '.max_tokens == 16 and (has("stream_options") | not)' >/dev/null ||
+	die "chat-nousage store: record 0 does not ask for max_tokens 16 without stream_options"
 
 passed=0 failed=0
 # expect NAME JQ-EXPR DIR: one assertion over a run's outputs in DIR. JQ-EXPR sees $r (records),
@@ -208,6 +213,20 @@ probe() {
 	sse_summary "$tmp/probe" | jq -r --arg t "$1" '"observe \($t) raw stream of record 0: events=\(.events) content_chunks=\(.content_chunks) usage_chunks=\(.usage_chunks) zero_usage_chunks=\(.zero_usage_chunks) last_usage_completion_tokens=\(.usage.completion_tokens)"'
 }
 
+# nousage TAG URL: the chat store without usage. The output tokens are then the client's count of
+# the text (Qwen3, the builtin tokenizer): every request must still succeed and be counted, but
+# the count of a decoded random token stream need not equal max_tokens (re-encoding merges or
+# splits tokens), so that is observed, not asserted.
+nousage() {
+	local t=$1 d=$out/$1
+	run_replay "$t" "$out/chat-nousage.aipk" "$2" "$d" --schedule concurrency --concurrency 4 || return 0
+	expect "$t: one record per store record" '($r | length) == ($e | length) and ([$r[].record] | sort) == [$e[].record]' "$d"
+	expect "$t: every request succeeded (HTTP 200, no error)" 'all($r[]; .status == 200 and .error == null and (.cancelled | not))' "$d"
+	expect "$t: no usage; output tokens counted by the client, > 0" 'all($r[]; .usage == null and .output_tokens_source == "client" and .output_tokens > 0 and .max_tokens == $m[.record | tostring].max)' "$d"
+	expect "$t: TTFT < request latency" 'all($r[]; .sent_unix_ns < .first_token_unix_ns and .first_token_unix_ns < .end_unix_ns)' "$d"
+	jq -s -r --arg t "$t" '"observe \($t): client-counted output_tokens=\([.[].output_tokens] | add) for max_tokens=\([.[].max_tokens] | add); records where they differ: \([.[] | select(.output_tokens != .max_tokens)] | length)/\(length), ratio min \([.[] | .output_tokens / .max_tokens] | min * 100 | round / 100) max \([.[] | .output_tokens / .max_tokens] | max * 100 | round / 100)"' "$d/records.jsonl"
+}
+
 t0=$SECONDS
 
 # The mock first: the same stores, the same checks. It proves the stores and the checks, and
@@ -279,6 +298,7 @@ if [ -s "$out/mock-chat/records.jsonl" ]; then
 	mutate summary-count profile_export_aiperf.json '.request_count.avg -= 1'
 	mutate summary-errors profile_export_aiperf.json '.error_summary = [{"error_details": {"code": 500, "type": "HTTPError", "message": "x"}, "count": 1}]'
 fi
+nousage mock-chat-nousage "$mockurl"
 probe mock-completions "$mockurl" "$out/completions.aipk" /v1/completions
 probe mock-chat "$mockurl" "$out/chat.aipk" /v1/chat/completions
 kill -TERM "$mockpid" 2>/dev/null || true
@@ -290,6 +310,7 @@ run_replay ollama-chat "$out/chat.aipk" "$url" "$out/ollama-chat" --schedule con
 	check_run ollama-chat "$out/ollama-chat"
 run_replay ollama-completions "$out/completions.aipk" "$url" "$out/ollama-completions" --schedule fixed &&
 	check_run ollama-completions "$out/ollama-completions"
+nousage ollama-chat-nousage "$url"
 
 for r in mock-chat mock-completions ollama-chat ollama-completions; do
 	[ -s "$out/$r/profile_export_aiperf.json" ] && observe "$r" "$out/$r"
