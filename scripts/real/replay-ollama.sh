@@ -197,9 +197,11 @@ observe() {
 		| ([$r[].output_tokens] | add) as $toks
 		| [$r[] | select((.chunk_offsets_ns | length) < .output_tokens)] as $multi
 		| [$r[] | select(.client_output_tokens != null and .client_output_tokens != .output_tokens)] as $cdiff
+		| [$r[] | .chunk_offsets_ns as $o | range(1; $o | length) | select($o[.] == $o[. - 1])] as $same
+		| ([$r[] | (.chunk_offsets_ns | length) - 1] | add) as $gaps
 		| def f(x): x * 100 | round / 100;
 		"observe \($t): ttft_p50_ms=\(f($s.time_to_first_token.p50)) request_latency_p50_ms=\(f($s.request_latency.p50)) itl_p50_ms=\(f($s.inter_token_latency.p50)) output_tok_s=\(f($s.output_token_throughput.avg)) request_s=\(f($s.request_throughput.avg)) send_lateness_p99_ms=\(f($s.send_lateness.p99))",
-		"observe \($t): content_chunks=\($chunks) output_tokens=\($toks) records_with_multi_token_chunks=\($multi | length)/\($r | length) client_count_differs_from_usage=\($cdiff | length)"'
+		"observe \($t): content_chunks=\($chunks) output_tokens=\($toks) records_with_multi_token_chunks=\($multi | length)/\($r | length) chunk_gaps_in_one_read=\($same | length)/\($gaps) client_count_differs_from_usage=\($cdiff | length)"'
 }
 
 # probe TAG URL STORE PATH: the store's record 0 sent with curl, raw: how many chunks carry a usage
