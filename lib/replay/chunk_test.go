@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -122,13 +123,18 @@ func TestHistorySplice(t *testing.T) {
 	srv, _ := mock.New(mock.Config{Fast: true})
 	var mu sync.Mutex
 	var got [][]byte
+	var replies []string // the content each answer streamed
 	url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		got = append(got, b)
 		mu.Unlock()
 		r.Body = io.NopCloser(bytes.NewReader(b))
-		srv.ServeHTTP(w, r)
+		tw := &teeWriter{ResponseWriter: w}
+		srv.ServeHTTP(tw, r)
+		mu.Lock()
+		replies = append(replies, streamedContent(t, tw.buf.Bytes()))
+		mu.Unlock()
 	}))
 	turns := []string{
 		`{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"one"}],"model":"m","stream":true,"max_tokens":3}`,
@@ -156,8 +162,8 @@ func TestHistorySplice(t *testing.T) {
 	}
 	reply0 := b1[len(`{"messages":[`+hist):]
 	reply0 = reply0[:strings.Index(reply0, `"}`)]
-	if reply0 == "" {
-		t.Fatal("empty reply spliced")
+	if reply0 == "" || unquote(t, reply0) != replies[0] {
+		t.Fatalf("turn 1 carries the reply %q; the server streamed %q", reply0, replies[0])
 	}
 	want1 := `{"messages":[` + hist + reply0 + `"},{"role":"user","content":"two"}],"model":"m","stream":true,"max_tokens":2,"temperature":0}`
 	if b1 != want1 {
@@ -165,22 +171,93 @@ func TestHistorySplice(t *testing.T) {
 	}
 	b2 := string(got[2])
 	prefix := `{"model":"m","messages": [` + hist + reply0 + `"},{"role":"user","content":"two"},{"role":"assistant","content":"`
-	if !strings.HasPrefix(b2, prefix) || !strings.HasSuffix(b2, `"}, {"role":"user","content":"three"} ] ,"stream":true,"max_tokens":1}`) {
+	suffix := `"}, {"role":"user","content":"three"} ] ,"stream":true,"max_tokens":1}`
+	if !strings.HasPrefix(b2, prefix) || !strings.HasSuffix(b2, suffix) || len(b2) < len(prefix)+len(suffix) {
 		t.Fatalf("turn 2: %s", b2)
+	}
+	if reply1 := b2[len(prefix) : len(b2)-len(suffix)]; reply1 == "" || unquote(t, reply1) != replies[1] {
+		t.Fatalf("turn 2 carries the reply %q; the server streamed %q", reply1, replies[1])
 	}
 }
 
+// teeWriter keeps a copy of what a handler writes.
+type teeWriter struct {
+	http.ResponseWriter
+	buf bytes.Buffer
+}
+
+func (w *teeWriter) Write(p []byte) (int, error) {
+	w.buf.Write(p)
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func unquote(t *testing.T, escaped string) string {
+	var s string
+	if err := json.Unmarshal([]byte(`"`+escaped+`"`), &s); err != nil {
+		t.Fatalf("spliced reply %q: %v", escaped, err)
+	}
+	return s
+}
+
+// streamedContent joins the delta contents of an SSE body.
+func streamedContent(t *testing.T, body []byte) string {
+	var out []byte
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		data, ok := bytes.CutPrefix(line, []byte("data: "))
+		if !ok || string(data) == "[DONE]" {
+			continue
+		}
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					Content *string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal(data, &c); err != nil {
+			t.Errorf("answer chunk %s: %v", data, err)
+			continue
+		}
+		for _, ch := range c.Choices {
+			if ch.Delta.Content != nil {
+				out = append(out, *ch.Delta.Content...)
+			}
+		}
+	}
+	return string(out)
+}
+
 // In auto mode, a session whose stored turns already carry the whole
-// conversation is sent as stored; "off" never splices; "on" always does.
+// conversation is sent as stored; "off" never splices; "on" always does. A
+// context mode in the store's flags decides auto for its session; a
+// verbatim payload is sent as stored.
 func TestHistoryModes(t *testing.T) {
 	cumulative := []string{
 		`{"messages":[{"role":"user","content":"one"}],"model":"m","stream":true,"max_tokens":2}`,
 		`{"messages":[{"role":"user","content":"one"},{"role":"assistant","content":"from the trace"},{"role":"user","content":"two"}],"model":"m","stream":true,"max_tokens":2}`,
 	}
+	deltas := []string{
+		`{"messages":[{"role":"user","content":"one"}],"model":"m","stream":true,"max_tokens":2}`,
+		`{"messages":[{"role":"user","content":"two"}],"model":"m","stream":true,"max_tokens":2}`,
+	}
 	for _, tc := range []struct {
+		name    string
 		mode    string
+		bodies  []string
+		flags   uint32
 		spliced bool
-	}{{HistoryAuto, false}, {HistoryOff, false}, {HistoryOn, true}} {
+	}{
+		{"auto, whole conversations", HistoryAuto, cumulative, 0, false},
+		{"auto, deltas", HistoryAuto, deltas, 0, true},
+		{"off", HistoryOff, deltas, 0, false},
+		{"on", HistoryOn, cumulative, 0, true},
+		{"auto, store says deltas", HistoryAuto, cumulative, store.FlagContextDeltas, true},
+		{"auto, store says message array", HistoryAuto, deltas, store.FlagContextMessageArray, false},
+		{"auto, verbatim payloads", HistoryAuto, deltas, store.FlagVerbatim, false},
+		{"off beats the store", HistoryOff, deltas, store.FlagContextDeltas, false},
+	} {
 		srv, _ := mock.New(mock.Config{Fast: true})
 		var mu sync.Mutex
 		var got [][]byte
@@ -193,12 +270,19 @@ func TestHistoryModes(t *testing.T) {
 			srv.ServeHTTP(w, r)
 		}))
 		spec := &store.Spec{Sessions: []string{"c"}}
-		for i, b := range cumulative {
-			spec.Records = append(spec.Records, store.Record{Entry: store.Entry{Session: 0, Turn: uint32(i)}, Payload: []byte(b)})
+		for i, b := range tc.bodies {
+			spec.Records = append(spec.Records, store.Record{Entry: store.Entry{Session: 0, Turn: uint32(i), Flags: tc.flags}, Payload: []byte(b)})
 		}
 		replayAll(t, context.Background(), openSpec(t, spec), Options{URL: url, History: tc.mode})
-		if spliced := string(got[1]) != cumulative[1]; spliced != tc.spliced {
-			t.Errorf("%s: spliced %v, want %v: %s", tc.mode, spliced, tc.spliced, got[1])
+		if len(got) != 2 || string(got[0]) != tc.bodies[0] {
+			t.Fatalf("%s: bodies %q", tc.name, got)
+		}
+		spliced := string(got[1]) != tc.bodies[1]
+		if spliced != tc.spliced {
+			t.Errorf("%s: spliced %v, want %v: %s", tc.name, spliced, tc.spliced, got[1])
+		}
+		if spliced && !strings.Contains(string(got[1]), `{"role":"user","content":"one"},{"role":"assistant","content":"`) {
+			t.Errorf("%s: spliced without the first turn and its reply: %s", tc.name, got[1])
 		}
 	}
 }

@@ -56,7 +56,8 @@ type session struct {
 	num     int64 // the run's number, in start order
 	id      string
 	hist    *history
-	slot    bool // holds a concurrency slot
+	slot    bool  // holds a concurrency slot
+	wait    int64 // the ceiling's hold on the first turn (start.ceilingWait)
 }
 
 // due is a later turn waiting for its time.
@@ -352,6 +353,9 @@ type start struct {
 	s   uint32 // store session
 	run int64  // the run's number (sessions in start order, counted over passes)
 	at  int64  // intended start; 0 = as soon as a slot frees
+	// ceilingWait is how long the concurrency ceiling held the start past
+	// at (its first turn's record says so).
+	ceilingWait int64
 }
 
 func (r *runner) newSession(st start) *session {
@@ -362,11 +366,38 @@ func (r *runner) newSession(st start) *session {
 		corr:  r.runID + "-s" + strconv.FormatInt(st.run, 10),
 		num:   st.run,
 		slot:  r.ceiling > 0,
+		wait:  st.ceilingWait,
 	}
-	if r.o.History != HistoryOff && sess.turns > 1 {
-		sess.hist = &history{mode: r.o.History}
+	if sess.turns > 1 {
+		sess.hist = r.sessionHistory(st.s)
 	}
 	return sess
+}
+
+// sessionHistory decides how a multi-turn session's turns go out: nil
+// sends every body as stored. --history on and off decide alone; auto
+// follows the context mode the store records for the session (deltas:
+// splice; a whole message array, or a verbatim payload: as stored), and
+// for a session without one, looks at its second turn (history.parts).
+func (r *runner) sessionHistory(s uint32) *history {
+	switch r.o.History {
+	case HistoryOff:
+		return nil
+	case HistoryOn:
+		return &history{mode: HistoryOn}
+	}
+	i, ok := r.st.Lookup(s, 0)
+	if !ok {
+		return nil
+	}
+	f := r.st.Entry(i).Flags
+	switch {
+	case f&store.FlagContextDeltas != 0:
+		return &history{mode: HistoryOn}
+	case f&(store.FlagContextMessageArray|store.FlagVerbatim) != 0:
+		return nil
+	}
+	return &history{mode: HistoryAuto}
 }
 
 // take claims one request from the budget. The lock orders it with stop,
@@ -507,6 +538,10 @@ func (r *runner) dispatch() {
 		pending   bool
 		ps        start
 		boundFrom int64 // when a due start first found no free slot
+		// boundTill is when the ceiling last stopped binding: a start
+		// intended before it queued behind the bound one, so the ceiling
+		// delayed it too.
+		boundTill int64
 	)
 	for !r.stopped.Load() {
 		if !pending && r.mode != ScheduleConcurrency {
@@ -545,14 +580,19 @@ func (r *runner) dispatch() {
 				}
 				continue
 			}
-			if boundFrom != 0 {
+			if boundFrom != 0 || pat < boundTill {
+				now := r.clk.now()
 				r.ceilingWaits.Add(1)
-				wait := r.clk.now() - pat // how late the ceiling made this start
+				wait := now - pat // how late the ceiling made this start
+				ps.ceilingWait = max(wait, 0)
 				for {
 					m := r.ceilingMax.Load()
 					if wait <= m || r.ceilingMax.CompareAndSwap(m, wait) {
 						break
 					}
+				}
+				if boundFrom != 0 {
+					boundTill = now
 				}
 				boundFrom = 0
 			}

@@ -22,12 +22,16 @@ const (
 // the mapping.
 //
 // This is the Python aiperf's default for multi-turn conversations (the
-// multi_turn format, and mooncake sessions in message_mode "delta"): the
-// server sees the whole conversation with its own earlier answers. Traces
-// whose rows already hold the whole conversation (mooncake "messages" rows
-// in the default history mode, verbatim payloads) are sent as stored; in
-// mode auto a session counts as such when the messages of its second turn
-// begin with those of its first.
+// multi_turn format, and mooncake sessions in context mode
+// deltas_without_responses, message_mode "delta"): the server sees the
+// whole conversation with its own earlier answers. Sessions whose rows
+// already hold the whole conversation (context mode
+// message_array_with_responses: mooncake "messages" rows in the default
+// history mode) and verbatim payloads are sent as stored. The store
+// records the mode per session when the trace said or implied it
+// (store.FlagContextDeltas, store.FlagContextMessageArray); for a session
+// without one, mode auto takes a session as whole-conversation when the
+// messages of its second turn begin with those of its first.
 type history struct {
 	mode  string
 	off   bool   // decided: send this session's bodies as stored

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -422,5 +423,85 @@ func TestNonStreaming(t *testing.T) {
 		if d := time.Duration(r.EndNS - r.SentNS); d < 11*time.Millisecond {
 			t.Errorf("answer after %v, the mock takes 5 ms + 6 × 1 ms", d)
 		}
+	}
+}
+
+// The headers every request carries: X-Request-ID (the record's), one
+// X-Correlation-ID per session run shared by its turns, Content-Type, the
+// extras, and the key only in Authorization.
+func TestHeadersPerSession(t *testing.T) {
+	srv, _ := mock.New(mock.Config{Fast: true})
+	type seen struct{ reqID, corr, ctype, extra, auth, ua string }
+	var mu sync.Mutex
+	got := map[string]seen{}
+	url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := r.Header
+		mu.Lock()
+		got[h.Get("X-Request-ID")] = seen{h.Get("X-Request-ID"), h.Get("X-Correlation-ID"), h.Get("Content-Type"), h.Get("X-Team"), h.Get("Authorization"), h.Get("User-Agent")}
+		mu.Unlock()
+		srv.ServeHTTP(w, r)
+	}))
+	spec := &store.Spec{}
+	for s := range 4 {
+		spec.Sessions = append(spec.Sessions, fmt.Sprintf("conv%d", s))
+		for turn := range 3 {
+			spec.Records = append(spec.Records, store.Record{Entry: store.Entry{Session: uint32(s), Turn: uint32(turn)}, Payload: chatBody("t", 2, true)})
+		}
+	}
+	st := openSpec(t, spec)
+	recs, stats := replayAll(t, context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 2,
+		APIKey: "k-123", Headers: []Header{{"X-Team", "bench"}}, UserAgent: "ua-test", History: HistoryOff})
+	if stats.Errors != 0 || len(recs) != 12 || len(got) != 12 {
+		t.Fatalf("%d records, %d errors, %d distinct request ids at the server", len(recs), stats.Errors, len(got))
+	}
+	corrOf := map[string]string{} // session -> correlation id
+	sessOf := map[string]string{} // correlation id -> session
+	for _, r := range recs {
+		h, ok := got[r.RequestID]
+		if !ok {
+			t.Fatalf("record %d: request id %q never reached the server", r.Record, r.RequestID)
+		}
+		if h.corr != r.CorrelationID || h.ctype != "application/json" || h.extra != "bench" || h.auth != "Bearer k-123" || h.ua != "ua-test" {
+			t.Errorf("record %d: server saw %+v, record says correlation %q", r.Record, h, r.CorrelationID)
+		}
+		if c, ok := corrOf[r.Session]; ok && c != h.corr {
+			t.Errorf("session %s: correlation ids %q and %q", r.Session, c, h.corr)
+		}
+		corrOf[r.Session] = h.corr
+		if s, ok := sessOf[h.corr]; ok && s != r.Session {
+			t.Errorf("correlation id %q shared by sessions %s and %s", h.corr, s, r.Session)
+		}
+		sessOf[h.corr] = r.Session
+	}
+	if len(corrOf) != 4 {
+		t.Errorf("%d sessions, want 4", len(corrOf))
+	}
+}
+
+// Keep-alive: a run reuses its connections; it opens a few (the pre-dialled
+// ones and a spare), not one a request.
+func TestConnectionReuse(t *testing.T) {
+	srv, _ := mock.New(mock.Config{Fast: true})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns atomic.Int64
+	hs := &http.Server{Handler: srv, ConnState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}}
+	go hs.Serve(l)
+	t.Cleanup(func() { hs.Close() })
+	st := singleTurns(t, 10, 0, func(i int) []byte { return chatBody("q", 4, true) })
+	recs, stats := replayAll(t, context.Background(), st, Options{URL: "http://" + l.Addr().String(), Schedule: ScheduleConcurrency,
+		Concurrency: 2, RequestCount: 200})
+	if stats.Errors != 0 || len(recs) != 200 {
+		t.Fatalf("%d records, %d errors", len(recs), stats.Errors)
+	}
+	// (The server may not have accepted a spare dialled last.)
+	if stats.Dials > 6 || conns.Load() > stats.Dials || conns.Load() < 2 {
+		t.Errorf("%d connections dialled (the server accepted %d) for 200 requests, 2 at a time", stats.Dials, conns.Load())
 	}
 }

@@ -175,6 +175,9 @@ func (r *runner) sendTurn(sess *session, intended int64) bool {
 	if seq < r.o.Warmup {
 		R.Phase = result.PhaseWarmup
 	}
+	if sess.turn == 0 {
+		R.CeilingWaitNS = sess.wait
+	}
 	if e.Flags&store.FlagMaxTokens != 0 {
 		R.MaxTokens = int64(e.MaxTokens)
 	}

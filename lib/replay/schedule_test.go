@@ -2,11 +2,13 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/mock"
+	"github.com/aiperf/toolkit/lib/store"
 )
 
 // The arrival processes have the mean gap 1/rate; Poisson's gaps have a
@@ -49,6 +51,12 @@ func TestCeilingBinds(t *testing.T) {
 	for _, r := range recs {
 		if r.LatenessNS() > int64(290*time.Millisecond) {
 			late++
+			// The record says how much of it was the wait for a slot.
+			if own := r.LatenessNS() - r.CeilingWaitNS; r.CeilingWaitNS < int64(290*time.Millisecond) || own < 0 || own > int64(tolerance(20*time.Millisecond)) {
+				t.Errorf("record %d: %v late, %v of it waiting for a slot", r.Record, time.Duration(r.LatenessNS()), time.Duration(r.CeilingWaitNS))
+			}
+		} else if r.CeilingWaitNS != 0 {
+			t.Errorf("record %d: on time with a ceiling wait of %v", r.Record, time.Duration(r.CeilingWaitNS))
 		}
 	}
 	if late != 4 {
@@ -77,5 +85,73 @@ func TestDuration(t *testing.T) {
 		if r.SentNS-recs[0].SentNS > int64(400*time.Millisecond) {
 			t.Errorf("record sent %v after the first", time.Duration(r.SentNS-recs[0].SentNS))
 		}
+	}
+}
+
+// Fixed schedule offsets keep the sessions whose first timestamp lies in
+// [start, end]; the start offset, not the first kept timestamp, is the
+// schedule's zero.
+func TestFixedOffsets(t *testing.T) {
+	url, _ := startMock(t, mock.Config{Fast: true})
+	ts := []int64{0, 100e6, 200e6, 300e6, 400e6}
+	spec := &store.Spec{}
+	for i, x := range ts {
+		spec.Sessions = append(spec.Sessions, fmt.Sprintf("s%d", i))
+		spec.Records = append(spec.Records, store.Record{
+			Entry:   store.Entry{Session: uint32(i), Flags: store.FlagTimestamp, TimeNS: x},
+			Payload: chatBody("x", 2, true)})
+	}
+	st := openSpec(t, spec)
+	start, end := 50*time.Millisecond, 300*time.Millisecond
+	before := time.Now().UnixNano()
+	recs, stats := replayAll(t, context.Background(), st, Options{URL: url, Schedule: ScheduleFixed, Speedup: 2,
+		StartOffset: &start, EndOffset: &end})
+	if stats.Errors != 0 || len(recs) != 3 {
+		t.Fatalf("%d records (%d errors), want the 3 sessions in [50 ms, 300 ms]", len(recs), stats.Errors)
+	}
+	got := map[int]int64{}
+	for _, r := range recs {
+		got[r.Record] = r.IntendedNS
+	}
+	for _, i := range []int{1, 2, 3} {
+		if _, ok := got[i]; !ok {
+			t.Fatalf("record %d (trace %d ms) not sent; sent %v", i, ts[i]/1e6, got)
+		}
+	}
+	// (100 - 50) / 2 = 25 ms after the start, then 50 ms apart.
+	if d := got[2] - got[1]; d != 50e6 {
+		t.Errorf("records 1 and 2 intended %d ns apart, want 50 ms", d)
+	}
+	if d := got[3] - got[1]; d != 100e6 {
+		t.Errorf("records 1 and 3 intended %d ns apart, want 100 ms", d)
+	}
+	if d := time.Duration(got[1] - before); d < 25*time.Millisecond || d > 25*time.Millisecond+tolerance(100*time.Millisecond) {
+		t.Errorf("first kept session intended %v after Run was called, want 25 ms (zero at the start offset)", d)
+	}
+}
+
+// Open loop: a fixed schedule sends on time while every earlier request is
+// still waiting for its answer.
+func TestOpenLoop(t *testing.T) {
+	url, _ := startMock(t, mock.Config{TTFT: 400 * time.Millisecond, ITL: time.Millisecond})
+	st := singleTurns(t, 20, 10*time.Millisecond, func(i int) []byte { return chatBody("q", 2, true) })
+	recs, stats := replayAll(t, context.Background(), st, Options{URL: url})
+	if stats.Schedule != ScheduleFixed || stats.Errors != 0 || len(recs) != 20 {
+		t.Fatalf("schedule %s, %d records, %d errors", stats.Schedule, len(recs), stats.Errors)
+	}
+	lastSent, firstEnd := int64(0), int64(math.MaxInt64)
+	var late []float64
+	for _, r := range recs {
+		lastSent = max(lastSent, r.SentNS)
+		firstEnd = min(firstEnd, r.EndNS)
+		late = append(late, float64(r.LatenessNS()))
+	}
+	if lastSent >= firstEnd {
+		t.Errorf("the last request went %v after the first answer ended: the schedule waited on answers",
+			time.Duration(lastSent-firstEnd))
+	}
+	// Loose (a shared machine): the answers' 400 ms would show as 400 ms.
+	if p := percentile(late, 0.9); p > float64(tolerance(50*time.Millisecond)) {
+		t.Errorf("p90 send lateness %.3f ms with 20 answers outstanding", p/1e6)
 	}
 }

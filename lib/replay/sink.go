@@ -69,13 +69,6 @@ func (s *sink) put(rec *result.Record, line []byte) {
 	s.mu.Unlock()
 }
 
-// count returns the number of records written so far.
-func (s *sink) count() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.n
-}
-
 // close writes what is buffered and waits for the writer.
 func (s *sink) close() error {
 	s.mu.Lock()

@@ -20,12 +20,18 @@ type liveLine struct {
 	agg      *metrics.Live
 	w        io.Writer
 	on       bool
+	every    time.Duration // how often the line is redrawn
 	stopCh   chan struct{}
 	finished chan struct{}
 }
 
 func newLiveLine(w io.Writer, quiet bool, o metrics.Options) (*liveLine, error) {
-	l := &liveLine{w: w, on: !quiet && base.IsTerminal(w), stopCh: make(chan struct{}), finished: make(chan struct{})}
+	return newLive(w, !quiet && base.IsTerminal(w), o)
+}
+
+// newLive is newLiveLine with the terminal test done.
+func newLive(w io.Writer, on bool, o metrics.Options) (*liveLine, error) {
+	l := &liveLine{w: w, on: on, every: time.Second, stopCh: make(chan struct{}), finished: make(chan struct{})}
 	if l.on {
 		agg, err := metrics.NewLive(o)
 		if err != nil {
@@ -50,7 +56,7 @@ func (l *liveLine) start() {
 	}
 	go func() {
 		defer close(l.finished)
-		t := time.NewTicker(time.Second)
+		t := time.NewTicker(l.every)
 		defer t.Stop()
 		var lastDone int64
 		last := time.Now()

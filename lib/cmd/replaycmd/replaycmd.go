@@ -77,7 +77,7 @@ func New() *cli.App {
 			&cli.IntFlag{Name: "concurrency", Usage: "sessions in flight (concurrency; a ceiling for fixed and rate)", Destination: &o.concurrency},
 			&cli.Float64Flag{Name: "rate", Usage: "session starts per second (rate)", Destination: &o.rate},
 			&cli.StringFlag{Name: "arrival", Value: replay.ArrivalPoisson, Usage: "rate: arrival `PROCESS` poisson, constant or gamma", Destination: &o.arrival},
-			&cli.Float64Flag{Name: "smoothness", Value: 1, Usage: "gamma arrivals: shape (1 = poisson, <1 burstier, >1 smoother)", Destination: &o.smoothness},
+			&cli.Float64Flag{Name: "smoothness", Value: 1, Usage: "gamma arrivals: shape (1 = poisson, <1 burstier, >1 smoother); alone it selects gamma", Destination: &o.smoothness},
 			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "divide trace times (timestamps and delays) by `X`", Destination: &o.speedup},
 			&cli.StringFlag{Name: "start-offset", Usage: "fixed: keep sessions starting at trace time `MS` or later; it becomes the zero", Destination: &o.startOffset},
 			&cli.StringFlag{Name: "end-offset", Usage: "fixed: keep sessions starting at trace time `MS` or earlier", Destination: &o.endOffset},
@@ -162,6 +162,7 @@ func (o *options) replayOptions(st *store.Reader) (replay.Options, error) {
 	if o.url == "" {
 		return ro, base.UsageError("--url is required")
 	}
+
 	if ro.Path == "" && o.endpoint != "" {
 		switch o.endpoint {
 		case request.Chat, request.Completions:
@@ -255,6 +256,9 @@ func runReplay(c *cli.Context, o *options) error {
 	if err != nil {
 		return base.UsageError("--goodput: %v", err)
 	}
+	if c.IsSet("smoothness") && !c.IsSet("arrival") {
+		o.arrival = replay.ArrivalGamma // as in aiperf: the smoothness alone selects gamma
+	}
 	storePath := c.Args().First()
 	st, err := store.Open(storePath, store.DefaultOpenOptions())
 	if err != nil {
@@ -297,7 +301,7 @@ func runReplay(c *cli.Context, o *options) error {
 	}
 	w := c.App.ErrWriter
 	if stats.CeilingWaits > 0 {
-		fmt.Fprintf(w, "aiperf-replay: the concurrency ceiling (%d sessions) delayed %d session starts, the longest by %v\n",
+		fmt.Fprintf(w, "aiperf-replay: the concurrency ceiling (--concurrency %d) delayed %d session starts, the longest by %v (send_lateness includes these waits; the fell-behind check does not)\n",
 			ro.Concurrency, stats.CeilingWaits, stats.CeilingMaxWait.Round(time.Microsecond))
 	}
 	files := []string{recPath}

@@ -4,6 +4,8 @@
 //	replaybench targets STORE URL          vegeta JSON targets with the store's bodies, in order
 //	replaybench bare STORE URL N           a bare net/http client: N sequential streamed requests, prints each TTFT in ns
 //	replaybench stats RECORDS...           count, req/s, median TTFT, p99 send lateness (ns) of records files
+//	replaybench ticker RATE DURATION       the machine's floor: a bare Go loop that sleeps to RATE deadlines a
+//	                                       second and sends nothing; prints the p50, p99 and max of its lateness (ns)
 package main
 
 import (
@@ -39,6 +41,8 @@ func main() {
 		err = bare(os.Args[2:])
 	case "stats":
 		err = stats(os.Args[2:])
+	case "ticker":
+		err = ticker(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
 	}
@@ -198,5 +202,35 @@ func stats(files []string) error {
 	}
 	fmt.Printf("records %d errors %d req_per_s %.1f ttft_p50_ns %.0f late_p50_ns %.0f late_p99_ns %.0f late_max_ns %.0f\n",
 		n, errs, float64(n)/(float64(last-first)/1e9), q(ttft, 0.5), q(late, 0.5), q(late, 0.99), q(late, 1))
+	return nil
+}
+
+// ticker is the scheduling noise floor of the machine at the moment: how
+// late a Go program that does nothing else wakes for deadlines at a
+// constant rate (time.Sleep to each one, as a naive client would).
+func ticker(args []string) error {
+	if len(args) != 2 {
+		return fmt.Errorf("ticker RATE DURATION")
+	}
+	rate, err := strconv.ParseFloat(args[0], 64)
+	if err != nil || rate <= 0 {
+		return fmt.Errorf("rate %q", args[0])
+	}
+	d, err := time.ParseDuration(args[1])
+	if err != nil {
+		return err
+	}
+	gap := time.Duration(float64(time.Second) / rate)
+	start := time.Now()
+	var late []float64
+	for at := start; at.Sub(start) < d; at = at.Add(gap) {
+		if w := time.Until(at); w > 0 {
+			time.Sleep(w)
+		}
+		late = append(late, float64(time.Since(at)))
+	}
+	slices.Sort(late)
+	q := func(p float64) float64 { return late[min(len(late)-1, int(p*float64(len(late))))] }
+	fmt.Printf("ticks %d late_p50_ns %.0f late_p99_ns %.0f late_max_ns %.0f\n", len(late), q(0.5), q(0.99), q(1))
 	return nil
 }
