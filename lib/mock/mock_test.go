@@ -355,3 +355,32 @@ func TestTokenClock(t *testing.T) {
 	}
 	t.Error(msg)
 }
+
+// Any n consecutive reply tokens re-encode to exactly n tokens with the
+// builtin tokenizer, wrapping around included: a client counting a reply
+// without usage finds what the mock sent.
+func TestReplyTokensReencode(t *testing.T) {
+	tok, err := tokenizer.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt := newText(tok)
+	if len(txt.pieces) < 64 {
+		t.Fatalf("%d pieces", len(txt.pieces))
+	}
+	for off := range uint64(len(txt.pieces)) {
+		for _, n := range []int{1, 2, 7, 40} {
+			var b []byte
+			for i := range n {
+				b = append(b, txt.piece(off, i)...)
+			}
+			var s string
+			if err := json.Unmarshal([]byte(`"`+string(b)+`"`), &s); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(tok.Encode(s)); got != n {
+				t.Fatalf("offset %d: %d pieces %q encode to %d tokens", off, n, s, got)
+			}
+		}
+	}
+}

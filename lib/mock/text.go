@@ -4,14 +4,15 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/aiperf/toolkit/lib/jsonx"
 	"github.com/aiperf/toolkit/lib/tokenizer"
 )
 
 // corpus is the text replies are cut from (written for this package). A
-// reply of n tokens is n consecutive tokens of it, starting at an offset
-// derived from the prompt, wrapping around at the end.
+// reply of n tokens is n consecutive tokens of it (see newText), starting
+// at an offset drawn per request, wrapping around at the end.
 const corpus = `The harbour master kept a ledger of every ship that came in, and the ledger kept him. ` +
 	`Each morning he walked the length of the quay, counted the masts against the grey water, ` +
 	`and wrote the number down beside the weather and the tide. Nobody had asked him to do it. ` +
@@ -35,12 +36,33 @@ type text struct {
 	pieces [][]byte
 }
 
+// newText cuts the corpus into the reply's tokens. With a tokenizer the
+// tokens are the corpus's words, each with its leading space, that the
+// tokenizer encodes as one token: the pre-tokenizers of byte-level BPE
+// vocabularies (GPT-2, Llama 3, Qwen) split text before every " word", so
+// any run of n such pieces encodes back to exactly n tokens, and a client
+// that counts the reply itself (no usage) finds the max_tokens it asked
+// for. A tokenizer for which that does not hold (checked here on two
+// rounds of the corpus) gets the corpus's own tokens instead, whose
+// concatenation may merge at the seams.
 func newText(t *tokenizer.Tokenizer) *text {
 	var pieces [][]byte
 	if t != nil {
-		ids := t.Encode(corpus)
-		for _, id := range ids {
-			pieces = append(pieces, escapeInner(string(t.TokenBytes(id))))
+		var words []string
+		for _, w := range strings.FieldsFunc(corpus, func(r rune) bool { return !unicode.IsLetter(r) }) {
+			if len(t.Encode(" "+w)) == 1 {
+				words = append(words, " "+w)
+			}
+		}
+		round := strings.Join(words, "")
+		if len(words) >= 64 && len(t.Encode(round+round)) == 2*len(words) {
+			for _, w := range words {
+				pieces = append(pieces, escapeInner(w))
+			}
+		} else {
+			for _, id := range t.Encode(corpus) {
+				pieces = append(pieces, escapeInner(string(t.TokenBytes(id))))
+			}
 		}
 	} else {
 		for i, w := range strings.Fields(corpus) {
