@@ -304,6 +304,9 @@ if [ $mockchat_ok = 1 ]; then
 	mutate summary-errors profile_export_aiperf.json '.error_summary = [{"error_details": {"code": 500, "type": "HTTPError", "message": "x"}, "count": 1}]'
 fi
 nousage mock-chat-nousage "$mockurl"
+# The mock's reply tokens are words that re-encode to themselves, so there the client's count is exact.
+[ -s "$out/mock-chat-nousage/records.jsonl" ] &&
+	expect "mock-chat-nousage: the client's count == max_tokens" 'all($r[]; .output_tokens == $m[.record | tostring].max)' "$out/mock-chat-nousage"
 probe mock-completions "$mockurl" "$out/completions.aipk" /v1/completions
 probe mock-chat "$mockurl" "$out/chat.aipk" /v1/chat/completions
 kill -TERM "$mockpid" 2>/dev/null || true
