@@ -81,5 +81,23 @@ demo: build
 clean:
 	rm -rf bin $(DEMO)
 
+# Against a real OpenAI-compatible server, not only a mock: ollama, built from the Go module proxy
+# into a cache (~/.cache/aiperf-real, or $AIPERF_REAL_CACHE) with a tiny random-weight Qwen3
+# model, started on loopback, checked, and stopped by pid after (also on failure or Ctrl-C).
+# check-ollama.sh probes the server with curl; replay-ollama.sh tokenizes and packs a small trace
+# (chat and completions, streaming), replays it with aiperf-replay against aiperf-mock and then
+# ollama, and checks the records and exports (scripts/real/README.md).
+# Not part of `make test`: the first run builds ollama (minutes); later runs take under a minute.
+REAL := scripts/real/ollama.sh
+test-real: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-mock)
+	$(REAL) build
+	$(REAL) model
+	@export AIPERF_REAL_STATE="$${TMPDIR:-/tmp}/aiperf-real.$$$$.state"; \
+	 trap '$(REAL) stop' EXIT; trap 'exit 130' INT TERM; \
+	 out=$$($(REAL) start) && eval "$$out" || exit 1; rc=0; \
+	 AIPERF_TOKENIZE=bin/aiperf-tokenize scripts/real/check-ollama.sh "$$URL" "$$MODEL" || rc=1; \
+	 AIPERF_BIN=bin scripts/real/replay-ollama.sh "$$URL" "$$MODEL" || rc=1; \
+	 exit $$rc
+
 FORCE:
-.PHONY: build test check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean FORCE
+.PHONY: build test check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE
