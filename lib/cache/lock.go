@@ -28,8 +28,9 @@ import (
 // EOPNOTSUPP), or with Options.LockFile, the lock is instead the existence
 // of locks/XX/NAME.held, created atomically (link(2) of a complete temporary
 // file, which NFS does atomically too) with the same line. It is stale, and
-// broken by the next comer, once its holder is gone (same host, no such
-// pid) or it is older than the lock timeout (a holder on another host).
+// broken by the next comer, once its holder is gone: on this host, when no
+// process has its pid; on another host, once it is older than the lock
+// timeout.
 //
 // Either way the lock only saves duplicate work: populate is atomic, so two
 // builders of one key still leave one complete entry.
@@ -253,15 +254,16 @@ func (c *Cache) tryLockFile(sh *dir, name string, timeout time.Duration) (*Lock,
 }
 
 // stale reports whether a lock file's holder is gone: a process of this host
-// that no longer exists, or a lock older than the timeout.
+// that no longer exists, or, for a holder on another host (whose processes
+// cannot be seen from here), a lock older than the timeout.
 func (c *Cache) stale(h Holder, ok bool, sh *dir, held string, timeout time.Duration) bool {
 	if !ok {
 		// Unreadable content: judge by the file's age alone.
 		st, err := sh.lstat(held)
 		return err == nil && timeout > 0 && c.now().Sub(mtime(&st)) > timeout
 	}
-	if h.Host == c.host && !alive(h.PID) {
-		return true
+	if h.Host == c.host {
+		return !alive(h.PID) // known for sure: age does not matter
 	}
 	return timeout > 0 && c.now().Sub(h.Since) > timeout
 }

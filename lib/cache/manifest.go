@@ -208,10 +208,10 @@ func validFileName(n string) error {
 		return fmt.Errorf("file name %q: want 1 to %d bytes", clip(n), maxFileName)
 	case n == manifestName:
 		return fmt.Errorf("file name %q is reserved for the manifest", n)
-	case n[0] == '.':
-		return fmt.Errorf("file name %q starts with a dot", clip(n))
 	case strings.ContainsAny(n, "/\\"):
 		return fmt.Errorf("file name %q is not a single path element", clip(n))
+	case n[0] == '.':
+		return fmt.Errorf("file name %q starts with a dot", clip(n))
 	case !utf8.ValidString(n):
 		return fmt.Errorf("file name %q is not UTF-8", clip(n))
 	}
