@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/cmd/cachecmd"
 	"github.com/aiperf/toolkit/lib/cmd/packcmd"
 	"github.com/aiperf/toolkit/lib/cmd/tokenizecmd"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -20,6 +21,7 @@ var update = flag.Bool("update", false, "rewrite testscript files whose cmp fail
 
 // commands are the binaries the scripts can exec, run in-process.
 var commands = map[string]func() int{
+	"aiperf-cache":    func() int { return base.Main(cachecmd.New(), os.Args) },
 	"aiperf-pack":     func() int { return base.Main(packcmd.New(), os.Args) },
 	"aiperf-tokenize": func() int { return base.Main(tokenizecmd.New(), os.Args) },
 }

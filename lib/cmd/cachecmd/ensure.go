@@ -83,7 +83,7 @@ func (o *options) ensure(c *cli.Context, cc *cache.Cache, k cache.Key, dest stri
 		Timeout: eo.lockTimeout,
 		Report:  eo.lockReport,
 		OnWait: func(h cache.Holder, waited time.Duration) {
-			fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: waiting for the lock on %s, held by %v (waited %v)\n", k, h, waited.Round(time.Second))
+			fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: waiting for the lock on %s, held by %v (waited %v)\n", k, h, waited.Truncate(100*time.Millisecond))
 		},
 		Stop: func() bool { _, err := cc.Lookup(k); return err == nil },
 	})
