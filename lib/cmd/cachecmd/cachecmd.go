@@ -565,7 +565,7 @@ func exportCommand(o *options) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if out == "" && base.IsTerminal(c.App.Writer) {
+			if out == "" && isTerminal(c.App.Writer) {
 				return base.UsageError("export: refusing to write a binary stream to a terminal (pipe it, or -o FILE)")
 			}
 			cc, err := o.open(c)

@@ -334,3 +334,49 @@ func TestEnsureConcurrent(t *testing.T) {
 		r.Close()
 	}
 }
+
+// TestEnsureInterrupted: SIGINT to ensure stops CMD, exits 130 and caches nothing.
+func TestEnsureInterrupted(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	root := filepath.Join(dir, "cache")
+	// CMD says it started on stdout, which ensure passes through.
+	cmd := self(t, nil, "--dir", root, "ensure", "k", filepath.Join(dir, "d.aipk"), "--",
+		"sh", "-c", `echo partial > "$AIPERF_CACHE_OUT"; echo started; exec sleep 60`)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 8)
+	if _, err := io.ReadFull(out, line); err != nil || string(line) != "started\n" {
+		cmd.Process.Kill()
+		t.Fatalf("CMD did not start: %q %v", line, err)
+	}
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	io.Copy(io.Discard, out)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("ensure after SIGINT: %v, want exit 130\n%s", err, stderr.Bytes())
+	}
+	if d := time.Since(start); d > 9*time.Second {
+		t.Errorf("took %v to stop: CMD was not told", d)
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	if checkState(t, root, cache.MustParseKey("k"), "interrupted ensure") {
+		t.Fatal("an interrupted ensure cached its partial output")
+	}
+	if left, _ := os.ReadDir(filepath.Join(root, "tmp")); len(left) != 0 {
+		t.Errorf("tmp/ after an interrupted ensure: %d names", len(left))
+	}
+}
