@@ -170,36 +170,46 @@ func noFlock(err error) bool {
 // tryFlock makes one attempt at the flock of sh/name. It returns the lock,
 // or nil and what the lock file says about its holder.
 func (c *Cache) tryFlock(sh *dir, name string) (*Lock, Holder, error) {
+	for range 8 {
+		l, h, retry, err := c.tryFlockOnce(sh, name)
+		if !retry {
+			return l, h, err
+		}
+	}
+	return nil, Holder{}, fmt.Errorf("lock %s: the lock file keeps changing under us", sh.join(name))
+}
+
+func (c *Cache) tryFlockOnce(sh *dir, name string) (l *Lock, h Holder, retry bool, err error) {
 	// Create the file here, relative to the shard's descriptor and without
 	// following links; flock.New then opens a file that exists. The inode
 	// check below catches a path that no longer leads to it.
 	if f, err := sh.create(name, c.fileMode(true)); err == nil {
 		f.Close()
 	} else if !errors.Is(err, fs.ErrExist) {
-		return nil, Holder{}, err
+		return nil, Holder{}, false, err
 	}
 	fl := flock.New(sh.join(name), flock.SetFlag(os.O_RDONLY|unix.O_NOFOLLOW), flock.SetPermissions(c.fileMode(true)))
 	ok, err := fl.TryLock()
 	if err != nil {
 		if noFlock(err) {
-			return nil, Holder{}, errNoFlock
+			return nil, Holder{}, false, errNoFlock
 		}
-		return nil, Holder{}, fmt.Errorf("lock %s: %w", sh.join(name), err)
+		return nil, Holder{}, false, fmt.Errorf("lock %s: %w", sh.join(name), err)
 	}
 	if !ok {
 		b, _ := readSmall(sh, name, 4096)
 		h, _ := parseHolder(b)
-		return nil, h, nil
+		return nil, h, false, nil
 	}
 	if !c.sameFile(fl, sh, name) {
 		// gc removed the file between our open and our lock: lock the new one.
 		fl.Unlock()
-		return c.tryFlock(sh, name)
+		return nil, Holder{}, true, nil
 	}
-	l := &Lock{sh: sh, name: name, fl: fl}
+	l = &Lock{sh: sh, name: name, fl: fl}
 	l.line = Holder{Host: c.host, PID: os.Getpid(), Since: c.now()}.line()
 	l.writeInfo(l.line)
-	return l, Holder{}, nil
+	return l, Holder{}, false, nil
 }
 
 // sameFile reports whether the file fl holds is sh/name.
@@ -228,18 +238,28 @@ func (l *Lock) writeInfo(line string) {
 
 // tryLockFile makes one attempt at the lock file sh/name.held.
 func (c *Cache) tryLockFile(sh *dir, name string, timeout time.Duration) (*Lock, Holder, error) {
+	for range 8 {
+		l, h, retry, err := c.tryLockFileOnce(sh, name, timeout)
+		if !retry {
+			return l, h, err
+		}
+	}
+	return nil, Holder{}, fmt.Errorf("lock %s.held: the lock file keeps changing under us", sh.join(name))
+}
+
+func (c *Cache) tryLockFileOnce(sh *dir, name string, timeout time.Duration) (*Lock, Holder, bool, error) {
 	held := name + ".held"
 	me := Holder{Host: c.host, PID: os.Getpid(), Since: c.now()}
 	err := c.writeFile(sh, held, []byte(me.line()), c.fileMode(true))
 	if err == nil {
-		return &Lock{sh: sh, name: name, held: held, line: me.line()}, Holder{}, nil
+		return &Lock{sh: sh, name: name, held: held, line: me.line()}, Holder{}, false, nil
 	}
 	if !errors.Is(err, fs.ErrExist) {
-		return nil, Holder{}, fmt.Errorf("lock %s: %w", sh.join(held), err)
+		return nil, Holder{}, false, fmt.Errorf("lock %s: %w", sh.join(held), err)
 	}
 	b, err := readSmall(sh, held, 4096)
 	if errors.Is(err, fs.ErrNotExist) {
-		return c.tryLockFile(sh, name, timeout) // released meanwhile
+		return nil, Holder{}, true, nil // released meanwhile
 	}
 	h, ok := parseHolder(b)
 	if c.stale(h, ok, sh, held, timeout) {
@@ -248,9 +268,9 @@ func (c *Cache) tryLockFile(sh *dir, name string, timeout time.Duration) (*Lock,
 		if sh.rename(held, sh, aside) == nil {
 			sh.unlink(aside)
 		}
-		return c.tryLockFile(sh, name, timeout)
+		return nil, Holder{}, true, nil
 	}
-	return nil, h, nil
+	return nil, h, false, nil
 }
 
 // stale reports whether a lock file's holder is gone: a process of this host

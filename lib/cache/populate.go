@@ -127,6 +127,14 @@ func (s *Staging) Add(src string, opt AddOptions) error {
 		switch {
 		case err == nil:
 			placed = true
+			// The entry's files are read-only; a file we may link but not
+			// chmod (another user's, in a shared cache) is copied instead.
+			if err := unix.Fchmodat(s.d.fd, name, uint32(s.c.fileMode(false)), 0); err != nil && !opt.Move {
+				if err := s.d.unlink(name); err != nil {
+					return err
+				}
+				placed = false
+			}
 		case err == unix.EXDEV || err == unix.EPERM || err == unix.EMLINK || err == unix.EOPNOTSUPP || err == unix.EACCES:
 			// Another filesystem, or one that refuses links here: copy.
 		default:

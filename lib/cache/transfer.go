@@ -191,6 +191,9 @@ func (c *Cache) Import(r io.Reader, opt ImportOptions) (e *Entry, stored bool, e
 			return nil, false, refuse("stream ends without member %q", f.Name)
 		}
 	}
+	// Read the stream to its end (the rest of the zstd frame), so that the
+	// writer of a pipe never sees it closed early.
+	io.Copy(io.Discard, zr)
 	s.files = m.Files
 	return s.publish(k, m)
 }
