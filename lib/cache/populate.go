@@ -25,6 +25,7 @@ type Staging struct {
 	fl    *flock.Flock
 	files []File
 	moved []string // sources of --move copies, removed on publish
+	move  bool     // a file came in by --move
 	done  bool
 }
 
@@ -120,6 +121,7 @@ func (s *Staging) Add(src string, opt AddOptions) error {
 	if !opt.Copy {
 		var err error
 		if opt.Move {
+			s.move = true
 			err = unix.Renameat(unix.AT_FDCWD, src, s.d.fd, name)
 		} else {
 			err = unix.Linkat(unix.AT_FDCWD, src, s.d.fd, name, unix.AT_SYMLINK_FOLLOW)
@@ -146,6 +148,7 @@ func (s *Staging) Add(src string, opt AddOptions) error {
 			return err
 		}
 		if opt.Move {
+			s.move = true
 			s.moved = append(s.moved, src) // removed once published
 		}
 	}
@@ -258,8 +261,15 @@ func (s *Staging) publish(k Key, m *Manifest) (*Entry, bool, error) {
 			s.done = true
 			s.d.close()
 			c.unlockStaging(s.name, s.fl)
-			if err := sh.sync(); err != nil {
-				return nil, false, err
+			// The entry's bytes were synced before the rename, so a power
+			// loss can at worst lose the rename: a miss, never a partial
+			// entry, and the sources are still there to populate again. Only
+			// a --move, which removes its sources next, must make the rename
+			// durable first.
+			if s.move {
+				if err := sh.sync(); err != nil {
+					return nil, false, err
+				}
 			}
 			s.removeMoved()
 			c.AutoTrim(k)
