@@ -40,7 +40,11 @@ func (c *Cache) Export(k Key, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
+	// SpeedDefault (about zstd -3): on store files it costs the CPU of
+	// SpeedFastest and of zstd -1, and its output is 12% smaller than
+	// SpeedFastest's (5% smaller than zstd -1's) and decodes faster.
+	// Measured on 256 MiB of a packed store: 1.41 s CPU, 21.2% of the input.
+	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
 	if err != nil {
 		return err
 	}
@@ -102,7 +106,10 @@ func refuse(format string, args ...any) error {
 // checks out. stored is false when the cache already had the entry (the
 // rest of the stream is then read and dropped).
 func (c *Cache) Import(r io.Reader, opt ImportOptions) (e *Entry, stored bool, err error) {
-	zr, err := zstd.NewReader(r, zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)))
+	// One decoder, no async blocks: decoding is a small part of an import
+	// (hashing and writing are the rest), and async decoding costs 40% more
+	// CPU, which on a busy node the exporter or the hashing would rather have.
+	zr, err := zstd.NewReader(r, zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		return nil, false, err
 	}
