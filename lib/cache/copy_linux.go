@@ -10,17 +10,14 @@ import (
 // (and nothing copied) when the kernel cannot copy between these two files,
 // so that the caller falls back to read and write.
 func copyRange(dst, src *os.File) (done bool, err error) {
-	// 64 MiB at a time, starting the writeback of each chunk as it is done,
-	// so that the fdatasync before publishing has little left to wait for.
-	const chunk = 64 << 20
+	// No writeback hints here: measured on a 2 GiB store, starting the
+	// writeback of each 64 MiB chunk made restore --copy 1.5x slower than
+	// cp+fsync (the hint blocks on a busy disk queue); one fdatasync at the
+	// end matches cp+fsync.
+	const chunk = 1 << 30
 	first := true
-	var off int64
 	for {
 		n, err := unix.CopyFileRange(int(src.Fd()), nil, int(dst.Fd()), nil, chunk, 0)
-		if n > 0 {
-			startWriteback(dst, off, int64(n))
-			off += int64(n)
-		}
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -51,10 +48,4 @@ func datasync(f *os.File) error {
 		}
 		return nil
 	}
-}
-
-// startWriteback starts writing n bytes of f at off to disk without waiting
-// (sync_file_range(2) with SYNC_FILE_RANGE_WRITE). It is only a hint.
-func startWriteback(f *os.File, off, n int64) {
-	unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
 }

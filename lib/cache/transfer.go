@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"time"
 
@@ -213,8 +212,9 @@ func (s *Staging) receive(name string, r io.Reader, want File) error {
 		return err
 	}
 	defer f.Close()
-	w := &writeback{f: f}
-	n, err := io.CopyBuffer(w, io.LimitReader(r, want.Size), make([]byte, 1<<20))
+	// 1 MiB writes (the wrapper hides os.File's ReadFrom, which would copy
+	// through a 32 KiB buffer).
+	n, err := io.CopyBuffer(struct{ io.Writer }{f}, io.LimitReader(r, want.Size), make([]byte, 1<<20))
 	if err != nil {
 		return refuse("member %q: %w", name, err)
 	}
@@ -228,26 +228,6 @@ func (s *Staging) receive(name string, r io.Reader, want File) error {
 		return err
 	}
 	return datasync(f)
-}
-
-// writeback writes to f and asks the kernel to start writing each 8 MiB to
-// disk as soon as it is complete, so that the fdatasync before publishing
-// waits for the last few MiB instead of the whole file.
-type writeback struct {
-	f          *os.File
-	off, start int64
-}
-
-const writebackChunk = 8 << 20
-
-func (w *writeback) Write(b []byte) (int, error) {
-	n, err := w.f.Write(b)
-	w.off += int64(n)
-	if w.off-w.start >= writebackChunk {
-		startWriteback(w.f, w.start, w.off-w.start)
-		w.start = w.off
-	}
-	return n, err
 }
 
 func regularMember(h *tar.Header) bool {
