@@ -2,6 +2,7 @@ package cache
 
 import (
 	"archive/tar"
+	"bufio"
 	"fmt"
 	"io"
 	"runtime"
@@ -108,7 +109,8 @@ func (c *Cache) Import(r io.Reader, opt ImportOptions) (e *Entry, stored bool, e
 	// One decoder, no async blocks: decoding is a small part of an import
 	// (hashing and writing are the rest), and async decoding costs 40% more
 	// CPU, which on a busy node the exporter or the hashing would rather have.
-	zr, err := zstd.NewReader(r, zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderConcurrency(1))
+	// The decoder reads block headers a few bytes at a time: buffer them.
+	zr, err := zstd.NewReader(bufio.NewReaderSize(r, 1<<20), zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		return nil, false, err
 	}
