@@ -232,13 +232,15 @@ func (s *Staging) receive(name string, r io.Reader, want File) error {
 	return datasync(f)
 }
 
+// regularMember: archive/tar's reader already reports the old '\x00' flag
+// (TypeRegA) as TypeReg, or as TypeDir for a name ending in a slash.
 func regularMember(h *tar.Header) bool {
-	return h.Typeflag == tar.TypeReg || h.Typeflag == tar.TypeRegA
+	return h.Typeflag == tar.TypeReg
 }
 
 func memberType(h *tar.Header) string {
 	switch h.Typeflag {
-	case tar.TypeReg, tar.TypeRegA:
+	case tar.TypeReg:
 		return "a regular file"
 	case tar.TypeSymlink:
 		return "a symbolic link"

@@ -23,9 +23,20 @@ const MaxDepth = 10000
 type SyntaxError struct {
 	Offset int
 	Msg    string
+	err    error // ErrInvalidUTF8 or ErrLoneSurrogate, for errors.Is
 }
 
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.Msg, e.Offset) }
+
+// Unwrap returns [ErrInvalidUTF8] or [ErrLoneSurrogate] when the value is
+// well formed but its text is not valid Unicode, else nil.
+func (e *SyntaxError) Unwrap() error { return e.err }
+
+// The encoding errors a [SyntaxError] may wrap.
+var (
+	ErrInvalidUTF8   = errors.New("invalid UTF-8 in string")
+	ErrLoneSurrogate = errors.New("lone surrogate escape in string")
+)
 
 func syntaxErr(off int, format string, args ...any) error {
 	return &SyntaxError{Offset: off, Msg: fmt.Sprintf(format, args...)}
@@ -46,12 +57,12 @@ func SkipSpace(b []byte, i int) int {
 
 // Skip validates the JSON value starting at b[i] (no leading whitespace) and
 // returns the index just past it.
-func Skip(b []byte, i int) (int, error) { return skip(b, i, 0, false) }
+func Skip(b []byte, i int) (int, error) { return skip(b, i, 0, 0) }
 
 // Valid reports whether b holds exactly one JSON value, with optional
 // white space around it. It is json.Valid, except that strings must be
 // valid UTF-8 (see [Scanner] for the encoding/json rule).
-func Valid(b []byte) bool { return valid(b, false) }
+func Valid(b []byte) bool { return valid(b, 0) }
 
 // A Scanner is a set of scanning options. Its methods behave like the
 // package-level functions of the same names, which use the zero Scanner.
@@ -61,47 +72,87 @@ type Scanner struct {
 	// is json.Valid. By default such strings are a syntax error, as RFC 8259
 	// requires.
 	AllowInvalidUTF8 bool
+	// RejectLoneSurrogates refuses \u escapes of UTF-16 surrogates that do
+	// not pair up: a high surrogate (\uD800-\uDBFF) not followed by an
+	// escaped low one (\uDC00-\uDFFF), or a low one on its own. RFC 8259
+	// lets them through the grammar but they encode no character: strict
+	// parsers (Rust's serde_json, pydantic's jiter) refuse them, and
+	// encoding/json turns them into U+FFFD.
+	RejectLoneSurrogates bool
+}
+
+// mode is a Scanner as flags, passed down the scanning functions.
+type mode uint8
+
+const (
+	laxUTF8 mode = 1 << iota
+	noLoneSurrogates
+)
+
+func (s Scanner) mode() mode {
+	var m mode
+	if s.AllowInvalidUTF8 {
+		m |= laxUTF8
+	}
+	if s.RejectLoneSurrogates {
+		m |= noLoneSurrogates
+	}
+	return m
 }
 
 // Skip is [Skip] with the scanner's options.
-func (s Scanner) Skip(b []byte, i int) (int, error) { return skip(b, i, 0, s.AllowInvalidUTF8) }
+func (s Scanner) Skip(b []byte, i int) (int, error) { return skip(b, i, 0, s.mode()) }
 
 // SkipString is [SkipString] with the scanner's options.
 func (s Scanner) SkipString(b []byte, i int) (int, error) {
-	return skipString(b, i, s.AllowInvalidUTF8)
+	return skipString(b, i, s.mode())
 }
 
 // Valid is [Valid] with the scanner's options.
-func (s Scanner) Valid(b []byte) bool { return valid(b, s.AllowInvalidUTF8) }
+func (s Scanner) Valid(b []byte) bool { return valid(b, s.mode()) }
+
+// Check is Valid with the reason: nil when b holds exactly one JSON value
+// with optional white space around it, else a [*SyntaxError] with the
+// offset of the first problem.
+func (s Scanner) Check(b []byte) error {
+	end, err := skip(b, SkipSpace(b, 0), 0, s.mode())
+	if err != nil {
+		return err
+	}
+	if end = SkipSpace(b, end); end != len(b) {
+		return syntaxErr(end, "invalid character %q after top-level value", b[end])
+	}
+	return nil
+}
 
 // Fields is [Fields] with the scanner's options.
 func (s Scanner) Fields(b []byte, i int, fn func(key, value []byte, valueOff int) error) (int, error) {
-	return fields(b, i, s.AllowInvalidUTF8, fn)
+	return fields(b, i, s.mode(), fn)
 }
 
 // Elements is [Elements] with the scanner's options.
 func (s Scanner) Elements(b []byte, i int, fn func(n int, value []byte, valueOff int) error) (int, error) {
-	return elements(b, i, s.AllowInvalidUTF8, fn)
+	return elements(b, i, s.mode(), fn)
 }
 
-func valid(b []byte, lax bool) bool {
-	end, err := skip(b, SkipSpace(b, 0), 0, lax)
+func valid(b []byte, m mode) bool {
+	end, err := skip(b, SkipSpace(b, 0), 0, m)
 	return err == nil && SkipSpace(b, end) == len(b)
 }
 
 // skip validates the value at b[i]; depth counts the enclosing containers
-// and lax allows invalid UTF-8 in strings.
-func skip(b []byte, i, depth int, lax bool) (int, error) {
+// and m holds the scanner's options.
+func skip(b []byte, i, depth int, m mode) (int, error) {
 	if i >= len(b) {
 		return i, syntaxErr(i, "unexpected end of input")
 	}
 	switch c := b[i]; {
 	case c == '"':
-		return skipString(b, i, lax)
+		return skipString(b, i, m)
 	case c == '{':
-		return skipObject(b, i, depth+1, lax)
+		return skipObject(b, i, depth+1, m)
 	case c == '[':
-		return skipArray(b, i, depth+1, lax)
+		return skipArray(b, i, depth+1, m)
 	case c == 't':
 		return literal(b, i, "true")
 	case c == 'f':
@@ -122,7 +173,7 @@ func literal(b []byte, i int, lit string) (int, error) {
 	return i, syntaxErr(i, "invalid literal")
 }
 
-func skipObject(b []byte, i, depth int, lax bool) (int, error) {
+func skipObject(b []byte, i, depth int, m mode) (int, error) {
 	if depth > MaxDepth {
 		return i, syntaxErr(i, "nesting deeper than %d", MaxDepth)
 	}
@@ -135,7 +186,7 @@ func skipObject(b []byte, i, depth int, lax bool) (int, error) {
 			return i, syntaxErr(i, "expected object key")
 		}
 		var err error
-		if i, err = skipString(b, i, lax); err != nil {
+		if i, err = skipString(b, i, m); err != nil {
 			return i, err
 		}
 		i = SkipSpace(b, i)
@@ -143,7 +194,7 @@ func skipObject(b []byte, i, depth int, lax bool) (int, error) {
 			return i, syntaxErr(i, "expected ':' after object key")
 		}
 		i = SkipSpace(b, i+1)
-		if i, err = skip(b, i, depth, lax); err != nil {
+		if i, err = skip(b, i, depth, m); err != nil {
 			return i, err
 		}
 		i = SkipSpace(b, i)
@@ -161,7 +212,7 @@ func skipObject(b []byte, i, depth int, lax bool) (int, error) {
 	}
 }
 
-func skipArray(b []byte, i, depth int, lax bool) (int, error) {
+func skipArray(b []byte, i, depth int, m mode) (int, error) {
 	if depth > MaxDepth {
 		return i, syntaxErr(i, "nesting deeper than %d", MaxDepth)
 	}
@@ -171,7 +222,7 @@ func skipArray(b []byte, i, depth int, lax bool) (int, error) {
 	}
 	for {
 		var err error
-		if i, err = skip(b, i, depth, lax); err != nil {
+		if i, err = skip(b, i, depth, m); err != nil {
 			return i, err
 		}
 		i = SkipSpace(b, i)
@@ -208,10 +259,10 @@ func hasSpecial(x uint64) bool {
 
 // SkipString validates the JSON string starting at b[i] == '"' and returns the
 // index just past its closing quote. Escapes and UTF-8 are checked.
-func SkipString(b []byte, i int) (int, error) { return skipString(b, i, false) }
+func SkipString(b []byte, i int) (int, error) { return skipString(b, i, 0) }
 
-// skipString is SkipString; lax accepts invalid UTF-8.
-func skipString(b []byte, i int, lax bool) (int, error) {
+// skipString is SkipString with the scanner options m.
+func skipString(b []byte, i int, m mode) (int, error) {
 	start := i
 	i++
 	for {
@@ -237,6 +288,14 @@ func skipString(b []byte, i int, lax bool) (int, error) {
 				if i+6 > len(b) || !isHex4(b[i+2:i+6]) {
 					return i, syntaxErr(i, "invalid \\u escape in string")
 				}
+				if m&noLoneSurrogates != 0 {
+					if n := surrogateEscape(b, i); n < 0 {
+						return i, &SyntaxError{Offset: i, Msg: fmt.Sprintf("lone surrogate escape %s in string", b[i:i+6]), err: ErrLoneSurrogate}
+					} else if n > 0 {
+						i += n
+						continue
+					}
+				}
 				i += 6
 			default:
 				return i, syntaxErr(i, "invalid escape in string")
@@ -248,14 +307,33 @@ func skipString(b []byte, i int, lax bool) (int, error) {
 		default:
 			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size <= 1 {
-				if !lax {
-					return i, syntaxErr(i, "invalid UTF-8 in string")
+				if m&laxUTF8 == 0 {
+					return i, &SyntaxError{Offset: i, Msg: fmt.Sprintf("invalid UTF-8 (byte 0x%02x) in string", c), err: ErrInvalidUTF8}
 				}
 				size = 1
 			}
 			i += size
 		}
 	}
+}
+
+// surrogateEscape looks at the \uXXXX escape at b[i]: it returns 0 when
+// XXXX is not a surrogate, 12 when it is a high surrogate followed by an
+// escaped low one (the pair's length), and -1 for a lone surrogate.
+func surrogateEscape(b []byte, i int) int {
+	r, _ := hex4(b[i+2 : i+6])
+	switch {
+	case r < 0xD800 || r >= 0xE000:
+		return 0
+	case r >= 0xDC00:
+		return -1
+	}
+	if i+12 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+		if r2, ok := hex4(b[i+8 : i+12]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
+			return 12
+		}
+	}
+	return -1
 }
 
 func hex4(h []byte) (rune, bool) {
@@ -641,11 +719,11 @@ const hexDigit = "0123456789abcdef"
 // literal (quotes included) and the raw value. It returns the index past the
 // object. fn may return an error to stop.
 func Fields(b []byte, i int, fn func(key, value []byte, valueOff int) error) (int, error) {
-	return fields(b, i, false, fn)
+	return fields(b, i, 0, fn)
 }
 
-func fields(b []byte, i int, lax bool, fn func(key, value []byte, valueOff int) error) (int, error) {
-	return object(b, i, lax, fn, nil)
+func fields(b []byte, i int, m mode, fn func(key, value []byte, valueOff int) error) (int, error) {
+	return object(b, i, m, fn, nil)
 }
 
 // WalkFields walks the JSON object at b[i] like [Fields], but leaves each
@@ -658,12 +736,12 @@ func fields(b []byte, i int, lax bool, fn func(key, value []byte, valueOff int) 
 // error from fn is returned as is, with the index fn returned. Nesting is
 // not counted: a reader that recurses must bound its own depth.
 func WalkFields(b []byte, i int, fn func(key []byte, valueOff int) (int, error)) (int, error) {
-	return object(b, i, false, nil, fn)
+	return object(b, i, 0, nil, fn)
 }
 
 // object is Fields when walk is nil, else WalkFields. (One loop for both;
 // calling fn through a closure given to WalkFields made Fields slower.)
-func object(b []byte, i int, lax bool, fn func(key, value []byte, valueOff int) error, walk func(key []byte, valueOff int) (int, error)) (int, error) {
+func object(b []byte, i int, m mode, fn func(key, value []byte, valueOff int) error, walk func(key []byte, valueOff int) (int, error)) (int, error) {
 	if i >= len(b) || b[i] != '{' {
 		return i, syntaxErr(i, "expected '{'")
 	}
@@ -677,7 +755,7 @@ func object(b []byte, i int, lax bool, fn func(key, value []byte, valueOff int) 
 		}
 		ks := i
 		var err error
-		if i, err = skipString(b, i, lax); err != nil {
+		if i, err = skipString(b, i, m); err != nil {
 			return i, err
 		}
 		key := b[ks:i]
@@ -694,7 +772,7 @@ func object(b []byte, i int, lax bool, fn func(key, value []byte, valueOff int) 
 				return i, err
 			}
 		} else {
-			if i, err = skip(b, vs, 1, lax); err != nil {
+			if i, err = skip(b, vs, 1, m); err != nil {
 				return i, err
 			}
 			if err := fn(key, b[vs:i], vs); err != nil {
@@ -722,22 +800,22 @@ func object(b []byte, i int, lax bool, fn func(key, value []byte, valueOff int) 
 // have seen earlier elements when a syntax error is returned; fn may return
 // an error to stop, and that error is returned as is.
 func Elements(b []byte, i int, fn func(n int, value []byte, valueOff int) error) (int, error) {
-	return elements(b, i, false, fn)
+	return elements(b, i, 0, fn)
 }
 
-func elements(b []byte, i int, lax bool, fn func(n int, value []byte, valueOff int) error) (int, error) {
-	return array(b, i, lax, fn, nil)
+func elements(b []byte, i int, m mode, fn func(n int, value []byte, valueOff int) error) (int, error) {
+	return array(b, i, m, fn, nil)
 }
 
 // WalkElements is the array counterpart of [WalkFields]: fn gets each
 // element's index n (from 0) and offset, reads the element and returns the
 // index just past it.
 func WalkElements(b []byte, i int, fn func(n, valueOff int) (int, error)) (int, error) {
-	return array(b, i, false, nil, fn)
+	return array(b, i, 0, nil, fn)
 }
 
 // array is Elements when walk is nil, else WalkElements.
-func array(b []byte, i int, lax bool, fn func(n int, value []byte, valueOff int) error, walk func(n, valueOff int) (int, error)) (int, error) {
+func array(b []byte, i int, m mode, fn func(n int, value []byte, valueOff int) error, walk func(n, valueOff int) (int, error)) (int, error) {
 	if i >= len(b) || b[i] != '[' {
 		return i, syntaxErr(i, "expected '['")
 	}
@@ -756,7 +834,7 @@ func array(b []byte, i int, lax bool, fn func(n int, value []byte, valueOff int)
 				return i, err
 			}
 		} else {
-			if i, err = skip(b, vs, 1, lax); err != nil {
+			if i, err = skip(b, vs, 1, m); err != nil {
 				return i, err
 			}
 			if err := fn(n, b[vs:i], vs); err != nil {
@@ -776,4 +854,56 @@ func array(b []byte, i int, lax bool, fn func(n int, value []byte, valueOff int)
 			return i, syntaxErr(i, "expected ',' or ']' in array")
 		}
 	}
+}
+
+// AppendCompact appends the valid JSON text src with its insignificant
+// white space removed; every other byte is kept as it is (no escaping or
+// re-encoding), so a multi-line document becomes one line. It is
+// json.Compact without the error: src must be valid.
+func AppendCompact(dst, src []byte) []byte {
+	for i := 0; i < len(src); {
+		switch src[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		case '"':
+			end, err := skipString(src, i, laxUTF8)
+			if err != nil { // not valid JSON: keep the rest as it is
+				return append(dst, src[i:]...)
+			}
+			dst = append(dst, src[i:end]...)
+			i = end
+		default:
+			j := i + 1
+			for j < len(src) && !isSpaceOrQuote(src[j]) {
+				j++
+			}
+			dst = append(dst, src[i:j]...)
+			i = j
+		}
+	}
+	return dst
+}
+
+func isSpaceOrQuote(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"'
+}
+
+// IsCompact reports whether the valid JSON text b has no white space
+// outside its strings, that is, AppendCompact would copy it unchanged.
+func IsCompact(b []byte) bool {
+	for i := 0; i < len(b); {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			return false
+		case '"':
+			end, err := skipString(b, i, laxUTF8)
+			if err != nil {
+				return true
+			}
+			i = end
+		default:
+			i++
+		}
+	}
+	return true
 }

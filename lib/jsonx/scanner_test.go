@@ -1,11 +1,15 @@
 package jsonx
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf16"
 )
 
 // laxCases are inputs on which the strict and the lax scanner differ or
@@ -185,10 +189,24 @@ func FuzzLax(f *testing.F) {
 	for _, c := range append(skipCases, laxCases...) {
 		f.Add([]byte(c))
 	}
+	for _, c := range surrogateCases {
+		f.Add([]byte(c))
+	}
 	lax := Scanner{AllowInvalidUTF8: true}
+	sur := Scanner{AllowInvalidUTF8: true, RejectLoneSurrogates: true}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, want := lax.Valid(b), json.Valid(b); got != want {
 			t.Fatalf("lax Valid(%q) = %v, json.Valid %v", b, got, want)
+		}
+		if got, want := sur.Valid(b), json.Valid(b) && !hasLoneSurrogate(b); got != want {
+			t.Fatalf("RejectLoneSurrogates Valid(%q) = %v, want %v", b, got, want)
+		}
+		if json.Valid(b) {
+			var want bytes.Buffer
+			_ = json.Compact(&want, b)
+			if got := AppendCompact(nil, b); !bytes.Equal(got, want.Bytes()) {
+				t.Fatalf("AppendCompact(%q) = %q, json.Compact %q", b, got, want.Bytes())
+			}
 		}
 	})
 }
@@ -271,4 +289,94 @@ func FuzzWalk(f *testing.F) {
 			t.Fatalf("%q: Elements %d, %v; WalkElements %d, %v", b, e1, err1, e2, err2)
 		}
 	})
+}
+
+// hasLoneSurrogate is an independent reference for RejectLoneSurrogates:
+// it reads every \uXXXX escape of a valid JSON text (escapes occur only in
+// strings) and pairs surrogates with unicode/utf16.
+func hasLoneSurrogate(b []byte) bool {
+	hex := func(i int) rune {
+		v, err := strconv.ParseUint(string(b[i:i+4]), 16, 32)
+		if err != nil {
+			return -1
+		}
+		return rune(v)
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		if i+5 >= len(b) || b[i+1] != 'u' {
+			i++ // a two-byte escape such as \\ or \"
+			continue
+		}
+		r := hex(i + 2)
+		if utf16.IsSurrogate(r) {
+			if i+11 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' && utf16.DecodeRune(r, hex(i+8)) != unicode.ReplacementChar {
+				i += 11
+				continue
+			}
+			return true
+		}
+		i += 5
+	}
+	return false
+}
+
+var surrogateCases = []string{
+	`"\ud800"`, `"\udc00"`, `"a\ud83d"`, `"\ud83d\ude00"`, `"\ud83d\u0041"`, `"\ude00\ud83d"`, `"\uD83D\uDE00x"`,
+	`"\ud83d\\ude00"`, `"\\ud800"`, `["\ud800", 1]`, `{"\udfff": 1}`, `"\ud83d\ude00\ud800"`, `"\ud83d\ud83d\ude00"`,
+	`"\ue000 \uffff \u0000"`,
+}
+
+func TestRejectLoneSurrogates(t *testing.T) {
+	s := Scanner{RejectLoneSurrogates: true}
+	for _, c := range append(append(skipCases, laxCases...), surrogateCases...) {
+		b := []byte(c)
+		want := Valid(b) && !hasLoneSurrogate(b)
+		err := s.Check(b)
+		if got := err == nil; got != want {
+			t.Errorf("Check(%s) = %v, want valid %v", c, err, want)
+		}
+		if got := s.Valid(b); got != want {
+			t.Errorf("Valid(%s) = %v, want %v", c, got, want)
+		}
+		if Valid(b) && hasLoneSurrogate(b) && !errors.Is(err, ErrLoneSurrogate) {
+			t.Errorf("Check(%s) = %v, want ErrLoneSurrogate", c, err)
+		}
+	}
+	err := s.Check([]byte(`{"a": ["ok", "x\ud800y"]}`))
+	var se *SyntaxError
+	if !errors.As(err, &se) || se.Offset != 15 || !strings.Contains(se.Msg, `\ud800`) {
+		t.Errorf("Check: %v, want a lone surrogate at byte 15", err)
+	}
+	err = (Scanner{}).Check([]byte("[\"ok\", \"x\xc3(\"]"))
+	if !errors.As(err, &se) || se.Offset != 9 || !errors.Is(err, ErrInvalidUTF8) {
+		t.Errorf("Check: %v, want invalid UTF-8 at byte 9", err)
+	}
+	if err := s.Check([]byte(`1 2`)); err == nil || errors.Is(err, ErrInvalidUTF8) {
+		t.Errorf("Check(1 2) = %v", err)
+	}
+}
+
+func TestAppendCompact(t *testing.T) {
+	for _, c := range append(append(skipCases, laxCases...), surrogateCases...,
+	) {
+		c += "\n"
+		b := []byte(" \n" + strings.ReplaceAll(strings.ReplaceAll(c, ",", " ,\n\t"), ":", "\r\n: "))
+		if !json.Valid(b) {
+			continue
+		}
+		var want bytes.Buffer
+		if err := json.Compact(&want, b); err != nil {
+			t.Fatal(err)
+		}
+		got := AppendCompact(nil, b)
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("AppendCompact(%q) = %q, want %q", b, got, want.Bytes())
+		}
+		if IsCompact(b) != bytes.Equal(got, b) || !IsCompact(got) {
+			t.Errorf("IsCompact(%q) = %v", b, IsCompact(b))
+		}
+	}
 }

@@ -2,8 +2,10 @@ package pack
 
 import (
 	"bufio"
+	"context"
 	"io"
 
+	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	"github.com/aiperf/toolkit/lib/jsonx"
 	"github.com/aiperf/toolkit/lib/store"
 )
@@ -11,12 +13,16 @@ import (
 // WriteInputsJSON writes the Python aiperf's inputs.json for the bodies of r:
 // {"data":[{"session_id":"...","payloads":[body,...]},...]}, sessions in store
 // order and turns in turn order, so aiperf can replay the very same bytes
-// (its inputs_json dataset type).
-func WriteInputsJSON(w io.Writer, r *store.Reader) error {
+// (its inputs_json dataset type). Bodies are written straight from the
+// store's mapping. ctx interrupts it between bodies.
+func WriteInputsJSON(ctx context.Context, w io.Writer, r *store.Reader) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	bw.WriteString(`{"data":[`)
 	var buf []byte
 	for s := 0; s < r.NumSessions(); s++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if s > 0 {
 			bw.WriteByte(',')
 		}
@@ -32,10 +38,34 @@ func WriteInputsJSON(w io.Writer, r *store.Reader) error {
 			if t > 0 {
 				bw.WriteByte(',')
 			}
-			bw.Write(r.Payload(i))
+			if _, err := r.WritePayload(bw, i); err != nil {
+				return err
+			}
 		}
 		bw.WriteString("]}")
 	}
 	bw.WriteString("\n]}\n")
 	return bw.Flush()
+}
+
+// writeInputsJSON writes the inputs.json of the store at storePath to a
+// temporary file for dst, which the caller commits or aborts.
+func writeInputsJSON(ctx context.Context, dst, storePath string) (*atomicfile.File, error) {
+	r, err := store.Open(storePath, store.OpenOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f, err := atomicfile.Create(dst)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteInputsJSON(ctx, f, r); err != nil {
+		f.Abort()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, f.Named(err)
+	}
+	return f, nil
 }

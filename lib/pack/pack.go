@@ -1,6 +1,8 @@
 // Package pack turns records JSONL streams into a store file: it merges shards
 // by their line key, formats each turn's request body exactly once and streams
-// it into a store.Writer.
+// it into a store.Writer. It also owns what comes after the store: the
+// Python aiperf's inputs.json beside it, and the zstd stream that replaces it
+// with Options.Compress.
 package pack
 
 import (
@@ -8,8 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 
+	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/request"
 	"github.com/aiperf/toolkit/lib/store"
@@ -19,12 +25,23 @@ import (
 type Input struct {
 	Name string
 	R    io.Reader
+	// Info describes the file behind R, when there is one (a file, or
+	// standard input redirected from a file). Run refuses to write an
+	// output that is the same file.
+	Info fs.FileInfo
 }
 
 // Options control a pack run.
 type Options struct {
 	Request     request.Options
 	NoEndMarker bool // accept streams without the end line
+	MaxLine     int  // longest records line accepted; 0 means record.DefaultMaxLine
+	// InputsJSON, when set, names a file that receives the Python aiperf's
+	// inputs.json for the same bodies (see WriteInputsJSON).
+	InputsJSON string
+	// Compress writes a zstd stream of the store to the output instead of
+	// the store (see Compress).
+	Compress bool
 	// Progress, when set, is called every few thousand records.
 	Progress func(records int)
 }
@@ -36,7 +53,10 @@ type Stats struct {
 	BodyBytes int64
 }
 
-// Meta keys written into every store.
+// Meta keys written into every store. model and streaming describe every
+// formatted body: an extra may not override the "model" or "stream" member
+// (request.Reserved). A verbatim payload (store.FlagVerbatim) is sent as it
+// came and carries its own model and stream members.
 const (
 	MetaEndpoint  = "endpoint"
 	MetaPath      = "path"
@@ -44,173 +64,300 @@ const (
 	MetaStreaming = "streaming"
 )
 
-type head struct {
-	dec  *record.Decoder
-	rec  record.Record
-	ok   bool
-	last uint64
-	seen bool
-}
-
-// Run reads every input, merges records by line and writes the store at out.
-// On any error nothing is left at out.
+// Run reads every input, merges records by line and writes the store (or
+// with o.Compress its zstd stream) at out, and o.InputsJSON when set. All
+// outputs appear together or not at all: on any error, an interrupt (ctx)
+// included, nothing is left at either name and no temporary file remains.
 func Run(ctx context.Context, inputs []Input, out string, o Options) (Stats, error) {
 	var st Stats
+	if err := checkOutputs(inputs, out, o.InputsJSON); err != nil {
+		return st, err
+	}
 	f, err := request.NewFormatter(o.Request)
 	if err != nil {
 		return st, err
 	}
-	meta := map[string]string{
-		MetaEndpoint:  o.Request.Endpoint,
-		MetaPath:      request.Path(o.Request.Endpoint),
-		MetaModel:     o.Request.Model,
-		MetaStreaming: strconv.FormatBool(o.Request.Streaming),
+	// The store is built in a temporary file beside out: renamed into place,
+	// or compressed from there.
+	tmp, err := atomicfile.Create(out)
+	if err != nil {
+		return st, err
 	}
-	w, err := store.Create(out, store.WriterOptions{Meta: meta})
+	defer tmp.Abort()
+	w, err := store.NewWriter(tmp.File, out, store.WriterOptions{Meta: meta(o.Request)})
 	if err != nil {
 		return st, err
 	}
 	defer w.Abort()
-
-	heads := make([]*head, len(inputs))
-	for i, in := range inputs {
-		d := record.NewDecoder(in.R, in.Name)
-		d.RequireEnd = !o.NoEndMarker
-		heads[i] = &head{dec: d}
+	if st, err = build(ctx, w, inputs, f, o); err != nil {
+		return st, err
 	}
-	advance := func(h *head) error {
-		err := h.dec.Next(&h.rec)
-		if err == io.EOF {
-			h.ok = false
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if h.seen && h.rec.Line <= h.last {
-			return lineErr(h, "line", fmt.Errorf("%d after %d: records must come in increasing line order", h.rec.Line, h.last))
-		}
-		h.ok, h.seen, h.last = true, true, h.rec.Line
-		return nil
-	}
-	for _, h := range heads {
-		if err := advance(h); err != nil {
-			return st, err
-		}
-	}
-
-	var (
-		body      []byte
-		sessions  = map[string]uint32{}
-		numbered  = -1 // 1: records carry "session"; 0: they do not
-		nSessions uint32
-	)
-	for n := 0; ; n++ {
-		if n&1023 == 0 && ctx.Err() != nil {
-			return st, ctx.Err()
-		}
-		var h *head
-		for _, c := range heads {
-			if c.ok && (h == nil || c.rec.Line < h.rec.Line) {
-				h = c
-			}
-		}
-		if h == nil {
-			break
-		}
-		for _, c := range heads {
-			if c != h && c.ok && c.rec.Line == h.rec.Line {
-				return st, lineErr(c, "line", fmt.Errorf("%d also appears in %s: shards overlap", c.rec.Line, h.dec.Name()))
-			}
-		}
-		rec := &h.rec
-
-		has := 0
-		if rec.Session >= 0 {
-			has = 1
-		}
-		if numbered == -1 {
-			numbered = has
-		} else if numbered != has {
-			return st, lineErr(h, "session", errors.New("given on some records and not on others"))
-		}
-		var sess uint32
-		if numbered == 1 {
-			switch {
-			case rec.Session < int64(nSessions):
-				sess = uint32(rec.Session)
-			case rec.Session == int64(nSessions):
-				id := rec.SessionID
-				if id == "" {
-					id = strconv.FormatInt(rec.Session, 10)
-				}
-				sess = w.AddSession(id)
-				nSessions++
-			default:
-				return st, lineErr(h, "session", fmt.Errorf("%d skips ahead of the %d sessions seen so far (sessions are numbered densely in order of first appearance)", rec.Session, nSessions))
-			}
-		} else {
-			id := rec.SessionID
-			if id == "" {
-				id = "line-" + strconv.FormatUint(rec.Line, 10)
-			}
-			s, ok := sessions[id]
-			if !ok {
-				s = w.AddSession(id)
-				sessions[id] = s
-				nSessions++
-			}
-			sess = s
-		}
-
-		body, err = f.Append(body[:0], rec)
-		if err != nil {
-			field := rec.Kind.String()
-			if errors.Is(err, request.ErrNoModel) {
-				field = ""
-			}
-			return st, lineErr(h, field, err)
-		}
-		e := store.Entry{Line: rec.Line, Session: sess, Turn: rec.Turn, InputTokens: rec.InputTokens}
-		switch {
-		case rec.HasTimestamp:
-			e.Flags |= store.FlagTimestamp
-			e.TimeNS = rec.TimestampNS
-		case rec.HasDelay:
-			e.Flags |= store.FlagDelay
-			e.TimeNS = rec.DelayNS
-		}
-		if rec.HasMaxTokens {
-			e.Flags |= store.FlagMaxTokens
-			e.MaxTokens = rec.MaxTokens
-		} else if rec.Kind == record.KindPayload {
-			if mt, ok := request.MaxTokensOf(rec.Raw); ok {
-				e.Flags |= store.FlagMaxTokens
-				e.MaxTokens = mt
-			}
-		}
-		if rec.Kind == record.KindPayload {
-			e.Flags |= store.FlagVerbatim
-		}
-		if err := w.Add(e, body); err != nil {
-			return st, lineErr(h, "turn", err)
-		}
-		st.Records++
-		st.BodyBytes += int64(len(body))
-		if o.Progress != nil && st.Records&4095 == 0 {
-			o.Progress(st.Records)
-		}
-		if err := advance(h); err != nil {
-			return st, err
-		}
-	}
-	st.Sessions = int(nSessions)
 	if err := w.Commit(); err != nil {
 		return st, err
+	}
+	var ij *atomicfile.File
+	if o.InputsJSON != "" {
+		if ij, err = writeInputsJSON(ctx, o.InputsJSON, tmp.TempName()); err != nil {
+			return st, err
+		}
+		defer ij.Abort()
+	}
+	if o.Compress {
+		if err := compressTo(ctx, out, tmp.File); err != nil {
+			return st, err
+		}
+	} else if err := tmp.Commit(); err != nil {
+		return st, err
+	}
+	if ij != nil {
+		if err := ij.Commit(); err != nil {
+			return st, err
+		}
 	}
 	return st, nil
 }
 
-func lineErr(h *head, field string, err error) error {
+// meta is the store metadata for o.
+func meta(o request.Options) map[string]string {
+	return map[string]string{
+		MetaEndpoint:  o.Endpoint,
+		MetaPath:      request.Path(o.Endpoint),
+		MetaModel:     o.Model,
+		MetaStreaming: strconv.FormatBool(o.Streaming),
+	}
+}
+
+// build streams every record of the inputs into w.
+func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Formatter, o Options) (Stats, error) {
+	var st Stats
+	m, err := newMerger(inputs, o)
+	if err != nil {
+		return st, err
+	}
+	sn := sessionNumbers{w: w, ids: map[string]uint32{}, numbered: -1}
+	for {
+		// Checked on every record: one large record can take a while.
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		h, err := m.next()
+		if err != nil {
+			return st, err
+		}
+		if h == nil {
+			break
+		}
+		rec := &h.rec
+		sess, err := sn.number(rec)
+		if err != nil {
+			return st, h.err("session", err)
+		}
+		body, err := f.Format(rec)
+		if err != nil {
+			field := rec.Kind.String()
+			var fe *request.FieldError
+			switch {
+			case errors.Is(err, request.ErrNoModel):
+				field = ""
+			case errors.As(err, &fe):
+				field, err = fe.Field, fe.Err
+			}
+			return st, h.err(field, err)
+		}
+		if err := w.AddParts(entry(rec, sess, body), body.Parts...); err != nil {
+			var we *store.WriteError
+			if errors.As(err, &we) {
+				return st, err // the output's trouble, not the line's
+			}
+			return st, h.err("turn", err)
+		}
+		st.Records++
+		st.BodyBytes += int64(body.Len)
+		if o.Progress != nil && st.Records&4095 == 0 {
+			o.Progress(st.Records)
+		}
+		if err := m.advance(h); err != nil {
+			return st, err
+		}
+	}
+	st.Sessions = int(sn.n)
+	return st, nil
+}
+
+// entry is the index row of rec.
+func entry(rec *record.Record, sess uint32, body request.Body) store.Entry {
+	e := store.Entry{Line: rec.Line, Session: sess, Turn: rec.Turn, InputTokens: rec.InputTokens}
+	switch {
+	case rec.HasTimestamp:
+		e.Flags |= store.FlagTimestamp
+		e.TimeNS = rec.TimestampNS
+	case rec.HasDelay:
+		e.Flags |= store.FlagDelay
+		e.TimeNS = rec.DelayNS
+	}
+	if body.HasMaxTokens {
+		e.Flags |= store.FlagMaxTokens
+		e.MaxTokens = body.MaxTokens
+	}
+	if rec.Kind == record.KindPayload {
+		e.Flags |= store.FlagVerbatim
+	}
+	return e
+}
+
+// sessionNumbers gives sessions dense numbers in order of first appearance.
+// Records either all carry their number ("session", written by tokenize) or
+// none do, and then sessions are told apart by session_id (or, without one,
+// each record is a session of its own).
+type sessionNumbers struct {
+	w        *store.Writer
+	ids      map[string]uint32
+	numbered int // -1 until the first record; then 1 if records carry "session", else 0
+	n        uint32
+}
+
+func (sn *sessionNumbers) number(rec *record.Record) (uint32, error) {
+	has := 0
+	if rec.Session >= 0 {
+		has = 1
+	}
+	if sn.numbered == -1 {
+		sn.numbered = has
+	} else if sn.numbered != has {
+		return 0, errors.New("given on some records and not on others")
+	}
+	if sn.numbered == 1 {
+		switch {
+		case rec.Session < int64(sn.n):
+			return uint32(rec.Session), nil
+		case rec.Session == int64(sn.n):
+			id := rec.SessionID
+			if id == "" {
+				id = strconv.FormatInt(rec.Session, 10)
+			}
+			sn.n++
+			return sn.w.AddSession(id), nil
+		default:
+			return 0, fmt.Errorf("%d skips ahead of the %d sessions seen so far (sessions are numbered densely in order of first appearance)", rec.Session, sn.n)
+		}
+	}
+	id := rec.SessionID
+	if id == "" {
+		id = "line-" + strconv.FormatUint(rec.Line, 10)
+	}
+	s, ok := sn.ids[id]
+	if !ok {
+		s = sn.w.AddSession(id)
+		sn.ids[id] = s
+		sn.n++
+	}
+	return s, nil
+}
+
+// head is the current record of one input.
+type head struct {
+	dec  *record.Decoder
+	rec  record.Record
+	ok   bool // rec holds a record
+	last uint64
+	seen bool
+}
+
+func (h *head) err(field string, err error) error {
 	return &record.Error{File: h.dec.Name(), Line: h.dec.LineNo(), Field: field, Err: err}
+}
+
+// merger yields the records of several shards in line order.
+type merger struct{ heads []*head }
+
+func newMerger(inputs []Input, o Options) (*merger, error) {
+	m := &merger{heads: make([]*head, len(inputs))}
+	for i, in := range inputs {
+		d := record.NewDecoder(in.R, in.Name)
+		d.RequireEnd = !o.NoEndMarker
+		d.MaxLine = o.MaxLine
+		m.heads[i] = &head{dec: d}
+	}
+	for _, h := range m.heads {
+		if err := m.advance(h); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// advance reads h's next record and checks that lines increase.
+func (m *merger) advance(h *head) error {
+	err := h.dec.Next(&h.rec)
+	if err == io.EOF {
+		h.ok = false
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if h.seen && h.rec.Line <= h.last {
+		return h.err("line", fmt.Errorf("%d after %d: records must come in increasing line order", h.rec.Line, h.last))
+	}
+	h.ok, h.seen, h.last = true, true, h.rec.Line
+	return nil
+}
+
+// next returns the head with the lowest line, or nil when every input is
+// done. Two shards with the same line overlap: an error.
+func (m *merger) next() (*head, error) {
+	var h *head
+	for _, c := range m.heads {
+		if c.ok && (h == nil || c.rec.Line < h.rec.Line) {
+			h = c
+		}
+	}
+	if h == nil {
+		return nil, nil
+	}
+	for _, c := range m.heads {
+		if c != h && c.ok && c.rec.Line == h.rec.Line {
+			return nil, c.err("line", fmt.Errorf("%d also appears in %s: shards overlap", c.rec.Line, h.dec.Name()))
+		}
+	}
+	return h, nil
+}
+
+// checkOutputs refuses outputs that would destroy an input, or each other.
+// Files are compared by device and inode (os.SameFile), so "./x" and "x", a
+// hard link, a symbolic link and standard input redirected from the file
+// are all caught.
+func checkOutputs(inputs []Input, out, inputsJSON string) error {
+	outs := []string{out}
+	if inputsJSON != "" {
+		outs = append(outs, inputsJSON)
+		if same(out, inputsJSON) {
+			return fmt.Errorf("the store and the inputs.json output are the same file (%s and %s)", out, inputsJSON)
+		}
+	}
+	for _, o := range outs {
+		fi, err := os.Stat(o)
+		if err != nil {
+			continue // absent: it cannot be an input
+		}
+		for _, in := range inputs {
+			if in.Info != nil && os.SameFile(fi, in.Info) {
+				return fmt.Errorf("refusing to write %s: it is the input %s", o, in.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// same reports whether two output names denote one file: the same existing
+// file, or the same path when absent.
+func same(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(fa, fb)
+	}
+	pa, errA := filepath.Abs(a)
+	pb, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && pa == pb
 }

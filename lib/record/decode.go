@@ -12,17 +12,29 @@ import (
 )
 
 // ErrNoEnd reports a stream that stopped without its end line.
-var ErrNoEnd = errors.New("stream ends without its end line {\"v\":1,\"end\":true,...}: the producer was cut short (use --no-end-marker for hand-made streams)")
+var ErrNoEnd = errors.New("stream ends without its end line {\"v\":1,\"end\":true,...}: the producer was cut short")
 
-// Decoder reads records from a JSONL stream.
+// ErrLineTooLong reports a line longer than the decoder's MaxLine.
+var ErrLineTooLong = errors.New("line too long")
+
+// DefaultMaxLine is the longest line a Decoder accepts unless told
+// otherwise: far above any real request body (a 1M-token prompt is about
+// 4 MB of JSON), low enough that a stream without newlines fails before it
+// exhausts memory.
+const DefaultMaxLine = 256 << 20
+
+// Decoder reads records from a JSONL stream. Its memory is the longest line
+// so far plus a 1 MiB read buffer.
 type Decoder struct {
 	r          *bufio.Reader
 	name       string
 	lineNo     int64
-	buf        []byte
+	buf        []byte   // the current line when it did not fit the read buffer
+	pieces     [][]byte // a long line while it is being read
 	count      uint64
 	ended      bool
 	RequireEnd bool // when set (the default from NewDecoder), EOF without an end line is an error
+	MaxLine    int  // the longest line accepted, newline excluded; 0 means DefaultMaxLine
 }
 
 // NewDecoder reads from r; name is used in error messages.
@@ -36,18 +48,49 @@ func (d *Decoder) Count() uint64 { return d.count }
 // LineNo returns the current input line number.
 func (d *Decoder) LineNo() int64 { return d.lineNo }
 
+// Name returns the stream name used in errors.
+func (d *Decoder) Name() string { return d.name }
+
+// readLine returns the next line, newline included. A line longer than the
+// read buffer is gathered in pieces and copied once into a buffer of its
+// exact size, so a long line costs about twice its length at the peak
+// rather than the several copies that growing one slice leaves behind.
 func (d *Decoder) readLine() ([]byte, error) {
+	max := d.MaxLine
+	if max <= 0 {
+		max = DefaultMaxLine
+	}
 	line, err := d.r.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
-		d.buf = append(d.buf[:0], line...)
+		total := 0
+		d.pieces = d.pieces[:0]
 		for err == bufio.ErrBufferFull {
+			total += len(line)
+			if total > max+2 { // +2: the line's own "\r\n"
+				d.pieces = d.pieces[:0]
+				return nil, &Error{File: d.name, Line: d.lineNo + 1, Err: fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, max)}
+			}
+			d.pieces = append(d.pieces, append([]byte(nil), line...))
 			line, err = d.r.ReadSlice('\n')
-			d.buf = append(d.buf, line...)
 		}
-		line = d.buf
+		total += len(line)
+		if cap(d.buf) < total || cap(d.buf) > 4*total+(1<<20) {
+			d.buf = nil // let a much larger buffer of an earlier line go
+			d.buf = make([]byte, 0, total)
+		}
+		b := d.buf[:0]
+		for _, p := range d.pieces {
+			b = append(b, p...)
+		}
+		line = append(b, line...)
+		clear(d.pieces)
+		d.pieces = d.pieces[:0]
 	}
 	if err == io.EOF && len(line) > 0 {
 		err = nil
+	}
+	if err == nil && len(line) > max && len(bytes.TrimRight(line, "\r\n")) > max {
+		return nil, &Error{File: d.name, Line: d.lineNo + 1, Err: fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, max)}
 	}
 	return line, err
 }
@@ -68,6 +111,9 @@ func (d *Decoder) Next(rec *Record) error {
 			return io.EOF
 		}
 		if err != nil {
+			if _, ok := err.(*Error); ok {
+				return err
+			}
 			return fmt.Errorf("read %s: %w", d.name, err)
 		}
 		d.lineNo++
@@ -84,153 +130,50 @@ func (d *Decoder) Next(rec *Record) error {
 			return &Error{File: d.name, Line: d.lineNo, Err: err}
 		}
 		if end {
-			if n != d.count {
-				return &Error{File: d.name, Line: d.lineNo, Field: "records", Err: fmt.Errorf("end line counts %d records, the stream had %d", n, d.count)}
-			}
-			d.ended = true
-			// Anything after the end line is a mistake (two streams concatenated?).
-			for {
-				rest, err := d.readLine()
-				if len(bytes.TrimSpace(rest)) > 0 {
-					return &Error{File: d.name, Line: d.lineNo + 1, Err: errors.New("data after the end line")}
-				}
-				if err != nil {
-					break
-				}
-				d.lineNo++
-			}
-			return io.EOF
+			return d.end(n)
 		}
 		d.count++
 		return nil
 	}
 }
 
+// end checks the end line's count and that nothing but blank lines follows.
+func (d *Decoder) end(n uint64) error {
+	if n != d.count {
+		return &Error{File: d.name, Line: d.lineNo, Field: "records", Err: fmt.Errorf("end line counts %d records, the stream had %d", n, d.count)}
+	}
+	d.ended = true
+	// Anything after the end line is a mistake (two streams concatenated?).
+	for {
+		rest, err := d.readLine()
+		if len(bytes.TrimSpace(rest)) > 0 {
+			return &Error{File: d.name, Line: d.lineNo + 1, Err: errors.New("data after the end line")}
+		}
+		if e, ok := err.(*Error); ok {
+			return e
+		}
+		if err != nil {
+			break
+		}
+		d.lineNo++
+	}
+	return io.EOF
+}
+
 func fieldErr(field string, format string, args ...any) error {
 	return &Error{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
-// parse decodes one line. end reports an end line with its record count n.
+// parse decodes one line into rec. end reports an end line with its record
+// count n.
 func parse(line []byte, rec *Record) (end bool, n uint64, err error) {
 	*rec = Record{Session: -1}
 	i := jsonx.SkipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return false, 0, errors.New("not a JSON object")
 	}
-	var seen uint32
-	var haveV, haveLine bool
-	var endSeen, recordsSeen bool
-	i, err = jsonx.Fields(line, i, func(key, v []byte, _ int) error {
-		k := key[1 : len(key)-1] // keys we know need no unescaping
-		if bit := fieldBit(k); bit != 0 {
-			if seen&bit != 0 {
-				return fieldErr(string(k), "appears twice")
-			}
-			seen |= bit
-		}
-		switch string(k) {
-		case "v":
-			x, ok := jsonx.ParseUint(v)
-			if !ok {
-				return fieldErr("v", "not an integer: %s", clip(v))
-			}
-			if x != Version {
-				return fieldErr("v", "unknown records version %d (this build reads v%d)", x, Version)
-			}
-			haveV = true
-		case "line":
-			x, ok := jsonx.ParseUint(v)
-			if !ok {
-				return fieldErr("line", "not a non-negative integer: %s", clip(v))
-			}
-			rec.Line, haveLine = x, true
-		case "session_id":
-			if v[0] != '"' {
-				return fieldErr("session_id", "not a string")
-			}
-			s, err := jsonx.Unquote(v)
-			if err != nil {
-				return fieldErr("session_id", "%v", err)
-			}
-			rec.SessionID = s
-		case "session":
-			x, ok := jsonx.ParseUint(v)
-			if !ok || x > math.MaxUint32 {
-				return fieldErr("session", "not a session number: %s", clip(v))
-			}
-			rec.Session = int64(x)
-		case "turn":
-			x, ok := jsonx.ParseUint(v)
-			if !ok || x > math.MaxUint32 {
-				return fieldErr("turn", "not a turn number: %s", clip(v))
-			}
-			rec.Turn = uint32(x)
-		case "timestamp_ms":
-			x, ok := jsonx.ParseScaled(v, 6)
-			if !ok {
-				return fieldErr("timestamp_ms", "not a non-negative number of milliseconds: %s", clip(v))
-			}
-			rec.HasTimestamp, rec.TimestampNS = true, x
-		case "delay_ms":
-			x, ok := jsonx.ParseScaled(v, 6)
-			if !ok {
-				return fieldErr("delay_ms", "not a non-negative number of milliseconds: %s", clip(v))
-			}
-			rec.HasDelay, rec.DelayNS = true, x
-		case "input_tokens":
-			x, ok := jsonx.ParseUint(v)
-			if !ok || x > math.MaxUint32 {
-				return fieldErr("input_tokens", "not a token count: %s", clip(v))
-			}
-			rec.InputTokens = uint32(x)
-		case "max_tokens":
-			if string(v) == "null" {
-				return nil
-			}
-			x, ok := jsonx.ParseUint(v)
-			if !ok || x > math.MaxUint32 {
-				return fieldErr("max_tokens", "not a token count: %s", clip(v))
-			}
-			rec.HasMaxTokens, rec.MaxTokens = true, uint32(x)
-		case "prompt":
-			if v[0] != '"' {
-				return fieldErr("prompt", "not a string")
-			}
-			return setBody(rec, KindPrompt, v)
-		case "messages":
-			if v[0] != '[' || isEmptyArray(v) {
-				return fieldErr("messages", "not a non-empty array")
-			}
-			return setBody(rec, KindMessages, v)
-		case "payload":
-			if v[0] != '{' {
-				return fieldErr("payload", "not a JSON object")
-			}
-			return setBody(rec, KindPayload, v)
-		case "tools":
-			if v[0] != '[' {
-				return fieldErr("tools", "not an array")
-			}
-			rec.Tools = v
-		case "extra":
-			if v[0] != '{' {
-				return fieldErr("extra", "not a JSON object")
-			}
-			rec.Extra = v
-		case "end":
-			if string(v) != "true" {
-				return fieldErr("end", "must be true")
-			}
-			endSeen = true
-		case "records":
-			x, ok := jsonx.ParseUint(v)
-			if !ok {
-				return fieldErr("records", "not a count: %s", clip(v))
-			}
-			n, recordsSeen = x, true
-		}
-		return nil
-	})
+	p := lineParser{rec: rec}
+	i, err = jsonx.Fields(line, i, p.field)
 	if err != nil {
 		var se *jsonx.SyntaxError
 		if errors.As(err, &se) {
@@ -241,31 +184,154 @@ func parse(line []byte, rec *Record) (end bool, n uint64, err error) {
 	if jsonx.SkipSpace(line, i) != len(line) {
 		return false, 0, fmt.Errorf("malformed JSON: data after the object at byte %d", i)
 	}
-	if !haveV {
-		return false, 0, fieldErr("v", "missing (every records line carries \"v\":1)")
-	}
-	if endSeen {
-		if !recordsSeen {
-			return false, 0, fieldErr("records", "missing on the end line")
+	return p.finish()
+}
+
+// lineParser collects the fields of one line.
+type lineParser struct {
+	rec         *Record
+	seen        uint32 // fieldBit of every known field so far
+	haveV       bool
+	haveLine    bool
+	end         bool
+	haveRecords bool
+	records     uint64
+}
+
+// field decodes one member. Keys we know need no unescaping, so they are
+// compared raw.
+func (p *lineParser) field(key, v []byte, _ int) error {
+	k := key[1 : len(key)-1]
+	if bit := fieldBit(k); bit != 0 {
+		if p.seen&bit != 0 {
+			return fieldErr(string(k), "appears twice")
 		}
-		return true, n, nil
+		p.seen |= bit
 	}
-	if !haveLine {
+	rec := p.rec
+	var err error
+	switch string(k) {
+	case "v":
+		err = checkVersion(v)
+		p.haveV = true
+	case "line":
+		rec.Line, err = uintField("line", v, math.MaxUint64, "not a non-negative integer")
+		p.haveLine = true
+	case "session_id":
+		rec.SessionID, err = stringField("session_id", v)
+	case "session":
+		var x uint64
+		x, err = uintField("session", v, math.MaxUint32, "not a session number")
+		rec.Session = int64(x)
+	case "turn":
+		rec.Turn, err = u32Field("turn", v, "not a turn number")
+	case "timestamp_ms":
+		rec.TimestampNS, err = millisField("timestamp_ms", v)
+		rec.HasTimestamp = true
+	case "delay_ms":
+		rec.DelayNS, err = millisField("delay_ms", v)
+		rec.HasDelay = true
+	case "input_tokens":
+		rec.InputTokens, err = u32Field("input_tokens", v, "not a token count")
+	case "max_tokens":
+		if string(v) != "null" {
+			rec.MaxTokens, err = u32Field("max_tokens", v, "not a token count")
+			rec.HasMaxTokens = true
+		}
+	case "prompt", "messages", "payload":
+		err = setBody(rec, v, k)
+	case "tools":
+		rec.Tools, err = containerField("tools", v, '[', "not an array")
+	case "extra":
+		rec.Extra, err = containerField("extra", v, '{', "not a JSON object")
+	case "end":
+		if string(v) != "true" {
+			err = fieldErr("end", "must be true")
+		}
+		p.end = true
+	case "records":
+		p.records, err = uintField("records", v, math.MaxUint64, "not a count")
+		p.haveRecords = true
+	}
+	return err
+}
+
+// finish checks the line as a whole once every field is in.
+func (p *lineParser) finish() (end bool, n uint64, err error) {
+	rec := p.rec
+	switch {
+	case !p.haveV:
+		return false, 0, fieldErr("v", "missing (every records line carries \"v\":1)")
+	case p.end && !p.haveRecords:
+		return false, 0, fieldErr("records", "missing on the end line")
+	case p.end:
+		return true, p.records, nil
+	case !p.haveLine:
 		return false, 0, fieldErr("line", "missing")
-	}
-	if rec.Kind == KindNone {
+	case rec.Kind == KindNone:
 		return false, 0, fieldErr("prompt", "missing: a record needs exactly one of prompt, messages, payload")
-	}
-	if rec.HasTimestamp && rec.HasDelay {
+	case rec.HasTimestamp && rec.HasDelay:
 		return false, 0, fieldErr("delay_ms", "given together with timestamp_ms: use one")
-	}
-	if rec.Tools != nil && rec.Kind != KindMessages {
+	case rec.Tools != nil && rec.Kind != KindMessages:
 		return false, 0, fieldErr("tools", "only allowed with messages")
-	}
-	if rec.Extra != nil && rec.Kind == KindPayload {
+	case rec.Extra != nil && rec.Kind == KindPayload:
 		return false, 0, fieldErr("extra", "not allowed with payload (the payload is sent verbatim)")
 	}
 	return false, 0, nil
+}
+
+func checkVersion(v []byte) error {
+	x, ok := jsonx.ParseUint(v)
+	if !ok {
+		return fieldErr("v", "not an integer: %s", clip(v))
+	}
+	if x != Version {
+		return fieldErr("v", "unknown records version %d (this build reads v%d)", x, Version)
+	}
+	return nil
+}
+
+// uintField parses a non-negative integer of at most max.
+func uintField(name string, v []byte, max uint64, what string) (uint64, error) {
+	x, ok := jsonx.ParseUint(v)
+	if !ok || x > max {
+		return 0, fieldErr(name, "%s: %s", what, clip(v))
+	}
+	return x, nil
+}
+
+func u32Field(name string, v []byte, what string) (uint32, error) {
+	x, err := uintField(name, v, math.MaxUint32, what)
+	return uint32(x), err
+}
+
+// millisField parses decimal milliseconds into nanoseconds, exactly.
+func millisField(name string, v []byte) (int64, error) {
+	x, ok := jsonx.ParseScaled(v, 6)
+	if !ok {
+		return 0, fieldErr(name, "not a non-negative number of milliseconds: %s", clip(v))
+	}
+	return x, nil
+}
+
+func stringField(name string, v []byte) (string, error) {
+	if v[0] != '"' {
+		return "", fieldErr(name, "not a string")
+	}
+	s, err := jsonx.Unquote(v)
+	if err != nil {
+		return "", fieldErr(name, "%v", err)
+	}
+	return s, nil
+}
+
+// containerField checks that v is an array or object (by its first byte)
+// and returns it raw.
+func containerField(name string, v []byte, open byte, what string) ([]byte, error) {
+	if v[0] != open {
+		return nil, fieldErr(name, "%s", what)
+	}
+	return v, nil
 }
 
 // fieldBit numbers the known fields (to catch duplicates); 0 for unknown ones.
@@ -307,11 +373,30 @@ func fieldBit(k []byte) uint32 {
 	return 0
 }
 
-func setBody(rec *Record, k Kind, v []byte) error {
-	if rec.Kind != KindNone {
-		return fieldErr(k.String(), "given together with %s: a record carries exactly one of prompt, messages, payload", rec.Kind)
+// setBody records the body field k (prompt, messages or payload).
+func setBody(rec *Record, v, k []byte) error {
+	var kind Kind
+	switch string(k) {
+	case "prompt":
+		if v[0] != '"' {
+			return fieldErr("prompt", "not a string")
+		}
+		kind = KindPrompt
+	case "messages":
+		if v[0] != '[' || isEmptyArray(v) {
+			return fieldErr("messages", "not a non-empty array")
+		}
+		kind = KindMessages
+	case "payload":
+		if v[0] != '{' {
+			return fieldErr("payload", "not a JSON object")
+		}
+		kind = KindPayload
 	}
-	rec.Kind, rec.Raw = k, v
+	if rec.Kind != KindNone {
+		return fieldErr(kind.String(), "given together with %s: a record carries exactly one of prompt, messages, payload", rec.Kind)
+	}
+	rec.Kind, rec.Raw = kind, v
 	return nil
 }
 
@@ -325,6 +410,3 @@ func clip(v []byte) string {
 	}
 	return string(v)
 }
-
-// Name returns the stream name used in errors.
-func (d *Decoder) Name() string { return d.name }

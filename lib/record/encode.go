@@ -24,18 +24,44 @@ func NewEncoder(w io.Writer) *Encoder {
 // Count returns the number of records written.
 func (e *Encoder) Count() uint64 { return e.count }
 
+// bigBody is the body size from which Encode writes the body straight to
+// the writer rather than building the whole line first (which would hold a
+// second copy of a huge body).
+const bigBody = 64 << 10
+
 // Encode writes one record. rec.Raw must hold a valid JSON value of rec.Kind
 // (for KindPrompt, a string literal: see AppendPrompt).
 func (e *Encoder) Encode(rec *Record) error {
-	b := Append(e.buf[:0], rec)
-	e.buf = b
 	e.count++
-	_, err := e.w.Write(b)
+	if len(rec.Raw) < bigBody {
+		e.buf = Append(e.buf[:0], rec)
+		_, err := e.w.Write(e.buf)
+		return err
+	}
+	e.buf = appendHead(e.buf[:0], rec)
+	if _, err := e.w.Write(e.buf); err != nil {
+		return err
+	}
+	if _, err := e.w.Write(rec.Raw); err != nil {
+		return err
+	}
+	e.buf = appendTail(e.buf[:0], rec)
+	_, err := e.w.Write(e.buf)
 	return err
 }
 
 // Append appends the JSONL line of rec (with its newline) to dst.
 func Append(dst []byte, rec *Record) []byte {
+	dst = appendHead(dst, rec)
+	if rec.Kind != KindNone {
+		dst = append(dst, rec.Raw...)
+	}
+	return appendTail(dst, rec)
+}
+
+// appendHead appends the line of rec up to its body (the body's key
+// included).
+func appendHead(dst []byte, rec *Record) []byte {
 	dst = append(dst, `{"v":1,"line":`...)
 	dst = strconv.AppendUint(dst, rec.Line, 10)
 	if rec.SessionID != "" {
@@ -68,8 +94,12 @@ func Append(dst []byte, rec *Record) []byte {
 		dst = append(dst, `,"`...)
 		dst = append(dst, rec.Kind.String()...)
 		dst = append(dst, `":`...)
-		dst = append(dst, rec.Raw...)
 	}
+	return dst
+}
+
+// appendTail appends the line of rec after its body.
+func appendTail(dst []byte, rec *Record) []byte {
 	if rec.Tools != nil {
 		dst = append(dst, `,"tools":`...)
 		dst = append(dst, rec.Tools...)

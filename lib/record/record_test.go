@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -157,6 +158,84 @@ func BenchmarkDecodeLarge(b *testing.B) {
 	e.End()
 	in := buf.Bytes()
 	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		d := NewDecoder(bytes.NewReader(in), "b")
+		var r Record
+		for d.Next(&r) == nil {
+		}
+	}
+}
+
+func TestMaxLine(t *testing.T) {
+	long := `{"v":1,"line":2,"prompt":"` + strings.Repeat("x", 100) + `"}` + "\n"
+	for _, c := range []struct {
+		name string
+		max  int
+		in   string
+		want string // error prefix; "" for success
+	}{
+		{"short line fits", 200, `{"v":1,"line":1,"prompt":"a"}` + "\n" + long + `{"v":1,"end":true,"records":2}` + "\n", ""},
+		{"short line too long", 100, `{"v":1,"line":1,"prompt":"a"}` + "\n" + long, "in.jsonl:2: line too long: more than 100 bytes"},
+		{"CRLF does not count", len(long) - 1, strings.Replace(long, "\n", "\r\n", 1) + `{"v":1,"end":true,"records":1}` + "\n", ""},
+		{"pieces", 2 << 20, `{"v":1,"line":1,"prompt":"` + strings.Repeat("y", 3<<20) + `"}` + "\n", "in.jsonl:1: line too long: more than 2097152 bytes"},
+		{"pieces fit", 4 << 20, `{"v":1,"line":1,"prompt":"` + strings.Repeat("y", 3<<20) + `"}` + "\n" + `{"v":1,"end":true,"records":1}`, ""},
+	} {
+		d := NewDecoder(strings.NewReader(c.in), "in.jsonl")
+		d.MaxLine = c.max
+		var err error
+		for err == nil {
+			var r Record
+			err = d.Next(&r)
+		}
+		if c.want == "" {
+			if err != io.EOF {
+				t.Errorf("%s: got %v, want EOF", c.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || !errors.Is(err, ErrLineTooLong) {
+			t.Errorf("%s: got %v, want %q wrapping ErrLineTooLong", c.name, err, c.want)
+		}
+	}
+}
+
+// TestLongLineMemory: a line far longer than the read buffer costs about
+// twice its size in allocations (its pieces, then one buffer of its exact
+// size), not the series of copies that growing one slice makes.
+func TestLongLineMemory(t *testing.T) {
+	const size = 32 << 20
+	line := make([]byte, 0, size+64)
+	line = append(line, `{"v":1,"line":1,"prompt":"`...)
+	line = append(line, bytes.Repeat([]byte("z"), size)...)
+	line = append(line, "\"}\n"...)
+	d := NewDecoder(bytes.NewReader(line), "in")
+	d.RequireEnd = false
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var r Record
+	if err := d.Next(&r); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if len(r.Raw) != size+2 {
+		t.Fatalf("prompt of %d bytes, want %d", len(r.Raw), size+2)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 2*size+4<<20 {
+		t.Errorf("decoding a %d MiB line allocated %d MiB, want at most twice the line", size>>20, got>>20)
+	}
+}
+
+func BenchmarkDecodeSmall(b *testing.B) {
+	var buf bytes.Buffer
+	e := NewEncoder(&buf)
+	prompt := []byte(`"` + strings.Repeat("the quick brown fox ", 10) + `"`)
+	for i := 0; i < 10000; i++ {
+		e.Encode(&Record{Line: uint64(i + 1), Session: int64(i), HasTimestamp: true, TimestampNS: int64(i) * 1e6, Kind: KindPrompt, Raw: prompt, HasMaxTokens: true, MaxTokens: 100, InputTokens: 50})
+	}
+	e.End()
+	in := buf.Bytes()
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
 	for b.Loop() {
 		d := NewDecoder(bytes.NewReader(in), "b")
 		var r Record

@@ -72,13 +72,13 @@ func ParseExtra(arg string) ([]Field, error) {
 			return nil
 		})
 		if err != nil || jsonx.SkipSpace(b, end) != len(b) {
-			return nil, fmt.Errorf("--extra %q: not a valid JSON object", arg)
+			return nil, fmt.Errorf("%q: not a valid JSON object", arg)
 		}
 		return out, nil
 	}
 	k, v, ok := strings.Cut(arg, "=")
 	if !ok || k == "" {
-		return nil, fmt.Errorf("--extra %q: want key=value or a JSON object", arg)
+		return nil, fmt.Errorf("%q: want key=value or a JSON object", arg)
 	}
 	vb := []byte(v)
 	if i := jsonx.SkipSpace(vb, 0); i < len(vb) {
@@ -89,12 +89,49 @@ func ParseExtra(arg string) ([]Field, error) {
 	return []Field{{Key: k, Value: jsonx.AppendString(nil, v)}}, nil
 }
 
+// Reserved lists the body members an extra may not set: the store's
+// metadata records their value for every formatted body (MetaModel and
+// MetaStreaming in lib/pack), and replay trusts it, so a body must not say
+// otherwise. They are set by Options.Model and Options.Streaming.
+var Reserved = []string{"model", "stream"}
+
+// ErrReserved is wrapped by the errors about an extra that sets a Reserved
+// member.
+var ErrReserved = errors.New("is set by the endpoint options and recorded in the store's metadata; an extra may not change it")
+
+func reserved(key string) bool {
+	for _, r := range Reserved {
+		if key == r {
+			return true
+		}
+	}
+	return false
+}
+
+// FieldError is a problem with one field of a record.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// ErrEndpoint is wrapped by the error about an unknown endpoint type.
+var ErrEndpoint = errors.New("unknown endpoint")
+
 // Validate checks the options.
 func (o *Options) Validate() error {
 	switch o.Endpoint {
 	case Chat, Completions:
 	default:
-		return fmt.Errorf("unknown endpoint %q (want chat or completions)", o.Endpoint)
+		return fmt.Errorf("%w %q (want chat or completions)", ErrEndpoint, o.Endpoint)
+	}
+	for _, e := range o.Extra {
+		if reserved(e.Key) {
+			return fmt.Errorf("extra %q %w", e.Key, ErrReserved)
+		}
 	}
 	return nil
 }
@@ -116,10 +153,13 @@ func (o *Options) Describe() []string {
 
 // Formatter builds bodies. It is not safe for concurrent use (it reuses buffers).
 type Formatter struct {
-	o      Options
-	model  []byte
-	fields []member
-	num    []byte
+	o       Options
+	model   []byte
+	fields  []member
+	num     []byte
+	scratch []byte
+	spans   []span
+	parts   [][]byte
 }
 
 var (
@@ -145,18 +185,71 @@ func NewFormatter(o Options) (*Formatter, error) {
 	return &Formatter{o: o, model: jsonx.AppendString(nil, o.Model)}, nil
 }
 
-// ErrNoModel reports a record that needs formatting without --model.
-var ErrNoModel = errors.New("--model is required to format prompt and messages records")
+// ErrNoModel reports a record that needs formatting while Options.Model is
+// empty.
+var ErrNoModel = errors.New("a model name is required to format prompt and messages records")
 
-// Append appends the body for rec to dst. Payload records are copied verbatim.
-func (f *Formatter) Append(dst []byte, rec *record.Record) ([]byte, error) {
+// Body is one formatted request body: Parts written back to back, Len bytes
+// in all. The parts alias the record and the Formatter's buffers: a Body is
+// valid until the record changes or the next Format call. Large values (a
+// prompt, a messages array) are parts of their own, never copied.
+type Body struct {
+	Parts [][]byte
+	Len   int
+	// MaxTokens is the body's output-token limit, HasMaxTokens whether it
+	// has one: the record's max_tokens, unless an extra set one of the
+	// max-token members, in which case it is read from the body by
+	// MaxTokensOf's rule, as for a verbatim payload.
+	MaxTokens    uint32
+	HasMaxTokens bool
+}
+
+// inlineMax is the largest value copied into the Formatter's scratch
+// buffer; larger ones become parts of their own.
+const inlineMax = 512
+
+// Format builds the body for rec. Payload records are their own body,
+// verbatim.
+func (f *Formatter) Format(rec *record.Record) (Body, error) {
 	if rec.Kind == record.KindPayload {
-		return append(dst, rec.Raw...), nil
+		b := Body{Parts: append(f.parts[:0], rec.Raw), Len: len(rec.Raw), MaxTokens: rec.MaxTokens, HasMaxTokens: rec.HasMaxTokens}
+		if !b.HasMaxTokens {
+			b.MaxTokens, b.HasMaxTokens = MaxTokensOf(rec.Raw)
+		}
+		f.parts = b.Parts
+		return b, nil
 	}
+	fs, maxSet, err := f.members(rec)
+	if err != nil {
+		return Body{}, err
+	}
+	b := f.assemble(fs)
+	b.MaxTokens, b.HasMaxTokens = rec.MaxTokens, rec.HasMaxTokens
+	if maxSet {
+		b.MaxTokens, b.HasMaxTokens = maxTokensOfMembers(fs)
+	}
+	return b, nil
+}
+
+// Append appends the body for rec to dst.
+func (f *Formatter) Append(dst []byte, rec *record.Record) ([]byte, error) {
+	b, err := f.Format(rec)
+	if err != nil {
+		return dst, err
+	}
+	for _, p := range b.Parts {
+		dst = append(dst, p...)
+	}
+	return dst, nil
+}
+
+// members lists the body members of a prompt or messages record in order.
+// maxSet reports that an extra set a max-token member.
+func (f *Formatter) members(rec *record.Record) (fs []member, maxSet bool, err error) {
 	if f.o.Model == "" {
-		return dst, ErrNoModel
+		return nil, false, ErrNoModel
 	}
-	fs := f.fields[:0]
+	fs = f.fields[:0]
 	f.num = strconv.AppendUint(f.num[:0], uint64(rec.MaxTokens), 10)
 	switch f.o.Endpoint {
 	case Chat:
@@ -178,7 +271,7 @@ func (f *Formatter) Append(dst []byte, rec *record.Record) ([]byte, error) {
 		}
 	case Completions:
 		if rec.Kind != record.KindPrompt {
-			return dst, fmt.Errorf("the completions endpoint needs a prompt record, got %s", rec.Kind)
+			return nil, false, fmt.Errorf("the completions endpoint needs a prompt record, got %s", rec.Kind)
 		}
 		fs = append(fs, member{key: "prompt", value: rec.Raw}, member{key: "model", value: f.model}, member{key: "stream", value: boolJSON(f.o.Streaming)})
 		if rec.HasMaxTokens {
@@ -187,37 +280,110 @@ func (f *Formatter) Append(dst []byte, rec *record.Record) ([]byte, error) {
 	}
 	for _, e := range f.o.Extra {
 		fs = update(fs, e.Key, e.Value)
+		maxSet = maxSet || maxTokenRank(e.Key) > 0
 	}
 	if rec.Extra != nil {
-		var err error
 		_, err = jsonx.Fields(rec.Extra, 0, func(k, v []byte, _ int) error {
 			key, err := jsonx.Unquote(k)
 			if err != nil {
 				return err
 			}
+			if reserved(key) {
+				return fmt.Errorf("member %q %w", key, ErrReserved)
+			}
 			fs = update(fs, key, v)
+			maxSet = maxSet || maxTokenRank(key) > 0
 			return nil
 		})
 		if err != nil {
-			return dst, fmt.Errorf("extra: %v", err)
+			return nil, false, &FieldError{Field: "extra", Err: err}
 		}
 	}
 	if f.o.Streaming && f.o.IncludeUsage && !has(fs, "stream_options") {
 		fs = append(fs, member{key: "stream_options", value: includeUsage})
 	}
 	f.fields = fs
-	dst = append(dst, '{')
+	return fs, maxSet, nil
+}
+
+// assemble lays the members out as parts: keys, punctuation and small
+// values go to the scratch buffer, large values are parts of their own.
+func (f *Formatter) assemble(fs []member) Body {
+	sc := f.scratch[:0]
+	spans := f.spans[:0]
+	mark := 0 // start of the scratch bytes not yet in a span
+	flush := func() {
+		if len(sc) > mark {
+			spans = append(spans, span{from: mark, to: len(sc)})
+			mark = len(sc)
+		}
+	}
+	sc = append(sc, '{')
 	for i, m := range fs {
 		if i > 0 {
-			dst = append(dst, ',')
+			sc = append(sc, ',')
 		}
-		dst = jsonx.AppendString(dst, m.key)
-		dst = append(dst, ':')
-		dst = append(dst, m.pre...)
-		dst = append(dst, m.value...)
-		dst = append(dst, m.post...)
+		sc = jsonx.AppendString(sc, m.key)
+		sc = append(sc, ':')
+		sc = append(sc, m.pre...)
+		if len(m.value) <= inlineMax {
+			sc = append(sc, m.value...)
+		} else {
+			flush()
+			spans = append(spans, span{ext: m.value})
+		}
+		sc = append(sc, m.post...)
 	}
-	return append(dst, '}'), nil
+	sc = append(sc, '}')
+	flush()
+	b := Body{Parts: f.parts[:0]}
+	for _, s := range spans {
+		p := s.ext
+		if p == nil {
+			p = sc[s.from:s.to]
+		}
+		b.Parts = append(b.Parts, p)
+		b.Len += len(p)
+	}
+	f.scratch, f.spans, f.parts = sc, spans, b.Parts
+	return b
+}
+
+// span is a part of a body: ext, or scratch[from:to] when ext is nil.
+type span struct {
+	ext      []byte
+	from, to int
+}
+
+// maxTokenRank orders the max-token members as MaxTokensOf reads them; 0
+// for other keys.
+func maxTokenRank(key string) int {
+	switch key {
+	case "max_tokens":
+		return 1
+	case "max_completion_tokens":
+		return 2
+	case "max_output_tokens":
+		return 3
+	}
+	return 0
+}
+
+// maxTokensOfMembers applies MaxTokensOf's rule to a member list.
+func maxTokensOfMembers(fs []member) (uint32, bool) {
+	var best uint32
+	var found bool
+	rank := 4
+	for _, m := range fs {
+		r := maxTokenRank(m.key)
+		if r == 0 || r >= rank {
+			continue
+		}
+		if x, ok := jsonx.ParseUint(m.value); ok && x > 0 && x <= 1<<32-1 {
+			best, found, rank = uint32(x), true, r
+		}
+	}
+	return best, found
 }
 
 func update(fs []member, key string, value []byte) []member {

@@ -1,6 +1,9 @@
 package request
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -71,5 +74,104 @@ func BenchmarkAppendChat(b *testing.B) {
 	var buf []byte
 	for b.Loop() {
 		buf, _ = f.Append(buf[:0], rec)
+	}
+}
+
+func TestReservedExtras(t *testing.T) {
+	for _, key := range []string{"model", "stream"} {
+		o := Options{Endpoint: Chat, Model: "m", Extra: []Field{{Key: key, Value: []byte(`"x"`)}}}
+		if err := o.Validate(); !errors.Is(err, ErrReserved) {
+			t.Errorf("extra %s: Validate gave %v, want ErrReserved", key, err)
+		}
+		f, err := NewFormatter(Options{Endpoint: Chat, Model: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.Format(&record.Record{Kind: record.KindPrompt, Raw: []byte(`"p"`), Extra: []byte(`{"seed":1,"` + key + `":true}`)})
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != "extra" || !errors.Is(err, ErrReserved) {
+			t.Errorf("record extra %s: got %v, want a FieldError on extra wrapping ErrReserved", key, err)
+		}
+	}
+	if err := (&Options{Endpoint: Chat, Extra: []Field{{Key: "temperature", Value: []byte("1")}}}).Validate(); err != nil {
+		t.Errorf("an ordinary extra: %v", err)
+	}
+}
+
+// TestFormatParts: the parts concatenate to the body Append gives, and a
+// large prompt is a part of its own that aliases the record (not copied).
+func TestFormatParts(t *testing.T) {
+	big := []byte(`"` + strings.Repeat("word ", 1000) + `"`)
+	for _, c := range []struct {
+		o    Options
+		want string // RAW stands for the prompt
+	}{
+		{Options{Endpoint: Chat, Model: "m", Streaming: true, IncludeUsage: true, Extra: []Field{{Key: "ignore_eos", Value: []byte("true")}}},
+			`{"messages":[{"role":"user","content":RAW}],"model":"m","stream":true,"max_completion_tokens":9,"ignore_eos":true,"seed":3,"stream_options":{"include_usage":true}}`},
+		{Options{Endpoint: Completions, Model: "m"}, `{"prompt":RAW,"model":"m","stream":false,"max_tokens":9,"seed":3}`},
+	} {
+		o := c.o
+		f, err := NewFormatter(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, raw := range [][]byte{[]byte(`"short"`), big} {
+			rec := &record.Record{Kind: record.KindPrompt, Raw: raw, HasMaxTokens: true, MaxTokens: 9, Extra: []byte(`{"seed":3}`)}
+			b, err := f.Format(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var joined []byte
+			aliased := false
+			for _, p := range b.Parts {
+				joined = append(joined, p...)
+				aliased = aliased || (len(p) > 0 && &p[0] == &raw[0])
+			}
+			if len(joined) != b.Len {
+				t.Errorf("Len %d, parts hold %d bytes", b.Len, len(joined))
+			}
+			want := []byte(strings.Replace(c.want, "RAW", string(raw), 1))
+			if !bytes.Equal(joined, want) || !json.Valid(joined) {
+				t.Errorf("parts give %s, want %s", joined, want)
+			}
+			if len(raw) > inlineMax && !aliased {
+				t.Errorf("a %d-byte prompt was copied into the body", len(raw))
+			}
+			if !b.HasMaxTokens || b.MaxTokens != 9 {
+				t.Errorf("max tokens %d %v, want 9", b.MaxTokens, b.HasMaxTokens)
+			}
+		}
+	}
+}
+
+// TestFormatMaxTokensFollowsBody: when an extra sets a max-token member,
+// the body's limit (by MaxTokensOf's rule) is what the index gets.
+func TestFormatMaxTokensFollowsBody(t *testing.T) {
+	for _, c := range []struct {
+		extra []Field
+		rec   string // record extra
+		max   uint32
+		has   bool
+	}{
+		{nil, "", 500, true},
+		{[]Field{{Key: "max_tokens", Value: []byte("7")}}, "", 7, true},
+		{nil, `{"max_output_tokens":11}`, 500, true}, // max_completion_tokens ranks above
+		{[]Field{{Key: "max_completion_tokens", Value: []byte("0")}}, "", 0, false},
+	} {
+		f, err := NewFormatter(Options{Endpoint: Chat, Model: "m", Extra: c.extra})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &record.Record{Kind: record.KindPrompt, Raw: []byte(`"p"`), HasMaxTokens: true, MaxTokens: 500}
+		if c.rec != "" {
+			rec.Extra = []byte(c.rec)
+		}
+		b, err := f.Format(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.MaxTokens != c.max || b.HasMaxTokens != c.has {
+			t.Errorf("extra %v / %s: max tokens %d %v, want %d %v", c.extra, c.rec, b.MaxTokens, b.HasMaxTokens, c.max, c.has)
+		}
 	}
 }

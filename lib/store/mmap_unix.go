@@ -39,3 +39,11 @@ func mapWritable(f *os.File, off int64, size int) (b []byte, done func() error, 
 	}
 	return m[off-base:], func() error { return unix.Munmap(m) }, nil
 }
+
+// openNonblock opens path for reading without blocking on a FIFO.
+func openNonblock(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+}
+
+// dropPages removes b, whole pages of a file mapping, from the mapping.
+func dropPages(b []byte) { unix.Madvise(b, unix.MADV_DONTNEED) }

@@ -18,10 +18,11 @@ const (
 )
 
 // pipe writes a byte stream sequentially to a file and hashes it, on two
-// goroutines of its own. SHA-256 runs at about 1.5 GB/s on one core
-// (reference/limits.md §1), slower than the rest of packing: hashing inline
-// would nearly double the time to pack, and hashing and writing one after
-// the other on a single goroutine caps the writer at about 1 GB/s. Each
+// goroutines of its own. SHA-256 runs at about 1.5 GB/s on one core of the
+// 2-core development machine (SHA-NI), slower than the rest of packing:
+// hashing inline would nearly double the time to pack, and hashing and
+// writing one after the other on a single goroutine caps the writer at
+// about 1 GB/s. Each
 // buffer goes to both goroutines at once and comes back when both are done.
 //
 // Only the goroutine that owns the pipe calls its methods. The hashing

@@ -2,9 +2,12 @@ package store
 
 import (
 	"fmt"
+	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"strings"
+	"unsafe"
 )
 
 // OpenOptions configures Open.
@@ -61,7 +64,9 @@ type Reader struct {
 // million records, plus the prefault when opt.Prefault is set. Every problem
 // it finds is an error wrapping ErrFormat that names the offset.
 func Open(path string, opt OpenOptions) (*Reader, error) {
-	f, err := os.Open(path)
+	// Opened without blocking: opening a FIFO for reading would otherwise
+	// wait for a writer forever.
+	f, err := openNonblock(path)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
@@ -69,6 +74,9 @@ func Open(path string, opt OpenOptions) (*Reader, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("store: %s: %s, not a regular file (a store is read through a memory mapping)", path, fileKind(fi.Mode()))
 	}
 	size := fi.Size()
 	if size < headerSize+trailerSize {
@@ -345,6 +353,45 @@ func (r *Reader) Payload(i int) []byte {
 	return r.b[off:end:end]
 }
 
+// WritePayload writes the payload of record i to w straight from the
+// mapping, in pieces of at most payloadChunk bytes, and returns the bytes
+// written. Each piece of a mapped file is dropped from this process's
+// mapping once written (madvise MADV_DONTNEED: the page cache keeps it), so
+// writing a record of any size, 4 GiB included, keeps the resident set
+// within a piece. A concurrent reader of the same pages just maps them
+// again. It panics if i is out of range.
+func (r *Reader) WritePayload(w io.Writer, i int) (int64, error) {
+	p := r.Payload(i)
+	// Only pages of a real mapping are dropped, and only for a large record.
+	drop := r.unmap != nil && len(p) > payloadChunk
+	page := os.Getpagesize()
+	var start, dropped int
+	if drop {
+		start = int(uintptr(unsafe.Pointer(unsafe.SliceData(p))) - uintptr(unsafe.Pointer(unsafe.SliceData(r.b))))
+		// The page holding the record's first byte may hold the previous
+		// record's last ones: it is kept, as is the one holding its last.
+		dropped = (start + page - 1) &^ (page - 1)
+	}
+	n := 0
+	for n < len(p) {
+		k := min(len(p)-n, payloadChunk)
+		m, err := w.Write(p[n : n+k])
+		n += m
+		if err != nil {
+			return int64(n), err
+		}
+		if end := (start + n) &^ (page - 1); drop && end > dropped {
+			dropPages(r.b[dropped:end])
+			dropped = end
+		}
+	}
+	return int64(n), nil
+}
+
+// payloadChunk is the piece WritePayload writes at a time: large enough to
+// amortise write(2), small against any memory budget.
+const payloadChunk = 4 << 20
+
 func (r *Reader) checkIndex(i int) {
 	if uint(i) >= uint(r.n) {
 		panic(fmt.Sprintf("store: record %d out of range [0, %d)", i, r.n))
@@ -417,4 +464,21 @@ func (r *Reader) Close() error {
 	}
 	*r = Reader{h: r.h, meta: r.meta}
 	return err
+}
+
+// fileKind names the type of a file that is not a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -24,9 +25,10 @@ type WriterOptions struct {
 // A Writer is not safe for concurrent use. Every error is sticky: after Add
 // or AddSession fails, Commit returns the error and writes nothing.
 type Writer struct {
-	af   *atomicfile.File
-	path string
-	meta []byte // encoded meta section
+	f    *os.File         // the file being written
+	af   *atomicfile.File // set by Create: renamed into place on Commit
+	path string           // the destination, for messages
+	meta []byte           // encoded meta section
 	p    *pipe
 
 	cols    [numCols]*spill // colOff stays empty: offsets follow from lengths
@@ -47,7 +49,8 @@ type Writer struct {
 }
 
 // Create starts a store that will appear at path on Commit. The data goes to
-// a temporary file in path's directory (see atomicfile).
+// a temporary file in path's directory (see atomicfile, whose rules apply:
+// path must be absent or a regular file).
 func Create(path string, opt WriterOptions) (*Writer, error) {
 	meta, err := encodeMeta(opt.Meta)
 	if err != nil {
@@ -57,15 +60,38 @@ func Create(path string, opt WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: create %s: %w", path, err)
 	}
-	if _, err := af.Seek(headerSize, 0); err != nil {
+	w, err := newWriter(af.File, path, meta)
+	if err != nil {
 		af.Abort()
+		return nil, err
+	}
+	w.af = af
+	return w, nil
+}
+
+// NewWriter writes a store into f, an empty regular file open for reading
+// and writing, for a caller that decides what becomes of the file (pack
+// --compress stages a store in a temporary file that is never renamed).
+// name is used in error messages and for the index spill files, which go
+// in name's directory. Commit writes and checks the store but neither syncs
+// nor closes f; Abort leaves f to the caller.
+func NewWriter(f *os.File, name string, opt WriterOptions) (*Writer, error) {
+	meta, err := encodeMeta(opt.Meta)
+	if err != nil {
+		return nil, err
+	}
+	return newWriter(f, name, meta)
+}
+
+func newWriter(f *os.File, path string, meta []byte) (*Writer, error) {
+	if _, err := f.Seek(headerSize, 0); err != nil {
 		return nil, fmt.Errorf("store: create %s: %w", path, err)
 	}
 	w := &Writer{
-		af:      af,
+		f:       f,
 		path:    path,
 		meta:    meta,
-		p:       newPipe(af.File),
+		p:       newPipe(f),
 		grouped: true,
 	}
 	w.strings = newSpill(path, &w.spillFail)
@@ -128,7 +154,15 @@ func (w *Writer) AddSession(id string) uint32 {
 // Add appends one record. e.Session must be a registered session and e.Turn
 // must be the session's next turn: 0, 1, 2, ... in the order added. The
 // payload is copied; the caller may reuse it when Add returns.
-func (w *Writer) Add(e Entry, payload []byte) error {
+func (w *Writer) Add(e Entry, payload []byte) error { return w.AddParts(e, payload) }
+
+// AddParts is Add for a payload given in pieces, written back to back (a
+// formatted body whose prompt is still where the decoder read it).
+func (w *Writer) AddParts(e Entry, parts ...[]byte) error {
+	var size uint64
+	for _, p := range parts {
+		size += uint64(len(p))
+	}
 	if w.err != nil {
 		return w.err
 	}
@@ -144,8 +178,8 @@ func (w *Writer) Add(e Entry, payload []byte) error {
 		w.err = fmt.Errorf("store: record %d (line %d): session %d is not registered (%d sessions)", w.records, e.Line, e.Session, len(w.turns))
 	case e.Turn != w.turns[e.Session]:
 		w.err = fmt.Errorf("store: record %d (line %d): session %d turn %d added, want turn %d", w.records, e.Line, e.Session, e.Turn, w.turns[e.Session])
-	case uint64(len(payload)) > MaxPayload:
-		w.err = fmt.Errorf("store: record %d (line %d): payload of %d bytes exceeds %d", w.records, e.Line, len(payload), uint64(MaxPayload))
+	case size > MaxPayload:
+		w.err = fmt.Errorf("store: record %d (line %d): payload of %d bytes exceeds %d", w.records, e.Line, size, uint64(MaxPayload))
 	case w.records >= MaxRecords:
 		w.err = fmt.Errorf("store: more than %d records", uint64(MaxRecords))
 	}
@@ -159,12 +193,14 @@ func (w *Writer) Add(e Entry, payload []byte) error {
 	w.lastSession = e.Session
 	w.entryFlags |= e.Flags
 
-	w.p.Write(payload)
-	w.payload += uint64(len(payload))
+	for _, p := range parts {
+		w.p.Write(p)
+	}
+	w.payload += size
 	w.records++
 	w.cols[colTime].put64(uint64(e.TimeNS))
 	w.cols[colLine].put64(e.Line)
-	w.cols[colLen].put32(uint32(len(payload)))
+	w.cols[colLen].put32(uint32(size))
 	w.cols[colSession].put32(e.Session)
 	w.cols[colTurn].put32(e.Turn)
 	w.cols[colFlags].put32(e.Flags)
@@ -192,12 +228,15 @@ func (w *Writer) Commit() error {
 		err = w.check()
 	}
 	w.release()
+	if w.af == nil {
+		return err
+	}
 	if err != nil {
 		w.af.Abort()
 		return err
 	}
 	if err := w.af.Commit(); err != nil {
-		return fmt.Errorf("store: commit %s: %w", w.path, err)
+		return w.writeErr(err)
 	}
 	return nil
 }
@@ -209,7 +248,9 @@ func (w *Writer) Abort() {
 		return
 	}
 	w.release()
-	w.af.Abort()
+	if w.af != nil {
+		w.af.Abort()
+	}
 }
 
 // release stops the hashing and writing goroutines and drops the spill files.
@@ -304,10 +345,10 @@ func (w *Writer) finish() (err error) {
 	p.h.Write(hb)
 	trailer := p.h.Sum(make([]byte, 0, trailerSize))
 	trailer = append(trailer, Magic...)
-	if _, err := w.af.Write(trailer); err != nil {
+	if _, err := w.f.Write(trailer); err != nil {
 		return w.writeErr(err)
 	}
-	if _, err := w.af.WriteAt(hb, 0); err != nil {
+	if _, err := w.f.WriteAt(hb, 0); err != nil {
 		return w.writeErr(err)
 	}
 	return nil
@@ -320,7 +361,7 @@ func (w *Writer) finish() (err error) {
 // with zeros first so that disk space runs out as a write error, not as a
 // fault in the mapping. The region is then hashed in file order.
 func (w *Writer) buildLookup(sec section, scratch []byte) (err error) {
-	f := w.af.File
+	f := w.f
 	clear(scratch)
 	for left := sec.size; left > 0; {
 		k := min(left, uint64(len(scratch)))
@@ -356,7 +397,7 @@ func (w *Writer) buildLookup(sec section, scratch []byte) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("store: write %s: fault while building lookup table: %v", w.af.TempName(), r)
+			err = w.writeErr(fmt.Errorf("fault while building the lookup table: %v", r))
 		}
 	}()
 	var rec uint32
@@ -405,17 +446,38 @@ func heapWritable(f *os.File, off int64, size int) ([]byte, func() error, error)
 }
 
 func (w *Writer) spillErr(err error) error {
-	return fmt.Errorf("store: write %s: index spill file: %w", w.path, err)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &WriteError{Path: w.path, Err: fmt.Errorf("index spill file: %w", err)}
 }
 
+// writeErr names the destination, not the temporary file, and only once.
 func (w *Writer) writeErr(err error) error {
-	return fmt.Errorf("store: write %s: %w", w.af.TempName(), err)
+	var pe *fs.PathError
+	if errors.As(err, &pe) && (pe.Path == w.f.Name() || pe.Path == w.path) && pe.Op != "refusing to replace" {
+		err = pe.Err
+	}
+	return &WriteError{Path: w.path, Err: err}
 }
+
+// WriteError is an I/O error of the store being written (its file or index
+// spill files, a full disk for example), as opposed to a problem with a
+// record. Path is the destination given to Create or NewWriter.
+type WriteError struct {
+	Path string
+	Err  error
+}
+
+func (e *WriteError) Error() string { return "store: write " + e.Path + ": " + e.Err.Error() }
+
+func (e *WriteError) Unwrap() error { return e.Err }
 
 // check re-opens the temporary file and runs Open's checks on it, so a store
 // that would not open is never renamed into place (restic's verifyHeader).
 func (w *Writer) check() error {
-	r, err := Open(w.af.TempName(), OpenOptions{})
+	r, err := Open(w.f.Name(), OpenOptions{})
 	if err != nil {
 		return fmt.Errorf("store: written file fails its own checks: %w", err)
 	}

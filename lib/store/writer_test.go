@@ -194,22 +194,23 @@ func TestCreateErrors(t *testing.T) {
 }
 
 // TestCommitFailsCleanly makes Commit fail half way (the directory becomes
-// read-only is not enough as root, so the destination is a directory: the
-// final rename fails) and checks that no file is left behind.
+// read-only is not enough as root, so the destination becomes a directory
+// after Create: the final rename is refused) and checks that no file is left
+// behind.
 func TestCommitFailsCleanly(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.aipk")
+	w, err := Create(path, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
 	if err := os.Mkdir(path, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(path, "keep"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Create(path, WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
 	spec := genSpec(8, 100, 3, 100, true)
 	for _, id := range spec.Sessions {
 		w.AddSession(id)

@@ -16,6 +16,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"strconv"
 
 	"github.com/aiperf/toolkit/lib/jsonx"
@@ -39,12 +40,18 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Field + ": " + e.Msg }
 
+// block is where the text of one hash_id's block comes from.
 type block struct {
-	size   int32 // tokens, separator included
-	line   int64 // first row that used it
+	id     uint64
+	size   int32 // tokens, separator included; 0 marks an empty cache entry
 	s1, s2 int32 // corpus cut positions of the two body segments
 	n1, n2 int32 // their lengths in tokens
 }
+
+// cacheSize is the number of recently used blocks whose placement is kept
+// (a direct-mapped cache of 1.25 MiB); a block that is not in it is placed
+// again, a pure function of (seed, scope, hash_id, size).
+const cacheSize = 1 << 15
 
 // Synth synthesizes prompts. It is not safe for concurrent use.
 type Synth struct {
@@ -55,7 +62,8 @@ type Synth struct {
 	sepEsc    []byte
 	sepText   string
 	stripLead bool
-	blocks    map[uint64]block
+	table     *blockTable // every hash_id's first use
+	cache     []block     // placements, by mix(hash_id) % cacheSize
 }
 
 // New prepares a synthesizer over corpus c.
@@ -66,7 +74,9 @@ func New(c *Corpus, o Options) (*Synth, error) {
 	if o.BlockSize < 1 || o.BlockSize > 1<<20 {
 		return nil, fmt.Errorf("block size %d out of range", o.BlockSize)
 	}
-	s := &Synth{c: c, o: o, blocks: make(map[uint64]block)}
+	s := &Synth{c: c, o: o, table: &blockTable{block: o.BlockSize}, cache: make([]block, cacheSize)}
+	// The table lives outside the Go heap (see region); let it go with s.
+	runtime.AddCleanup(s, func(t *blockTable) { t.free() }, s.table)
 	if id, ok := c.tok.BlockSeparator(); ok {
 		s.hasSep, s.sepID = true, id
 		s.sepText = c.tok.Decode([]int{id})
@@ -129,7 +139,12 @@ func (s *Synth) calibrate() error {
 }
 
 func (s *Synth) seedWords(scope string, id uint64) (uint64, uint64) {
-	h := sha256.Sum256([]byte(strconv.FormatUint(s.o.Seed, 10) + ":" + scope + ":" + strconv.FormatUint(id, 10)))
+	// sha256("<seed>:<scope>:<id>"), built without allocating.
+	var buf [96]byte
+	b := strconv.AppendUint(buf[:0], s.o.Seed, 10)
+	b = append(append(append(b, ':'), scope...), ':')
+	b = strconv.AppendUint(b, id, 10)
+	h := sha256.Sum256(b)
 	return binary.BigEndian.Uint64(h[0:8]), binary.BigEndian.Uint64(h[8:16])
 }
 
@@ -171,28 +186,45 @@ func (s *Synth) AppendPrompt(dst []byte, line int64, inputLen int, hashIDs []uin
 		return dst, &Error{Field: "hash_ids", Msg: fmt.Sprintf("%d hash_ids of %d-token blocks cannot make input_length %d (the last block would hold %d tokens; want 1..%d)", M, B, inputLen, last, B)}
 	}
 	start := len(dst)
+	row := rowRef{line: line, lastSize: last}
 	for i, id := range hashIDs {
 		size := B
 		if i == M-1 {
 			size = last
 		}
-		blk, ok := s.blocks[id]
-		if !ok {
-			var err error
-			if blk, err = s.newBlock(id, size, line); err != nil {
-				return dst, &Error{Field: fmt.Sprintf("hash_ids[%d]", i), Msg: err.Error()}
-			}
-			s.blocks[id] = blk
-		} else if int(blk.size) != size {
-			return dst, &Error{Field: fmt.Sprintf("hash_ids[%d]", i), Msg: fmt.Sprintf("hash_id %d is a %d-token block here but a %d-token block on line %d (block size %d)", id, size, blk.size, blk.line, B)}
+		blk, err := s.block(id, size, i == M-1, &row)
+		if err != nil {
+			return dst, &Error{Field: fmt.Sprintf("hash_ids[%d]", i), Msg: err.Error()}
 		}
 		dst = s.appendBlock(dst, blk, len(dst) == start)
 	}
 	return append(dst, '"'), nil
 }
 
-// Blocks returns the number of distinct hash_id blocks built so far.
-func (s *Synth) Blocks() int { return len(s.blocks) }
+// block checks that hash_id id is used at the size it was first used at
+// and returns its placement, from the cache or placed again.
+func (s *Synth) block(id uint64, size int, atLast bool, row *rowRef) (block, error) {
+	c := &s.cache[mix(id)%cacheSize]
+	if c.size != 0 && c.id == id && int(c.size) == size {
+		return *c, nil
+	}
+	first, firstLine, err := s.table.use(id, atLast, row)
+	if err != nil {
+		return block{}, err
+	}
+	if first != size {
+		return block{}, fmt.Errorf("hash_id %d is a %d-token block here but a %d-token block on line %d (block size %d)", id, size, first, firstLine, s.o.BlockSize)
+	}
+	blk, err := s.newBlock(id, size)
+	if err != nil {
+		return block{}, err
+	}
+	*c = blk
+	return blk, nil
+}
+
+// Blocks returns the number of distinct hash_id blocks seen so far.
+func (s *Synth) Blocks() int { return s.table.count }
 
 // Check validates a row's hash_ids against the blocks seen so far and
 // registers new ones, without producing text (used for rows another shard emits).
@@ -201,7 +233,7 @@ func (s *Synth) Check(line int64, inputLen int, hashIDs []uint64) error {
 	return err
 }
 
-func (s *Synth) newBlock(id uint64, size int, line int64) (block, error) {
+func (s *Synth) newBlock(id uint64, size int) (block, error) {
 	body := size
 	if s.hasSep {
 		body--
@@ -211,7 +243,7 @@ func (s *Synth) newBlock(id uint64, size int, line int64) (block, error) {
 	if err != nil {
 		return block{}, err
 	}
-	return block{size: int32(size), line: line, s1: int32(s1), n1: int32(n1), s2: int32(s2), n2: int32(n2)}, nil
+	return block{id: id, size: int32(size), s1: int32(s1), n1: int32(n1), s2: int32(s2), n2: int32(n2)}, nil
 }
 
 func (s *Synth) appendBlock(dst []byte, blk block, atStart bool) []byte {

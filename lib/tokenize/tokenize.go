@@ -4,8 +4,8 @@
 //
 // Output depends only on the whole input and the options: records carry the
 // row's position in the reader's order as their line key and a dense session
-// number, so the outputs of every --shard i/N pack to the same store as an
-// unsharded run.
+// number, so the outputs of every shard (Options.ShardIndex of ShardCount)
+// pack to the same store as an unsharded run.
 package tokenize
 
 import (
@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"runtime"
 	"strconv"
 	"sync"
@@ -26,6 +28,8 @@ import (
 
 // Options control a run.
 type Options struct {
+	// Synth sets the prompt synthesis; a BlockSize of 0 takes the block size
+	// the trace format was recorded with (trace.KVBlockSize).
 	Synth      synth.Options
 	ShardIndex int // emit sessions whose number % ShardCount == ShardIndex
 	ShardCount int // 0 or 1: no sharding
@@ -34,6 +38,8 @@ type Options struct {
 	Tokenizer func() (*tokenizer.Tokenizer, error)
 	// Progress, when set, is called now and then with rows and prompt tokens so far.
 	Progress func(rows, tokens int64)
+	// OutputName names the writer in errors ("" is "the output").
+	OutputName string
 }
 
 // Stats summarise a run.
@@ -47,163 +53,311 @@ type Stats struct {
 // ErrVerify reports prompts that did not re-encode to their input length.
 var ErrVerify = errors.New("verify failed")
 
+// OutputError is a failure to write the records (a full disk, a closed
+// pipe): a problem of the output, not of any trace line.
+type OutputError struct {
+	Name string
+	Err  error
+}
+
+func (e *OutputError) Error() string { return "write " + e.Name + ": " + e.Err.Error() }
+func (e *OutputError) Unwrap() error { return e.Err }
+
 // Run reads every row of tr and writes records to w (with the end line).
+// When ctx is cancelled it flushes the records written so far, without the
+// end line, and returns ctx.Err().
 func Run(ctx context.Context, tr *trace.Reader, w io.Writer, o Options) (Stats, error) {
-	var st Stats
-	if o.ShardCount <= 1 {
-		o.ShardCount, o.ShardIndex = 1, 0
-	}
-	enc := record.NewEncoder(w)
-	var (
-		tok      *tokenizer.Tokenizer
-		syn      *synth.Synth
-		sessions = map[string]int64{}
-		turns    = map[int64]uint32{}
-		next     int64
-		lit      []byte
-		ver      *verifier
-	)
-	needTokenizer := func() error {
-		if tok != nil {
-			return nil
-		}
-		t, err := o.Tokenizer()
-		if err != nil {
-			return err
-		}
-		c, err := synthCorpus(t)
-		if err != nil {
-			return err
-		}
-		s, err := synth.New(c, o.Synth)
-		if err != nil {
-			return err
-		}
-		tok, syn = t, s
-		if o.Verify {
-			ver = newVerifier(tok)
-		}
-		return nil
-	}
-	defer func() {
-		if ver != nil {
-			ver.close()
-		}
-	}()
+	r := newRunner(tr, w, o)
+	defer r.stopVerifier()
 	for {
-		if st.Rows&255 == 0 && ctx.Err() != nil {
-			enc.Flush() // what is done so far, without the end line: pack refuses it
-			return st, ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return r.st, r.abort(err)
 		}
 		row, err := tr.Next()
 		if err == io.EOF {
-			break
+			return r.st, r.end()
 		}
 		if err != nil {
-			return st, err
+			return r.st, r.abort(err)
 		}
-		st.Rows++
-		// Session number by first appearance; turn numbers dense within it.
-		var sess int64
-		if row.SessionID == "" {
-			sess = next
-			next++
-		} else if s, ok := sessions[row.SessionID]; ok {
-			sess = s
-		} else {
-			sess = next
-			sessions[row.SessionID] = sess
-			next++
+		if err := r.row(row); err != nil {
+			return r.st, r.abort(err)
 		}
-		turn := uint32(0)
-		if row.SessionID != "" {
-			turn = turns[sess]
-			turns[sess] = turn + 1
+	}
+}
+
+// runner is the state of one Run.
+type runner struct {
+	o        Options
+	tr       *trace.Reader
+	out      *trackedWriter
+	enc      *record.Encoder
+	st       Stats
+	sessions sessionNumbers
+	tok      *tokenizer.Tokenizer // loaded on first need, with syn and ver
+	syn      *synth.Synth
+	ver      *verifier
+	lit      []byte // the prompt being built
+}
+
+func newRunner(tr *trace.Reader, w io.Writer, o Options) *runner {
+	if o.ShardCount <= 1 {
+		o.ShardCount, o.ShardIndex = 1, 0
+	}
+	if o.Synth.BlockSize == 0 {
+		o.Synth.BlockSize = trace.KVBlockSize(tr.Type())
+	}
+	if o.OutputName == "" {
+		o.OutputName = "the output"
+	}
+	out := &trackedWriter{w: w}
+	return &runner{o: o, tr: tr, out: out, enc: record.NewEncoder(out), sessions: newSessionNumbers()}
+}
+
+// row numbers the row's session and turn and, when the session is this
+// shard's, writes its record.
+func (r *runner) row(row *trace.Row) error {
+	r.st.Rows++
+	sess, turn, err := r.sessions.place(row.SessionID)
+	if err != nil {
+		return &trace.Error{File: row.Source, Line: row.Line, Field: "session_id", Err: err}
+	}
+	if sess%int64(r.o.ShardCount) != int64(r.o.ShardIndex) {
+		return r.checkOnly(row)
+	}
+	rec, err := r.record(row, sess, turn)
+	if err != nil {
+		return err
+	}
+	if err := r.enc.Encode(rec); err != nil {
+		return r.outputError(err)
+	}
+	r.st.Emitted++
+	if r.o.Progress != nil && r.st.Emitted&255 == 0 {
+		r.o.Progress(r.st.Rows, r.st.PromptTokens)
+	}
+	return nil
+}
+
+// checkOnly validates the hash_ids of a row another shard emits, so that
+// every shard fails on the same bad row.
+func (r *runner) checkOnly(row *trace.Row) error {
+	if row.HasText || row.Messages != nil || row.Payload != nil || row.InputLength <= 0 {
+		return nil
+	}
+	if err := r.loadTokenizer(); err != nil {
+		return err
+	}
+	if err := r.syn.Check(row.Line, row.InputLength, row.HashIDs); err != nil {
+		return rowErr(row, err)
+	}
+	return nil
+}
+
+// record builds the record of one row: placement, timing, token counts and
+// the body source.
+func (r *runner) record(row *trace.Row, sess int64, turn uint32) (*record.Record, error) {
+	rec := &record.Record{Line: uint64(r.st.Rows), Session: sess, Turn: turn, SessionID: row.SessionID}
+	if rec.SessionID == "" || row.SessionGenerated {
+		rec.SessionID = "session_" + strconv.FormatInt(sess, 10)
+	}
+	if row.HasTimestamp {
+		rec.HasTimestamp, rec.TimestampNS = true, row.TimestampNS
+	} else if row.HasDelay {
+		rec.HasDelay, rec.DelayNS = true, row.DelayNS
+	}
+	var err error
+	if row.HasOutputLength {
+		rec.HasMaxTokens = true
+		if rec.MaxTokens, err = tokens32(row, "output_length", row.OutputLength); err != nil {
+			return nil, err
 		}
-		mine := sess%int64(o.ShardCount) == int64(o.ShardIndex)
-		if !mine {
-			// Still check hash_ids so every shard fails on the same bad row.
-			if !row.HasText && row.Messages == nil && row.Payload == nil && row.InputLength > 0 {
-				if err := needTokenizer(); err != nil {
-					return st, err
-				}
-				if err := syn.Check(row.Line, row.InputLength, row.HashIDs); err != nil {
-					return st, rowErr(row, err)
-				}
+	}
+	if rec.InputTokens, err = tokens32(row, "input_length", max(row.InputLength, 0)); err != nil {
+		return nil, err
+	}
+	rec.Extra = row.Extra
+	return rec, r.body(row, rec)
+}
+
+// body sets the record's body source: a verbatim payload or messages, the
+// literal text, or a prompt synthesized from input_length and hash_ids.
+func (r *runner) body(row *trace.Row, rec *record.Record) error {
+	switch {
+	case row.Payload != nil:
+		rec.Kind, rec.Raw, rec.Extra = record.KindPayload, row.Payload, nil
+	case row.Messages != nil:
+		rec.Kind, rec.Raw, rec.Tools = record.KindMessages, row.Messages, row.Tools
+	case row.HasText:
+		if err := r.loadTokenizer(); err != nil {
+			return err
+		}
+		r.lit = jsonx.AppendString(r.lit[:0], row.Text)
+		rec.Kind, rec.Raw = record.KindPrompt, r.lit
+		if rec.InputTokens == 0 {
+			field := "text"
+			if r.tr.Type() == trace.TypeMooncake {
+				field = "text_input"
 			}
-			continue
-		}
-		rec := record.Record{Line: uint64(st.Rows), Session: sess, Turn: turn, SessionID: row.SessionID}
-		if rec.SessionID == "" || row.SessionGenerated {
-			rec.SessionID = "session_" + strconv.FormatInt(sess, 10)
-		}
-		if row.HasTimestamp {
-			rec.HasTimestamp, rec.TimestampNS = true, row.TimestampNS
-		} else if row.HasDelay {
-			rec.HasDelay, rec.DelayNS = true, row.DelayNS
-		}
-		if row.HasOutputLength {
-			rec.HasMaxTokens, rec.MaxTokens = true, uint32(row.OutputLength)
-		}
-		if row.InputLength > 0 {
-			rec.InputTokens = uint32(row.InputLength)
-		}
-		rec.Extra = row.Extra
-		switch {
-		case row.Payload != nil:
-			rec.Kind, rec.Raw, rec.Extra = record.KindPayload, row.Payload, nil
-		case row.Messages != nil:
-			rec.Kind, rec.Raw, rec.Tools = record.KindMessages, row.Messages, row.Tools
-		case row.HasText:
-			if err := needTokenizer(); err != nil {
-				return st, err
-			}
-			lit = jsonx.AppendString(lit[:0], row.Text)
-			rec.Kind, rec.Raw = record.KindPrompt, lit
-			if rec.InputTokens == 0 {
-				rec.InputTokens = uint32(len(tok.Encode(row.Text)))
-			}
-			st.PromptTokens += int64(rec.InputTokens)
-		case row.InputLength > 0:
-			if err := needTokenizer(); err != nil {
-				return st, err
-			}
-			lit, err = syn.AppendPrompt(lit[:0], row.Line, row.InputLength, row.HashIDs)
+			n, err := tokens32(row, field, len(r.tok.Encode(row.Text)))
 			if err != nil {
-				return st, rowErr(row, err)
+				return err
 			}
-			rec.Kind, rec.Raw = record.KindPrompt, lit
-			st.PromptTokens += int64(row.InputLength)
-			if ver != nil {
-				ver.submit(row.Source, row.Line, lit, row.InputLength)
-			}
-		default:
-			return st, &trace.Error{File: row.Source, Line: row.Line, Field: "input_length", Err: errors.New("the row has no prompt: give input_length, text, messages or payload")}
+			rec.InputTokens = n
 		}
-		if err := enc.Encode(&rec); err != nil {
-			return st, err
+		r.st.PromptTokens += int64(rec.InputTokens)
+	case row.InputLength > 0:
+		if err := r.loadTokenizer(); err != nil {
+			return err
 		}
-		st.Emitted++
-		if o.Progress != nil && st.Emitted&255 == 0 {
-			o.Progress(st.Rows, st.PromptTokens)
+		var err error
+		if r.lit, err = r.syn.AppendPrompt(r.lit[:0], row.Line, row.InputLength, row.HashIDs); err != nil {
+			return rowErr(row, err)
 		}
+		rec.Kind, rec.Raw = record.KindPrompt, r.lit
+		r.st.PromptTokens += int64(row.InputLength)
+		if r.ver != nil {
+			r.ver.submit(row.Source, row.Line, r.lit, row.InputLength)
+		}
+	default:
+		return &trace.Error{File: row.Source, Line: row.Line, Field: "input_length", Err: errors.New("the row has no prompt: give input_length, text, messages or payload")}
 	}
-	st.Sessions = next
-	if syn != nil {
-		st.Blocks = syn.Blocks()
+	return nil
+}
+
+// tokens32 narrows a token count to the records' 32 bits, refusing what
+// does not fit (trace already refuses such counts; this guards the rest).
+func tokens32(row *trace.Row, field string, n int) (uint32, error) {
+	if n < 0 || uint64(n) > math.MaxUint32 {
+		return 0, &trace.Error{File: row.Source, Line: row.Line, Field: field, Err: fmt.Errorf("%d tokens is out of range (at most %d)", n, uint32(math.MaxUint32))}
 	}
-	if ver != nil {
-		n, bad := ver.wait()
-		st.Verified = n
+	return uint32(n), nil
+}
+
+// loadTokenizer loads the tokenizer, the synthesizer and the verifier on
+// first need.
+func (r *runner) loadTokenizer() error {
+	if r.tok != nil {
+		return nil
+	}
+	t, err := r.o.Tokenizer()
+	if err != nil {
+		return err
+	}
+	c, err := synthCorpus(t)
+	if err != nil {
+		return err
+	}
+	s, err := synth.New(c, r.o.Synth)
+	if err != nil {
+		return err
+	}
+	r.tok, r.syn = t, s
+	if r.o.Verify {
+		r.ver = newVerifier(t)
+	}
+	return nil
+}
+
+// end finishes a complete run: statistics, the verifier's verdict, then the
+// end line.
+func (r *runner) end() error {
+	r.st.Sessions = r.sessions.next
+	if r.syn != nil {
+		r.st.Blocks = r.syn.Blocks()
+	}
+	if r.ver != nil {
+		n, bad := r.ver.wait()
+		r.st.Verified = n
 		if bad != nil {
-			enc.Flush() // the records so far, without the end line: pack refuses them
-			return st, fmt.Errorf("%w: %s", ErrVerify, bad)
+			return r.abort(fmt.Errorf("%w: %s", ErrVerify, bad))
 		}
 	}
-	if err := enc.End(); err != nil {
-		return st, err
+	if err := r.enc.End(); err != nil {
+		return r.outputError(err)
 	}
-	return st, nil
+	return nil
+}
+
+// abort flushes the records written so far, without the end line (so pack
+// refuses them), and returns err; a failure of the output itself wins.
+func (r *runner) abort(err error) error {
+	var oe *OutputError
+	if errors.As(err, &oe) {
+		return err
+	}
+	if ferr := r.enc.Flush(); ferr != nil {
+		return r.outputError(ferr)
+	}
+	return err
+}
+
+// outputError reports a write failure once, as the output's: the first
+// error the writer returned.
+func (r *runner) outputError(err error) error {
+	if r.out.err != nil {
+		err = r.out.err
+	}
+	var pe *fs.PathError // "write /dev/stdout: ..." says less than the name we have
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &OutputError{Name: r.o.OutputName, Err: err}
+}
+
+func (r *runner) stopVerifier() {
+	if r.ver != nil {
+		r.ver.close()
+	}
+}
+
+// trackedWriter remembers the first error of the writer under the encoder.
+type trackedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (t *trackedWriter) Write(p []byte) (int, error) {
+	if t.err != nil {
+		return 0, t.err
+	}
+	n, err := t.w.Write(p)
+	if err != nil {
+		t.err = err
+	}
+	return n, err
+}
+
+// sessionNumbers numbers sessions densely by first appearance (a row
+// without a session id is a session of its own) and turns within each.
+type sessionNumbers struct {
+	byID  map[string]int64
+	turns map[int64]uint32
+	next  int64
+}
+
+func newSessionNumbers() sessionNumbers {
+	return sessionNumbers{byID: map[string]int64{}, turns: map[int64]uint32{}}
+}
+
+func (s *sessionNumbers) place(id string) (sess int64, turn uint32, err error) {
+	if id == "" {
+		sess = s.next
+		s.next++
+		return sess, 0, nil
+	}
+	sess, ok := s.byID[id]
+	if !ok {
+		sess = s.next
+		s.byID[id] = sess
+		s.next++
+	}
+	turn = s.turns[sess]
+	if turn == math.MaxUint32 {
+		return 0, 0, fmt.Errorf("session %q has more than %d turns", id, uint32(math.MaxUint32))
+	}
+	s.turns[sess] = turn + 1
+	return sess, turn, nil
 }
 
 func rowErr(row *trace.Row, err error) error {

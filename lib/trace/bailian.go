@@ -163,10 +163,10 @@ func parseBailian(rec []byte) (bailianRec, error) {
 		return out, fe
 	}
 	row.HasTimestamp = true
-	if row.InputLength, fe = count("input_length", inputLength); fe != nil {
+	if row.InputLength, fe = tokens("input_length", inputLength); fe != nil {
 		return out, fe
 	}
-	if row.OutputLength, fe = count("output_length", outputLength); fe != nil {
+	if row.OutputLength, fe = tokens("output_length", outputLength); fe != nil {
 		return out, fe
 	}
 	row.HasOutputLength = true

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aiperf/toolkit/lib/jsonx"
 )
@@ -17,6 +20,7 @@ type burstDecoder struct {
 	name    string
 	cr      *csv.Reader
 	filt    *filter
+	header  []string
 	col     [3]int // indexes of Timestamp, Request tokens, Response tokens
 	seq     int64
 	skipped int
@@ -31,6 +35,11 @@ func newBurstDecoder(r io.Reader, name string, filt *filter) (*burstDecoder, err
 	header, err := cr.Read()
 	if err != nil && err != io.EOF {
 		return nil, d.csvError(err)
+	}
+	header = slices.Clone(header) // cr reuses its record
+	d.header = header
+	if err := d.checkUTF8(header, true); err != nil {
+		return nil, err
 	}
 	var missing []string
 	for i, c := range burstColumns {
@@ -52,6 +61,10 @@ func newBurstDecoder(r io.Reader, name string, filt *filter) (*burstDecoder, err
 }
 
 func (d *burstDecoder) csvError(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return &Error{File: d.name, Line: int64(pe.StartLine), Err: fmt.Errorf("bad CSV: %v", pe.Err)}
@@ -69,13 +82,19 @@ func (d *burstDecoder) next() (*Row, error) {
 			return nil, d.csvError(err)
 		}
 		line, _ := d.cr.FieldPos(0)
+		if err := d.checkUTF8(rec, false); err != nil {
+			return nil, err
+		}
 		seq := d.seq
 		d.seq++
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			d.seq-- // a blank line is not a row
 			continue
 		}
-		row, ok := d.parse(rec)
+		row, ok, fe := d.parse(rec)
+		if fe != nil {
+			return nil, at(d.name, int64(line), fe)
+		}
 		if !ok {
 			d.skipped++
 			continue
@@ -87,9 +106,33 @@ func (d *burstDecoder) next() (*Row, error) {
 	}
 }
 
+// checkUTF8 refuses a CSV record with a cell that is not valid UTF-8 (as
+// Python's csv module, reading the file as UTF-8 text, does), naming the
+// cell by its column's header (by number in the header itself).
+func (d *burstDecoder) checkUTF8(rec []string, isHeader bool) error {
+	for i, c := range rec {
+		if utf8.ValidString(c) {
+			continue
+		}
+		line, _ := d.cr.FieldPos(i)
+		field := fmt.Sprintf("column %d", i+1)
+		if !isHeader && i < len(d.header) {
+			field = strconv.Quote(d.header[i])
+		}
+		bad := 0
+		for r, size := utf8.DecodeRuneInString(c); r != utf8.RuneError || size != 1; r, size = utf8.DecodeRuneInString(c[bad:]) {
+			bad += size
+		}
+		return &Error{File: d.name, Line: int64(line), Field: field,
+			Err: fmt.Errorf("invalid UTF-8 (byte 0x%02x)", c[bad])}
+	}
+	return nil
+}
+
 // parse reads the three required cells; ok is false when one is missing or
-// not a number, and such rows are skipped like aiperf does.
-func (d *burstDecoder) parse(rec []string) (*Row, bool) {
+// not a number, and such rows are skipped like aiperf does. A number out of
+// range is an error naming its column.
+func (d *burstDecoder) parse(rec []string) (row *Row, ok bool, fe *fieldError) {
 	cell := func(i int) (string, bool) {
 		if d.col[i] >= len(rec) {
 			return "", false
@@ -100,30 +143,37 @@ func (d *burstDecoder) parse(rec []string) (*Row, bool) {
 	in, ok2 := cell(1)
 	out, ok3 := cell(2)
 	if !ok1 || !ok2 || !ok3 {
-		return nil, false
+		return nil, false, nil
 	}
 	ns, neg, _, err := jsonx.ParseDecimal(ts, scaleS)
+	if err == jsonx.ErrRange {
+		return nil, false, ferr(strconv.Quote(burstColumns[0]), "%s s is out of range (at most %d ns)", ts, int64(math.MaxInt64))
+	}
 	if err != nil || neg && ns != 0 {
-		return nil, false
+		return nil, false, nil
 	}
-	inputLength, ok := csvInt(in)
-	if !ok {
-		return nil, false
+	row = &Row{HasTimestamp: true, TimestampNS: ns, HasOutputLength: true}
+	for i, dst := range []*int{&row.InputLength, &row.OutputLength} {
+		v := in
+		if i == 1 {
+			v = out
+		}
+		n, isNum := csvInt(v)
+		if !isNum {
+			return nil, false, nil
+		}
+		if n > MaxTokens {
+			return nil, false, ferr(strconv.Quote(burstColumns[i+1]), "%s is out of range (at most %d tokens)", v, MaxTokens)
+		}
+		*dst = int(n)
 	}
-	outputLength, ok := csvInt(out)
-	if !ok {
-		return nil, false
-	}
-	return &Row{
-		HasTimestamp: true, TimestampNS: ns,
-		InputLength:     inputLength,
-		HasOutputLength: true, OutputLength: outputLength,
-	}, true
+	return row, true, nil
 }
 
 // csvInt parses a non-negative integer cell the way Python's int() does
-// for plain digits (an optional '+', leading zeros allowed).
-func csvInt(s string) (int, bool) {
+// for plain digits (an optional '+', leading zeros allowed). A number too
+// large for a uint64 is returned as math.MaxUint64.
+func csvInt(s string) (uint64, bool) {
 	s = strings.TrimPrefix(s, "+")
 	if s == "" {
 		return 0, false
@@ -133,9 +183,9 @@ func csvInt(s string) (int, bool) {
 			return 0, false
 		}
 	}
-	n, err := strconv.ParseInt(s, 10, 0)
+	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, false
+		return math.MaxUint64, true // only digits: the error is the range
 	}
-	return int(n), true
+	return n, true
 }

@@ -238,7 +238,7 @@ func buildTurn(f *turnFields) (*Row, *fieldError) {
 		}
 	}
 	if f.outputLength != nil {
-		n, fe := count("output_length", f.outputLength)
+		n, fe := tokens("output_length", f.outputLength)
 		if fe != nil {
 			return nil, fe
 		}

@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -23,7 +24,7 @@ type inputsJSONDecoder struct {
 func (d *inputsJSONDecoder) load() ([]*Row, error) {
 	doc, err := io.ReadAll(d.r)
 	if err != nil {
-		return nil, &Error{File: d.name, Err: err}
+		return nil, ioError(d.name, 0, err)
 	}
 	return parseInputsJSON(d.name, doc)
 }
@@ -50,9 +51,8 @@ func parseInputsJSON(name string, doc []byte) ([]*Row, error) {
 	if start == len(doc) {
 		return nil, &Error{File: name, Err: fmt.Errorf("empty document; want {\"data\": [...]}")}
 	}
-	if !validJSON(doc) {
-		msg, off := syntaxError(doc)
-		return nil, &Error{File: name, Line: lc.at(int(off)), Err: fmt.Errorf("%s", msg)}
+	if fe, off := checkText(doc); fe != nil {
+		return nil, &Error{File: name, Line: lc.at(off), Field: fe.field, Err: errors.New(fe.msg)}
 	}
 	if kind(doc[start:]) != kindObject {
 		return nil, &Error{File: name, Line: lc.at(start), Err: fmt.Errorf("document must be a JSON object with \"data\", got %s", kind(doc[start:]))}
@@ -117,11 +117,15 @@ func parseInputsJSON(name string, doc []byte) ([]*Row, error) {
 				return fail(fmt.Sprintf("%s.payloads[%d]", field, j), lc.at(plOff+o), "must be an object, got %s", kind(p))
 			}
 			lc.at(plOff + o)
+			// doc is owned by this decoder and never reused: a payload that
+			// is on one line already is not copied.
+			payload := json.RawMessage(p[:len(p):len(p)])
+			if !jsonx.IsCompact(p) {
+				payload = jsonx.AppendCompact(nil, p)
+			}
 			rows = append(rows, &Row{
 				Source: name, Line: int64(len(rows) + 1), Seq: int64(len(rows)),
-				SessionID: sessionID, Turn: turn,
-				// doc is owned by this decoder and never reused: no copy.
-				Payload: json.RawMessage(p[:len(p):len(p)]),
+				SessionID: sessionID, Turn: turn, Payload: payload,
 			})
 			turn++
 			return nil

@@ -14,7 +14,7 @@ const inputsDoc = `{
       "payloads": [
         {"messages": [{"role": "user", "content": "hi"}], "model": "m"},
         {
-          "messages": [{"role": "user", "content": "again"}]
+          "messages": [{"role": "user", "content": "again,  \n { \u0041 }"}]
         }
       ]
     },
@@ -27,10 +27,12 @@ const inputsDoc = `{
 func TestInputsJSON(t *testing.T) {
 	t.Parallel()
 	const f = "inputs.json"
+	// Payloads are re-emitted on one line (records are JSONL): the white
+	// space between tokens goes, every other byte stays.
 	want := []Row{
-		{Source: f, Line: 1, Seq: 0, SessionID: "s-1", Turn: 0, Payload: json.RawMessage(`{"messages": [{"role": "user", "content": "hi"}], "model": "m"}`)},
-		{Source: f, Line: 2, Seq: 1, SessionID: "s-1", Turn: 1, Payload: json.RawMessage("{\n          \"messages\": [{\"role\": \"user\", \"content\": \"again\"}]\n        }")},
-		{Source: f, Line: 3, Seq: 2, SessionID: "s-2", Turn: 0, Payload: json.RawMessage(`{"prompt": "x"}`)},
+		{Source: f, Line: 1, Seq: 0, SessionID: "s-1", Turn: 0, Payload: json.RawMessage(`{"messages":[{"role":"user","content":"hi"}],"model":"m"}`)},
+		{Source: f, Line: 2, Seq: 1, SessionID: "s-1", Turn: 1, Payload: json.RawMessage(`{"messages":[{"role":"user","content":"again,  \n { \u0041 }"}]}`)},
+		{Source: f, Line: 3, Seq: 2, SessionID: "s-2", Turn: 0, Payload: json.RawMessage(`{"prompt":"x"}`)},
 	}
 	// Explicit, and detected from the whole (pretty-printed) document.
 	for _, typ := range []string{TypeInputsJSON, ""} {

@@ -5,19 +5,91 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/aiperf/toolkit/lib/jsonx"
 )
 
-// scan is the JSON scanner of this package. It accepts invalid UTF-8 inside
-// strings, as encoding/json (whose error messages this package reports)
-// does: records pass through verbatim, and the check stays json.Valid.
-var scan = jsonx.Scanner{AllowInvalidUTF8: true}
+// The JSON scanners of this package. Every record is validated once with
+// strict, in the pass that checks its syntax: strings must be valid UTF-8
+// and \u escapes must not leave half of a UTF-16 surrogate pair, because
+// verbatim values go to servers whose JSON parsers refuse both (and the
+// Python aiperf's reader refuses such lines too). The walks over a record
+// that follow use scan, which accepts what encoding/json accepts (json.Valid)
+// and so also serves format detection, before a decoder names the field.
+var (
+	strict = jsonx.Scanner{RejectLoneSurrogates: true}
+	scan   = jsonx.Scanner{AllowInvalidUTF8: true}
+)
 
 // validJSON reports whether b is one JSON value with optional surrounding
 // white space; it is json.Valid.
 func validJSON(b []byte) bool { return scan.Valid(b) }
+
+// checkText validates the JSON text b strictly. A syntax error is reported
+// as encoding/json words it; text that is not valid Unicode (invalid UTF-8,
+// a lone surrogate escape) is reported at the JSON path of the value that
+// holds it. off is the byte offset of the problem in b (0 when unknown).
+func checkText(b []byte) (fe *fieldError, off int) {
+	err := strict.Check(b)
+	if err == nil {
+		return nil, 0
+	}
+	var se *jsonx.SyntaxError
+	if !errors.As(err, &se) || se.Unwrap() == nil {
+		msg, o := syntaxError(b)
+		return ferr("", "%s", msg), int(o)
+	}
+	off = se.Offset
+	what := fmt.Sprintf("invalid UTF-8 (byte 0x%02x)", b[off])
+	if errors.Is(err, jsonx.ErrLoneSurrogate) {
+		what = fmt.Sprintf("lone surrogate escape %s (half of a UTF-16 pair, which servers refuse)", b[off:off+6])
+	}
+	path, inKey := fieldAt(b, off)
+	if inKey {
+		what += " in a key"
+	}
+	return ferr(path, "%s at byte offset %d", what, off), off
+}
+
+// fieldAt returns the JSON path of the innermost value of the valid JSON
+// text v that holds byte offset off ("" for v itself), and whether off lies
+// in the key of that member rather than in its value.
+func fieldAt(v []byte, off int) (path string, inKey bool) {
+	i := jsonx.SkipSpace(v, 0)
+	for i < len(v) && (v[i] == '{' || v[i] == '[') {
+		next := -1
+		visit := func(name string, val []byte, voff int) error {
+			if off >= voff+len(val) {
+				return nil
+			}
+			path = joinField(path, name)
+			if off < voff {
+				inKey = true
+			} else {
+				next = voff
+			}
+			return errStop
+		}
+		if v[i] == '{' {
+			_, _ = scan.Fields(v, i, func(k, val []byte, voff int) error {
+				key, _ := decodeString(k)
+				return visit(strings.ToValidUTF8(key, "\ufffd"), val, voff)
+			})
+		} else {
+			_, _ = scan.Elements(v, i, func(n int, val []byte, voff int) error {
+				return visit("["+strconv.Itoa(n)+"]", val, voff)
+			})
+		}
+		if next < 0 || next == i {
+			break
+		}
+		i = next
+	}
+	return path, inKey
+}
 
 // members calls fn for each member of the JSON object v (after optional
 // white space), in input order, with the decoded key, the raw value and the
@@ -42,9 +114,12 @@ func elements(v []byte, fn func(i int, val []byte, off int) error) error {
 	return err
 }
 
-// decodeString decodes a valid JSON string literal as encoding/json does:
-// one with an escape and invalid UTF-8 (which jsonx.Unquote keeps) goes
-// through encoding/json, which replaces each bad byte with U+FFFD.
+// decodeString decodes a valid JSON string literal as encoding/json does.
+// Records are checked strictly first, so the strings decoded from them are
+// valid UTF-8; on text that was not (format detection reads the first line
+// before any check), one with an escape and invalid UTF-8 (which
+// jsonx.Unquote keeps) goes through encoding/json, which replaces each bad
+// byte with U+FFFD.
 func decodeString(lit []byte) (string, error) {
 	if bytes.IndexByte(lit, '\\') >= 0 && !utf8.Valid(lit) {
 		var s string
@@ -202,6 +277,17 @@ func syntaxError(b []byte) (string, int64) {
 		return "invalid JSON: " + err.Error(), 0
 	}
 	return "invalid JSON", 0
+}
+
+// compactCopy returns a copy of the valid JSON text v on one line: without
+// the white space between its tokens, every other byte kept. Bodies taken
+// from a multi-line document (inputs_json) or a decoded capture
+// (sagemaker_data_capture) may hold newlines that would break a JSONL line.
+func compactCopy(v []byte) json.RawMessage {
+	if jsonx.IsCompact(v) {
+		return copyRaw(v)
+	}
+	return jsonx.AppendCompact(nil, v)
 }
 
 // copyRaw returns a copy of v that does not alias any reused buffer.

@@ -42,7 +42,7 @@ func (d *mooncakeDecoder) next() (*Row, error) {
 		}
 		seq := d.seq
 		d.seq++
-		row, mode, err := parseMooncake(rec)
+		row, mode, err := parseMooncake(rec, d.lr.take)
 		if err != nil {
 			return nil, at(d.name, line, err)
 		}
@@ -68,169 +68,206 @@ func (d *mooncakeDecoder) next() (*Row, error) {
 }
 
 // parseMooncake validates one Mooncake record (aiperf's MooncakeTrace model)
-// and returns its row and input mode.
-func parseMooncake(rec []byte) (*Row, int, error) {
+// and returns its row and input mode. take makes a verbatim value the row's
+// own (copyRaw, or a lineReader's take).
+func parseMooncake(rec []byte, take func([]byte) json.RawMessage) (*Row, int, error) {
 	if err := checkObject(rec); err != nil {
 		return nil, 0, err
 	}
-	var (
-		row                                  = new(Row)
-		inputLength, textInput, messages     []byte
-		payload, tools, hashes, messageMode  []byte
-		timestamp, delay, outputLength, extr []byte
-		sessionID                            []byte
-	)
-	_ = members(rec, func(k string, v []byte, _ int) error {
-		if isNull(v) {
-			v = nil // null is the same as absent for every optional field
-		}
-		switch k {
-		case "input_length":
-			inputLength = v
-		case "text_input":
-			textInput = v
-		case "messages":
-			messages = v
-		case "payload":
-			payload = v
-		case "tools":
-			tools = v
-		case "hash_ids":
-			hashes = v
-		case "timestamp":
-			timestamp = v
-		case "delay":
-			delay = v
-		case "output_length":
-			outputLength = v
-		case "session_id":
-			sessionID = v
-		case "extra":
-			extr = v
-		case "message_mode":
-			messageMode = v
-		}
-		return nil
-	})
-
-	// Exactly one input mode.
-	var present []string
-	for _, m := range []struct {
-		name string
-		v    []byte
-	}{{"input_length", inputLength}, {"text_input", textInput}, {"messages", messages}, {"payload", payload}} {
-		if m.v != nil {
-			present = append(present, m.name)
-		}
-	}
-	switch len(present) {
-	case 0:
-		return nil, 0, ferr("", "exactly one of input_length, text_input, messages or payload must be provided")
-	case 1:
-	default:
-		return nil, 0, ferr(present[1], "input_length, text_input, messages and payload are mutually exclusive (found %s)",
-			strings.Join(present, " and "))
-	}
-	if hashes != nil && inputLength == nil {
-		return nil, 0, ferr("hash_ids", "only allowed with input_length, not with %s", present[0])
-	}
-	if tools != nil && messages == nil {
-		return nil, 0, ferr("tools", "only allowed with messages")
-	}
-
-	mode := modeSynth
-	var fe *fieldError
-	switch {
-	case inputLength != nil:
-		if row.InputLength, fe = count("input_length", inputLength); fe != nil {
-			return nil, 0, fe
-		}
-		if row.InputLength == 0 {
-			return nil, 0, ferr("input_length", "must be greater than 0")
-		}
-		if hashes != nil {
-			if row.HashIDs, fe = hashIDs("hash_ids", hashes); fe != nil {
-				return nil, 0, fe
-			}
-		}
-	case textInput != nil:
-		if row.Text, fe = stringValue("text_input", textInput); fe != nil {
-			return nil, 0, fe
-		}
-		row.HasText = true
-	case messages != nil:
-		mode = modeMessages
-		if fe = validateMessages("messages", messages); fe != nil {
-			return nil, 0, fe
-		}
-		row.Messages = copyRaw(messages)
-		if tools != nil {
-			n, fe := objectList("tools", tools)
-			if fe != nil {
-				return nil, 0, fe
-			}
-			if n == 0 {
-				return nil, 0, ferr("tools", "must be a non-empty array")
-			}
-			row.Tools = copyRaw(tools)
-		}
-	default:
-		mode = modePayload
-		if kind(payload) != kindObject {
-			return nil, 0, wrongKind("payload", "a non-empty object", payload)
-		}
-		if !hasAnyMember(payload) {
-			return nil, 0, ferr("payload", "must be a non-empty object")
-		}
-		row.Payload = copyRaw(payload)
-	}
-
-	if messageMode != nil {
-		mm, fe := stringValue("message_mode", messageMode)
-		if fe != nil {
-			return nil, 0, fe
-		}
-		switch mm {
-		case "history":
-		case "delta":
-			if messages == nil {
-				return nil, 0, ferr("message_mode", "\"delta\" is only supported with messages")
-			}
-			if extr != nil && kind(extr) == kindObject && hasMember(extr, "messages") {
-				return nil, 0, ferr("extra.messages", "not allowed with message_mode \"delta\"")
-			}
-			row.DeltaMessages = true
-		default:
-			return nil, 0, ferr("message_mode", "must be \"history\" or \"delta\", got %q", mm)
-		}
-	}
-	if fe = timing(row, timestamp, delay, scaleMS); fe != nil {
+	var f mooncakeFields
+	f.collect(rec)
+	mode, fe := f.inputMode()
+	if fe != nil {
 		return nil, 0, fe
 	}
-	if outputLength != nil {
-		if row.OutputLength, fe = count("output_length", outputLength); fe != nil {
-			return nil, 0, fe
-		}
-		row.HasOutputLength = true
-	}
-	if sessionID != nil {
-		if row.SessionID, fe = stringValue("session_id", sessionID); fe != nil {
-			return nil, 0, fe
-		}
-	}
-	if extr != nil {
-		if row.Extra, fe = extraObject("extra", extr); fe != nil {
+	row := new(Row)
+	for _, step := range []func(*Row, func([]byte) json.RawMessage) *fieldError{f.input, f.readMessageMode, f.schedule} {
+		if fe := step(row, take); fe != nil {
 			return nil, 0, fe
 		}
 	}
 	return row, mode, nil
 }
 
-// checkObject reports a record that is not a valid JSON object.
+// mooncakeFields holds the raw values of a Mooncake record's fields (nil
+// when absent or null: null is the same as absent for every optional field).
+type mooncakeFields struct {
+	inputLength, textInput, messages, payload, tools, hashes []byte
+	messageMode, timestamp, delay, outputLength, extra       []byte
+	sessionID                                                []byte
+}
+
+func (f *mooncakeFields) collect(rec []byte) {
+	_ = members(rec, func(k string, v []byte, _ int) error {
+		if isNull(v) {
+			v = nil
+		}
+		switch k {
+		case "input_length":
+			f.inputLength = v
+		case "text_input":
+			f.textInput = v
+		case "messages":
+			f.messages = v
+		case "payload":
+			f.payload = v
+		case "tools":
+			f.tools = v
+		case "hash_ids":
+			f.hashes = v
+		case "timestamp":
+			f.timestamp = v
+		case "delay":
+			f.delay = v
+		case "output_length":
+			f.outputLength = v
+		case "session_id":
+			f.sessionID = v
+		case "extra":
+			f.extra = v
+		case "message_mode":
+			f.messageMode = v
+		}
+		return nil
+	})
+}
+
+// inputMode checks that exactly one input is given, with the fields that
+// may go with it, and names the mode.
+func (f *mooncakeFields) inputMode() (int, *fieldError) {
+	var present []string
+	for _, m := range []struct {
+		name string
+		v    []byte
+	}{{"input_length", f.inputLength}, {"text_input", f.textInput}, {"messages", f.messages}, {"payload", f.payload}} {
+		if m.v != nil {
+			present = append(present, m.name)
+		}
+	}
+	switch len(present) {
+	case 0:
+		return 0, ferr("", "exactly one of input_length, text_input, messages or payload must be provided")
+	case 1:
+	default:
+		return 0, ferr(present[1], "input_length, text_input, messages and payload are mutually exclusive (found %s)",
+			strings.Join(present, " and "))
+	}
+	if f.hashes != nil && f.inputLength == nil {
+		return 0, ferr("hash_ids", "only allowed with input_length, not with %s", present[0])
+	}
+	if f.tools != nil && f.messages == nil {
+		return 0, ferr("tools", "only allowed with messages")
+	}
+	switch {
+	case f.messages != nil:
+		return modeMessages, nil
+	case f.payload != nil:
+		return modePayload, nil
+	}
+	return modeSynth, nil
+}
+
+// input reads the row's one input: input_length (+ hash_ids), text_input,
+// messages (+ tools) or payload.
+func (f *mooncakeFields) input(row *Row, take func([]byte) json.RawMessage) *fieldError {
+	var fe *fieldError
+	switch {
+	case f.inputLength != nil:
+		if row.InputLength, fe = tokens("input_length", f.inputLength); fe != nil {
+			return fe
+		}
+		if row.InputLength == 0 {
+			return ferr("input_length", "must be greater than 0")
+		}
+		if f.hashes != nil {
+			row.HashIDs, fe = hashIDs("hash_ids", f.hashes)
+		}
+		return fe
+	case f.textInput != nil:
+		row.Text, fe = stringValue("text_input", f.textInput)
+		row.HasText = fe == nil
+		return fe
+	case f.messages != nil:
+		if fe = validateMessages("messages", f.messages); fe != nil {
+			return fe
+		}
+		if f.tools != nil {
+			n, fe := objectList("tools", f.tools)
+			if fe != nil {
+				return fe
+			}
+			if n == 0 {
+				return ferr("tools", "must be a non-empty array")
+			}
+			row.Tools = copyRaw(f.tools)
+		}
+		row.Messages = take(f.messages)
+		return nil
+	}
+	if kind(f.payload) != kindObject {
+		return wrongKind("payload", "a non-empty object", f.payload)
+	}
+	if !hasAnyMember(f.payload) {
+		return ferr("payload", "must be a non-empty object")
+	}
+	row.Payload = take(f.payload)
+	return nil
+}
+
+// readMessageMode reads message_mode: "history" (the default) or "delta".
+func (f *mooncakeFields) readMessageMode(row *Row, _ func([]byte) json.RawMessage) *fieldError {
+	if f.messageMode == nil {
+		return nil
+	}
+	mm, fe := stringValue("message_mode", f.messageMode)
+	if fe != nil {
+		return fe
+	}
+	switch mm {
+	case "history":
+	case "delta":
+		if f.messages == nil {
+			return ferr("message_mode", "\"delta\" is only supported with messages")
+		}
+		if f.extra != nil && kind(f.extra) == kindObject && hasMember(f.extra, "messages") {
+			return ferr("extra.messages", "not allowed with message_mode \"delta\"")
+		}
+		row.DeltaMessages = true
+	default:
+		return ferr("message_mode", "must be \"history\" or \"delta\", got %q", mm)
+	}
+	return nil
+}
+
+// schedule reads the fields around the input: timestamp or delay,
+// output_length, session_id and extra.
+func (f *mooncakeFields) schedule(row *Row, _ func([]byte) json.RawMessage) *fieldError {
+	var fe *fieldError
+	if fe = timing(row, f.timestamp, f.delay, scaleMS); fe != nil {
+		return fe
+	}
+	if f.outputLength != nil {
+		if row.OutputLength, fe = tokens("output_length", f.outputLength); fe != nil {
+			return fe
+		}
+		row.HasOutputLength = true
+	}
+	if f.sessionID != nil {
+		if row.SessionID, fe = stringValue("session_id", f.sessionID); fe != nil {
+			return fe
+		}
+	}
+	if f.extra != nil {
+		row.Extra, fe = extraObject("extra", f.extra)
+	}
+	return fe
+}
+
+// checkObject reports a record that is not a valid JSON object (or whose
+// text is not valid Unicode, see checkText).
 func checkObject(rec []byte) error {
-	if !validJSON(rec) {
-		msg, _ := syntaxError(rec)
-		return ferr("", "%s", msg)
+	if fe, _ := checkText(rec); fe != nil {
+		return fe
 	}
 	if k := kind(rec); k != kindObject {
 		return ferr("", "record must be a JSON object, got %s", k)

@@ -63,6 +63,23 @@ func count(field string, v []byte) (int, *fieldError) {
 	return int(n), nil
 }
 
+// MaxTokens is the largest token count (input_length, output_length,
+// max_tokens, ...) a row may carry: records and stores hold 32-bit counts,
+// and no model has a context anywhere near it.
+const MaxTokens = math.MaxUint32
+
+// tokens parses a token count: a non-negative integer up to MaxTokens.
+func tokens(field string, v []byte) (int, *fieldError) {
+	n, fe := count(field, v)
+	if fe != nil {
+		return 0, fe
+	}
+	if uint64(n) > MaxTokens {
+		return 0, ferr(field, "%s is out of range (at most %d tokens)", v, MaxTokens)
+	}
+	return n, nil
+}
+
 // hashIDs parses a JSON array of unsigned 64-bit integers from its text.
 // Elements must be plain digit strings: negative numbers, fractions,
 // exponents and values above 2^64-1 are errors. (v is valid JSON, so the

@@ -2,6 +2,8 @@ package trace
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -101,5 +103,41 @@ func TestErrorMessage(t *testing.T) {
 	inner := errors.New("inner")
 	if e := (&Error{Err: inner}); !errors.Is(e, inner) {
 		t.Errorf("errors.Is(%v, inner) = false", e)
+	}
+}
+
+// TestTokenCountRange: token counts wider than the 32 bits records carry are
+// an error naming the field, in every format (they used to wrap downstream:
+// an output_length of 2^32 became max_tokens 0).
+func TestTokenCountRange(t *testing.T) {
+	t.Parallel()
+	const big = "4294967296"
+	sm := func(req string) string {
+		return `{"captureData": {"endpointInput": {"data": ` + strconv.Quote(req) + `, "encoding": "JSON"}}, "eventMetadata": {"eventId": "e", "inferenceTime": "2026-01-01T00:00:00Z"}}`
+	}
+	tests := []struct {
+		name, typ, input, field string
+		line                    int64
+	}{
+		{"mooncake output_length", TypeMooncake, `{"input_length": 5, "output_length": ` + big + `}`, "output_length", 1},
+		{"mooncake input_length", TypeMooncake, `{"input_length": 1e10}`, "input_length", 1},
+		{"bailian output_length", TypeBailian, `{"chat_id": 1, "timestamp": 1, "input_length": 1, "output_length": ` + big + `}`, "output_length", 1},
+		{"bailian input_length", TypeBailian, `{"chat_id": 1, "timestamp": 1, "input_length": 18446744073709551616, "output_length": 1}`, "input_length", 1},
+		{"single_turn output_length", TypeSingleTurn, `{"text": "x", "output_length": ` + big + `}`, "output_length", 1},
+		{"multi_turn output_length", TypeMultiTurn, `{"turns": [{"text": "x", "output_length": ` + big + `}]}`, "turns[0].output_length", 1},
+		{"sagemaker max_tokens", TypeSageMaker, sm(`{"messages": [{"role": "user", "content": "x"}], "max_tokens": ` + big + `}`), "captureData.endpointInput.data.max_tokens", 1},
+		{"sagemaker prompt_tokens", TypeSageMaker, strings.Replace(sm(`{"messages": [{"role": "user", "content": "x"}]}`), `"encoding": "JSON"}`,
+			`"encoding": "JSON"}, "endpointOutput": {"data": "{\"usage\": {\"prompt_tokens\": `+big+`}}", "encoding": "JSON"}`, 1), "captureData.endpointOutput.data.usage.prompt_tokens", 1},
+		{"burst response tokens", TypeBurstGPT, "Timestamp,Request tokens,Response tokens\n1,2,3\n2,5," + big + "\n", `"Response tokens"`, 3},
+		{"burst request tokens", TypeBurstGPT, "Timestamp,Request tokens,Response tokens\n1,99999999999999999999999,3\n", `"Request tokens"`, 2},
+		{"burst timestamp", TypeBurstGPT, "Timestamp,Request tokens,Response tokens\n1e30,1,3\n", `"Timestamp"`, 2},
+	}
+	for _, tt := range tests {
+		_, _, err := readString("n.jsonl", tt.input, Options{Type: tt.typ})
+		checkError(t, tt.name, err, "n.jsonl", tt.line, tt.field, "out of range")
+	}
+	rows := mustRead(t, "n.jsonl", `{"input_length": 4294967295, "output_length": 4294967295}`, Options{Type: TypeMooncake})
+	if rows[0].InputLength != MaxTokens || rows[0].OutputLength != MaxTokens {
+		t.Errorf("the largest counts: %s", fmtRow(rows[0]))
 	}
 }

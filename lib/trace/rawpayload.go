@@ -23,7 +23,7 @@ func (d *rawPayloadDecoder) next() (*Row, error) {
 	if err := checkObject(rec); err != nil {
 		return nil, at(d.name, line, err)
 	}
-	row := &Row{Source: d.name, Line: line, Seq: d.seq, Payload: copyRaw(rec)}
+	row := &Row{Source: d.name, Line: line, Seq: d.seq, Payload: d.lr.take(rec)}
 	d.seq++
 	return row, nil
 }
@@ -33,12 +33,14 @@ func (d *rawPayloadDecoder) next() (*Row, error) {
 // session id is the file name without ".jsonl" (aiperf generates a fresh
 // id per file; the name keeps ours deterministic).
 type rawPayloadDirDecoder struct {
-	files []string
-	f     *os.File
-	lr    *lineReader
-	name  string
-	turn  int
-	seq   int64
+	files   []string
+	maxLine int
+	read    *int64 // counts the bytes read
+	f       *os.File
+	lr      *lineReader
+	name    string
+	turn    int
+	seq     int64
 }
 
 func (d *rawPayloadDirDecoder) next() (*Row, error) {
@@ -52,7 +54,7 @@ func (d *rawPayloadDirDecoder) next() (*Row, error) {
 			if err != nil {
 				return nil, err
 			}
-			d.f, d.lr, d.turn = f, newLineReader(skipBOM(f)), 0
+			d.f, d.lr, d.turn = f, newLineReader(counter{f, d.read}, d.maxLine), 0
 		}
 		rec, line, err := d.lr.record()
 		if err == io.EOF {
@@ -70,7 +72,7 @@ func (d *rawPayloadDirDecoder) next() (*Row, error) {
 			SessionID:        strings.TrimSuffix(filepath.Base(d.name), ".jsonl"),
 			SessionGenerated: true,
 			Turn:             d.turn,
-			Payload:          copyRaw(rec),
+			Payload:          d.lr.take(rec),
 		}
 		d.seq++
 		d.turn++

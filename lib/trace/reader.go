@@ -30,6 +30,11 @@ type Options struct {
 	MaxInputLength int
 	// MaxOutputLength > 0 caps OutputLength to it.
 	MaxOutputLength int
+
+	// MaxLineBytes bounds the length of one input line, and with it the
+	// memory a reader needs (a small multiple of the longest line); a longer
+	// line is an error (a *LineTooLongError). 0 means DefaultMaxLineBytes.
+	MaxLineBytes int
 }
 
 // decoder produces the rows of one format.
@@ -71,11 +76,26 @@ type Reader struct {
 	filt    *filter
 	closers []io.Closer
 	err     error
+	read    int64 // bytes read from the input so far
+	size    int64 // bytes of the input files (0 for a stream)
+}
+
+// counter counts the bytes read through it into *n.
+type counter struct {
+	r io.Reader
+	n *int64
+}
+
+func (c counter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
 }
 
 // Open reads the trace at path, a file or (for raw_payload and
 // sagemaker_data_capture) a directory. "-" is not supported here: pass
-// os.Stdin to [NewReader].
+// os.Stdin to [NewReader]. A named pipe or a device given as path is read
+// as a stream; inside a directory only regular files are read.
 func Open(path string, opt Options) (*Reader, error) {
 	if path == "-" {
 		return nil, &Error{File: path, Err: errors.New("stdin is not supported by trace.Open; use trace.NewReader")}
@@ -94,13 +114,16 @@ func Open(path string, opt Options) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := newReader(f, path, opt)
-	if err != nil {
+	rd := &Reader{}
+	if fi.Mode().IsRegular() {
+		rd.size = fi.Size()
+	}
+	if err := rd.init(counter{f, &rd.read}, path, opt); err != nil {
 		f.Close()
 		return nil, err
 	}
-	r.closers = append(r.closers, f)
-	return r, nil
+	rd.closers = append(rd.closers, f)
+	return rd, nil
 }
 
 // NewReader reads a trace from the stream r; name is used in errors and as
@@ -110,7 +133,11 @@ func NewReader(r io.Reader, name string, opt Options) (*Reader, error) {
 	if err := checkType(opt.Type); err != nil {
 		return nil, &Error{File: name, Err: err}
 	}
-	return newReader(r, name, opt)
+	rd := &Reader{}
+	if err := rd.init(counter{r, &rd.read}, name, opt); err != nil {
+		return nil, err
+	}
+	return rd, nil
 }
 
 func checkType(t string) error {
@@ -120,42 +147,50 @@ func checkType(t string) error {
 	return fmt.Errorf("%w %q (want one of %s)", ErrUnknownType, t, strings.Join(Types, ", "))
 }
 
-func newReader(r io.Reader, name string, opt Options) (*Reader, error) {
-	r = skipBOM(r)
+// init sets up the decoder of one stream, detecting its format from the
+// first record when opt.Type is empty.
+func (rd *Reader) init(r io.Reader, name string, opt Options) error {
+	lr := newLineReader(r, opt.MaxLineBytes)
 	typ := opt.Type
 	if typ == "" {
+		var doc []byte
 		var err error
-		if typ, r, err = detectStream(r, name); err != nil {
-			return nil, err
+		if typ, doc, err = detectStream(lr, name, opt.MaxLineBytes); err != nil {
+			return err
+		}
+		if doc != nil { // a pretty-printed inputs_json document, read whole
+			rd.typ, rd.filt = typ, &filter{}
+			rd.dec = &preloaded{load: func() ([]*Row, error) { return parseInputsJSON(name, doc) }}
+			return nil
 		}
 	}
-	rd := &Reader{typ: typ, filt: &filter{opt: opt}}
+	rd.typ, rd.filt = typ, &filter{opt: opt}
 	if !isTraceType(typ) {
 		rd.filt = &filter{} // aiperf applies the filters in trace loaders only
 	}
 	switch typ {
 	case TypeMooncake:
-		rd.dec = newMooncakeDecoder(name, newLineReader(r), rd.filt)
+		rd.dec = newMooncakeDecoder(name, lr, rd.filt)
 	case TypeBailian:
-		rd.dec = &preloaded{load: (&bailianDecoder{name: name, lr: newLineReader(r), filt: rd.filt}).load}
+		rd.dec = &preloaded{load: (&bailianDecoder{name: name, lr: lr, filt: rd.filt}).load}
 	case TypeBurstGPT:
-		dec, err := newBurstDecoder(r, name, rd.filt)
+		dec, err := newBurstDecoder(newLimitLines(lr.rest(), name, opt.MaxLineBytes), name, rd.filt)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rd.dec = dec
 	case TypeSageMaker:
-		rd.dec = &preloaded{load: (&sagemakerDecoder{stream: r, streamName: name, filt: rd.filt}).load}
+		rd.dec = &preloaded{load: (&sagemakerDecoder{stream: lr, streamName: name, maxLine: opt.MaxLineBytes, filt: rd.filt}).load}
 	case TypeRawPayload:
-		rd.dec = &rawPayloadDecoder{name: name, lr: newLineReader(r)}
+		rd.dec = &rawPayloadDecoder{name: name, lr: lr}
 	case TypeInputsJSON:
-		rd.dec = &preloaded{load: (&inputsJSONDecoder{name: name, r: r}).load}
+		rd.dec = &preloaded{load: (&inputsJSONDecoder{name: name, r: newLimitLines(lr.rest(), name, opt.MaxLineBytes)}).load}
 	case TypeSingleTurn:
-		rd.dec = newCustomDecoder(name, newLineReader(r), false)
+		rd.dec = newCustomDecoder(name, lr, false)
 	case TypeMultiTurn:
-		rd.dec = newCustomDecoder(name, newLineReader(r), true)
+		rd.dec = newCustomDecoder(name, lr, true)
 	}
-	return rd, nil
+	return nil
 }
 
 func isTraceType(t string) bool {
@@ -166,11 +201,11 @@ func isTraceType(t string) bool {
 	return false
 }
 
-// detectStream detects the format of r from its first non-blank line and
-// returns a reader that replays the whole stream.
-func detectStream(r io.Reader, name string) (string, io.Reader, error) {
-	var seen bytes.Buffer
-	lr := newLineReader(io.TeeReader(r, &seen))
+// detectStream detects the format of the stream from its first non-blank
+// line, which it leaves to be read again. A first line that may open a
+// pretty-printed inputs_json document makes it read the whole stream:
+// doc is then that document.
+func detectStream(lr *lineReader, name string, maxLine int) (typ string, doc []byte, err error) {
 	first, line, err := lr.record()
 	if err == io.EOF {
 		return "", nil, &Error{File: name, Err: errors.New("empty input: cannot detect the trace type; pass it explicitly")}
@@ -179,21 +214,20 @@ func detectStream(r io.Reader, name string) (string, io.Reader, error) {
 		return "", nil, ioError(name, line, err)
 	}
 	typ, derr := Detect(first)
+	lr.unread()
 	if derr != nil && mayStartInputsJSON(first) {
-		// Maybe a pretty-printed inputs_json document: read the rest.
-		rest, err := io.ReadAll(r)
+		doc, err := io.ReadAll(newLimitLines(lr.rest(), name, maxLine))
 		if err != nil {
 			return "", nil, ioError(name, 0, err)
 		}
-		doc := append(seen.Bytes(), rest...)
 		if isInputsJSON(bytes.TrimSpace(doc)) {
-			return TypeInputsJSON, bytes.NewReader(doc), nil
+			return TypeInputsJSON, doc, nil
 		}
 	}
 	if derr != nil {
 		return "", nil, &Error{File: name, Line: line, Err: derr}
 	}
-	return typ, io.MultiReader(bytes.NewReader(seen.Bytes()), r), nil
+	return typ, nil, nil
 }
 
 // mayStartInputsJSON reports whether an undetectable first line may open a
@@ -213,7 +247,7 @@ func openDir(dir string, opt Options) (*Reader, error) {
 	typ := opt.Type
 	if typ == "" {
 		var err error
-		if typ, err = detectDir(dir); err != nil {
+		if typ, err = detectDir(dir, opt.MaxLineBytes); err != nil {
 			return nil, err
 		}
 	}
@@ -234,19 +268,27 @@ func openDir(dir string, opt Options) (*Reader, error) {
 		return nil, err
 	}
 	rd := &Reader{typ: typ, filt: &filter{opt: opt}}
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			rd.size += fi.Size()
+		}
+	}
 	if typ == TypeRawPayload {
 		rd.filt = &filter{}
-		dec := &rawPayloadDirDecoder{files: files}
+		dec := &rawPayloadDirDecoder{files: files, maxLine: opt.MaxLineBytes, read: &rd.read}
 		rd.dec = dec
 		rd.closers = append(rd.closers, dec)
 		return rd, nil
 	}
-	rd.dec = &preloaded{load: (&sagemakerDecoder{paths: files, filt: rd.filt}).load}
+	rd.dec = &preloaded{load: (&sagemakerDecoder{paths: files, maxLine: opt.MaxLineBytes, read: &rd.read, filt: rd.filt}).load}
 	return rd, nil
 }
 
 // jsonlFiles lists the *.jsonl files of dir in sorted order (component by
-// component, as Python sorts paths), recursively or not.
+// component, as Python sorts paths), recursively or not. A *.jsonl entry
+// that is not a regular file (or a link to one) is an error: a named pipe
+// would block the reader forever, and a device or socket is no capture. A
+// link to a directory and a dangling link are skipped.
 func jsonlFiles(dir string, recursive bool) ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -262,8 +304,12 @@ func jsonlFiles(dir string, recursive bool) ([]string, error) {
 		if !strings.HasSuffix(d.Name(), ".jsonl") {
 			return nil
 		}
-		if fi, err := os.Stat(p); err != nil || fi.IsDir() {
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil || fi.IsDir():
 			return nil // a dangling link or a link to a directory
+		case !fi.Mode().IsRegular():
+			return &Error{File: p, Err: fmt.Errorf("not a regular file (%s): a directory input reads regular files only", fileKind(fi.Mode()))}
 		}
 		out = append(out, p)
 		return nil
@@ -271,11 +317,26 @@ func jsonlFiles(dir string, recursive bool) ([]string, error) {
 	return out, err
 }
 
+// fileKind names the type of a file that is not regular.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "mode " + m.String()
+}
+
 // detectDir detects the format of a directory from the first record of its
 // first *.jsonl file: sagemaker_data_capture anywhere below dir, or
 // raw_payload in dir itself (nested files are not read in raw_payload
 // mode, so they are skipped here).
-func detectDir(dir string) (string, error) {
+func detectDir(dir string, maxLine int) (string, error) {
 	files, err := jsonlFiles(dir, true)
 	if err != nil {
 		return "", err
@@ -285,7 +346,7 @@ func detectDir(dir string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		first, line, err := newLineReader(skipBOM(f)).record()
+		first, line, err := newLineReader(f, maxLine).record()
 		f.Close()
 		if err == io.EOF {
 			continue
@@ -326,6 +387,10 @@ func (r *Reader) Next() (*Row, error) {
 	}
 	return row, nil
 }
+
+// Progress returns the bytes read from the input so far and the size of
+// the input files (0 when reading a stream).
+func (r *Reader) Progress() (read, size int64) { return r.read, r.size }
 
 // Dropped returns how many rows the offset filters and the input-length
 // filter have dropped so far.
@@ -383,10 +448,12 @@ func (f *filter) keep(row *Row) bool {
 	return true
 }
 
-// ioError wraps a read error with its place; io.EOF passes through.
+// ioError wraps a read error with its place; io.EOF and an *Error pass
+// through.
 func ioError(name string, line int64, err error) error {
-	if err == io.EOF {
-		return io.EOF
+	var e *Error
+	if err == io.EOF || errors.As(err, &e) {
+		return err
 	}
 	return &Error{File: name, Line: line, Err: err}
 }

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -51,7 +52,7 @@ func TestLongLine(t *testing.T) {
 		strings.NewReader("first\r\n"),
 		io.LimitReader(xReader{}, size),
 		strings.NewReader("\r\nlast"),
-	))
+	), 0)
 	for i, want := range []int{5, size, 4} {
 		line, n, err := lr.next()
 		if err != nil || len(line) != want || n != int64(i+1) {
@@ -92,4 +93,34 @@ var xs = []byte(strings.Repeat("x", 64<<10))
 
 func (xReader) Read(p []byte) (int, error) {
 	return copy(p, xs), nil // one copy, not a byte loop: cheap under -race
+}
+
+// TestLongLinesReuse reads long lines of varied lengths through one reader:
+// each comes back whole and exact, whether it fits the previous line's
+// buffer or needs chunks; a line at the limit is read and one byte more is
+// refused with its line number.
+func TestLongLinesReuse(t *testing.T) {
+	t.Parallel()
+	sizes := []int{3<<20 + 5, 1 << 20, 70 << 10, 5<<20 + 1, 2 << 20, 100}
+	var in strings.Builder
+	for i, n := range sizes {
+		in.WriteString(strings.Repeat(string(rune('a'+i)), n) + "\n")
+	}
+	lr := newLineReader(strings.NewReader(in.String()), 0)
+	for i, n := range sizes {
+		line, num, err := lr.next()
+		if err != nil || num != int64(i+1) || len(line) != n || strings.Trim(string(line), string(rune('a'+i))) != "" {
+			t.Fatalf("line %d: %d bytes, number %d, %v; want %d bytes of %c", i+1, len(line), num, err, n, 'a'+i)
+		}
+	}
+	const max = 200 << 10
+	lr = newLineReader(strings.NewReader(strings.Repeat("x", max)+"\r\n"+strings.Repeat("y", max+1)+"\n"), max)
+	if line, _, err := lr.next(); err != nil || len(line) != max {
+		t.Fatalf("a line at the limit: %d bytes, %v", len(line), err)
+	}
+	_, num, err := lr.next()
+	var tl *LineTooLongError
+	if !errors.As(err, &tl) || num != 2 || tl.Max != max {
+		t.Fatalf("a line over the limit: line %d, %v", num, err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"time"
@@ -19,17 +20,18 @@ import (
 // becomes 0), applies the filters and returns the rows sorted by time (ties
 // in input order).
 type sagemakerDecoder struct {
-	paths      []string  // files, in sorted order
-	stream     io.Reader // or a single stream
+	paths      []string    // files, in sorted order
+	read       *int64      // counts the bytes read from paths
+	stream     *lineReader // or a single stream
 	streamName string
+	maxLine    int
 	filt       *filter
 }
 
 func (d *sagemakerDecoder) load() ([]*Row, error) {
 	var all []*Row
 	var seq int64
-	read := func(name string, r io.Reader) error {
-		lr := newLineReader(r)
+	read := func(name string, lr *lineReader) error {
 		for {
 			rec, line, err := lr.record()
 			if err == io.EOF {
@@ -57,7 +59,7 @@ func (d *sagemakerDecoder) load() ([]*Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		err = read(p, skipBOM(f))
+		err = read(p, newLineReader(counter{f, d.read}, d.maxLine))
 		f.Close()
 		if err != nil {
 			return nil, err
@@ -66,12 +68,20 @@ func (d *sagemakerDecoder) load() ([]*Row, error) {
 	if len(all) == 0 {
 		return nil, nil
 	}
-	first := all[0].TimestampNS
+	earliest := all[0]
 	for _, r := range all {
-		first = min(first, r.TimestampNS)
+		if r.TimestampNS < earliest.TimestampNS {
+			earliest = r
+		}
 	}
+	first := earliest.TimestampNS
 	kept := all[:0]
 	for _, r := range all {
+		if r.TimestampNS-first < 0 { // wrapped: more than 292 years apart
+			return nil, &Error{File: r.Source, Line: r.Line, Field: "eventMetadata.inferenceTime",
+				Err: fmt.Errorf("more than %d years after the earliest capture (%s:%d), which nanosecond offsets cannot span",
+					int64(math.MaxInt64)/int64(365.2425*24*float64(time.Hour)), earliest.Source, earliest.Line)}
+		}
 		r.TimestampNS -= first
 		if d.filt.keep(r) {
 			kept = append(kept, r)
@@ -113,6 +123,10 @@ func parseSageMaker(rec []byte) (*Row, error) {
 	if err != nil {
 		return nil, fail("eventMetadata.inferenceTime", "%v", err)
 	}
+	if t.Before(minTime) || t.After(maxTime) {
+		return nil, fail("eventMetadata.inferenceTime", "%q is out of range (nanosecond times span %s to %s)", s,
+			minTime.Format(time.RFC3339Nano), maxTime.Format(time.RFC3339Nano))
+	}
 	if kind(capture) != kindObject {
 		return nil, fail("captureData", "missing or not an object")
 	}
@@ -133,12 +147,12 @@ func parseSageMaker(rec []byte) (*Row, error) {
 	if fe := validateMessages("messages", messages); fe != nil {
 		return nil, fail("captureData.endpointInput.data."+fe.field, "%s", fe.msg)
 	}
-	row.Messages = copyRaw(messages)
+	row.Messages = compactCopy(messages)
 	if tools := member(body, "tools"); !isNull(tools) {
 		if _, fe := objectList("tools", tools); fe != nil {
 			return nil, fail("captureData.endpointInput.data."+fe.field, "%s", fe.msg)
 		}
-		row.Tools = copyRaw(tools)
+		row.Tools = compactCopy(tools)
 	}
 	maxTokens := member(body, "max_tokens")
 	field := "max_tokens"
@@ -146,7 +160,7 @@ func parseSageMaker(rec []byte) (*Row, error) {
 		maxTokens, field = member(body, "max_completion_tokens"), "max_completion_tokens"
 	}
 	if !isNull(maxTokens) {
-		n, fe := count(field, maxTokens)
+		n, fe := tokens(field, maxTokens)
 		if fe != nil {
 			return nil, fail("captureData.endpointInput.data."+fe.field, "%s", fe.msg)
 		}
@@ -161,7 +175,7 @@ func parseSageMaker(rec []byte) (*Row, error) {
 		if kind(resp) == kindObject {
 			if usage := member(resp, "usage"); kind(usage) == kindObject {
 				if pt := member(usage, "prompt_tokens"); !isNull(pt) {
-					n, fe := count("prompt_tokens", pt)
+					n, fe := tokens("prompt_tokens", pt)
 					if fe != nil {
 						return nil, fail("captureData.endpointOutput.data.usage."+fe.field, "%s", fe.msg)
 					}
@@ -205,9 +219,11 @@ func decodeCapture(entry []byte) ([]byte, error) {
 		raw = dec
 	}
 	raw = trimJSONSpace(raw)
-	if !validJSON(raw) {
-		msg, _ := syntaxError(raw)
-		return nil, errors.New(msg)
+	if fe, _ := checkText(raw); fe != nil {
+		if fe.field != "" {
+			return nil, fmt.Errorf("the decoded body at %s: %s", fe.field, fe.msg)
+		}
+		return nil, fmt.Errorf("the decoded body: %s", fe.msg)
 	}
 	return raw, nil
 }
@@ -230,6 +246,12 @@ var iso8601Layouts = []string{
 	"2006-01-02T15:04",
 	"2006-01-02",
 }
+
+// The times whose Unix nanoseconds fit an int64 (1677-09-21 to 2262-04-11).
+var (
+	minTime = time.Unix(0, math.MinInt64).UTC()
+	maxTime = time.Unix(0, math.MaxInt64).UTC()
+)
 
 func parseISO8601(s string) (time.Time, error) {
 	for _, layout := range iso8601Layouts {

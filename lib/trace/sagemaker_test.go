@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -127,5 +128,53 @@ func TestSageMakerDirectory(t *testing.T) {
 	empty := t.TempDir()
 	if _, err := Open(empty, Options{Type: TypeSageMaker}); err == nil {
 		t.Errorf("Open(empty dir): got no error")
+	}
+}
+
+// TestSageMakerBodyOnOneLine: a captured body that was pretty-printed gives
+// messages and tools on one line (records are JSONL), bytes otherwise kept.
+func TestSageMakerBodyOnOneLine(t *testing.T) {
+	t.Parallel()
+	body := "{\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"a \\n b\"}\n  ],\n  \"tools\": [ {\"type\": \"function\"} ]\n}"
+	for _, enc := range []string{"BASE64", "JSON"} {
+		rows := mustRead(t, "c.jsonl", capture("e", "2026-01-01T00:00:00Z", body, enc, "", "")+"\n", Options{Type: TypeSageMaker})
+		if got, want := string(rows[0].Messages), `[{"role":"user","content":"a \n b"}]`; got != want {
+			t.Errorf("%s: messages %s, want %s", enc, got, want)
+		}
+		if got, want := string(rows[0].Tools), `[{"type":"function"}]`; got != want {
+			t.Errorf("%s: tools %s, want %s", enc, got, want)
+		}
+	}
+}
+
+// TestSageMakerTimeRange: inferenceTime outside the int64 nanosecond range
+// (years ~1678 to 2262), or captures too far apart to zero-align, are an
+// error at file:line, not wrapped and reordered timestamps.
+func TestSageMakerTimeRange(t *testing.T) {
+	t.Parallel()
+	body := `{"messages":[{"role":"user","content":"x"}]}`
+	for _, tt := range []struct {
+		name  string
+		times []string
+		line  int64
+		msg   string
+	}{
+		{"before 1678", []string{"2026-01-01T00:00:00Z", "1600-01-01T00:00:00Z"}, 2, `"1600-01-01T00:00:00Z" is out of range (nanosecond times span 1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z)`},
+		{"after 2262", []string{"2262-04-12T00:00:00Z"}, 1, "out of range"},
+		{"zone pushes it out", []string{"2262-04-11T23:00:00-02:00"}, 1, "out of range"},
+		{"too far apart", []string{"1900-01-01T00:00:00Z", "1700-01-01T00:00:00Z", "2200-01-01T00:00:00Z"}, 3, "more than 292 years after the earliest capture (c.jsonl:2)"},
+	} {
+		var in strings.Builder
+		for i, when := range tt.times {
+			in.WriteString(capture(fmt.Sprint("e", i), when, body, "JSON", "", "") + "\n")
+		}
+		_, _, err := readString("c.jsonl", in.String(), Options{Type: TypeSageMaker})
+		checkError(t, tt.name, err, "c.jsonl", tt.line, "eventMetadata.inferenceTime", tt.msg)
+	}
+	// The edges themselves are fine.
+	in := capture("a", "1677-09-21T00:12:43.145224192Z", body, "JSON", "", "") + "\n" + capture("b", "1677-09-21T00:12:44Z", body, "JSON", "", "") + "\n"
+	rows := mustRead(t, "c.jsonl", in, Options{Type: TypeSageMaker})
+	if rows[1].TimestampNS != 854775808 {
+		t.Errorf("timestamp %d, want 854775808", rows[1].TimestampNS)
 	}
 }

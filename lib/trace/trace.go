@@ -31,6 +31,16 @@ var Types = []string{
 	TypeMultiTurn,
 }
 
+// KVBlockSize returns the tokens per hash_id block that traces of type typ
+// were recorded with: 16 for bailian_trace (Alibaba's serving stack), 512
+// for the others (Mooncake's KV block).
+func KVBlockSize(typ string) int {
+	if typ == TypeBailian {
+		return 16
+	}
+	return 512
+}
+
 // ErrUnknownType is wrapped by the error [Open] and [NewReader] return for a
 // type name that is not in [Types].
 var ErrUnknownType = errors.New("trace: unknown type")

@@ -1,5 +1,6 @@
 // Package base is the shared frame of every aiperf binary: exit codes, error
-// classes, the Main runner and helpers to open "-" as stdin.
+// classes, the Main runner (signals, profiling), OpenInput for "-" and files,
+// and the progress line.
 //
 // Only lib/cmd/... imports github.com/urfave/cli/v2; libraries never print.
 package base
@@ -7,14 +8,17 @@ package base
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
 
+	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	"github.com/urfave/cli/v2"
 )
 
@@ -37,8 +41,9 @@ const ExitTable = `EXIT STATUS:
    2    trouble: usage error, bad input, I/O or network failure
    130  interrupted (partial output flushed first)`
 
-// Error carries an exit code with an optional message. A nil Err with Code 1
-// is a silent "no".
+// Error carries an exit code with an optional message. A nil Err is silent:
+// a quiet "no" (Code 1), or trouble the command has already described on
+// stderr itself (verify of several stores).
 type Error struct {
 	Code int
 	Err  error
@@ -101,8 +106,7 @@ func Main(app *cli.App, args []string) int {
 		}
 	}
 	app.Version = Version
-	// -v is every binary's verbose flag; the version is --version only.
-	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
+	sharedFlagsOnce.Do(setSharedFlags)
 	app.HideHelpCommand = true
 	app.DisableSliceFlagSeparator = true // --extra '{"a":1,"b":2}' must not split on commas
 	app.ExitErrHandler = func(*cli.Context, error) {}
@@ -129,12 +133,8 @@ func Main(app *cli.App, args []string) int {
 			}
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyContext(app)
 	defer stop()
-	// The first signal cancels ctx and asks the command to stop cleanly; it
-	// also restores the default handlers, so a second Ctrl-C kills a command
-	// that is stuck (for example blocked reading a silent stdin).
-	go func() { <-ctx.Done(); stop() }()
 	err := app.RunContext(ctx, args)
 	if err == nil {
 		return ExitOK
@@ -151,15 +151,107 @@ func Main(app *cli.App, args []string) int {
 	return code
 }
 
-// Open opens name for reading; "" and "-" mean the app's standard input,
-// which is returned wrapped so that closing it is a no-op.
-func Open(c *cli.Context, name string) (io.ReadCloser, string, error) {
+// sharedFlagsOnce sets urfave/cli's global help and version flags, once.
+var sharedFlagsOnce sync.Once
+
+// setSharedFlags replaces cli.HelpFlag and cli.VersionFlag, which every app
+// applies, with flags that keep no state of their own: a *cli.BoolFlag
+// writes to itself when an app applies it, a data race between apps run in
+// parallel (tests). The version flag also loses its -v alias, which is every
+// binary's verbose flag here.
+func setSharedFlags() {
+	cli.HelpFlag = stateless{name: "help", alias: "h", usage: "show help"}
+	cli.VersionFlag = stateless{name: "version", usage: "print the version"}
+}
+
+// stateless is a boolean cli.Flag whose value lives only in the flag set it
+// is applied to.
+type stateless struct{ name, alias, usage string }
+
+func (f stateless) Apply(set *flag.FlagSet) error {
+	for _, n := range f.Names() {
+		set.Bool(n, false, f.usage)
+	}
+	return nil
+}
+
+func (f stateless) Names() []string {
+	if f.alias == "" {
+		return []string{f.name}
+	}
+	return []string{f.name, f.alias}
+}
+
+func (f stateless) IsSet() bool     { return false }
+func (f stateless) IsVisible() bool { return true }
+func (f stateless) String() string {
+	return cli.FlagStringer(&cli.BoolFlag{Name: f.name, Aliases: f.Names()[1:], Usage: f.usage})
+}
+
+// notifyContext returns a context that SIGINT and SIGTERM cancel: the first
+// signal asks the command to stop cleanly (it returns, removes its temporary
+// files and exits 130). A second signal stops a command that is stuck, for
+// example blocked reading a silent stdin: it removes the process's temporary
+// files (atomicfile.RemoveTemps) and exits 130 at once.
+func notifyContext(app *cli.App) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-sig:
+			atomicfile.RemoveTemps()
+			fmt.Fprintf(app.ErrWriter, "%s: interrupted\n", app.Name)
+			os.Exit(ExitInterrupted)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sig)
+		close(done)
+		cancel()
+	}
+}
+
+// OpenInput opens the input name: "" and "-" are the app's standard input
+// (closing it is a no-op, and the display name is "<stdin>"). size is the
+// byte size when the input is a regular file, else -1. When the input is a
+// file (standard input included) the ReadCloser also has the file's
+// Stat() (fs.FileInfo, error) method, for same-file checks. A directory is
+// refused.
+func OpenInput(c *cli.Context, name string) (rc io.ReadCloser, display string, size int64, err error) {
 	if name == "" || name == "-" {
-		return io.NopCloser(c.App.Reader), "<stdin>", nil
+		if f, ok := c.App.Reader.(*os.File); ok {
+			return stdinFile{f}, "<stdin>", regularSize(f), nil
+		}
+		return io.NopCloser(c.App.Reader), "<stdin>", -1, nil
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, name, &Error{Code: ExitTrouble, Err: err}
+		return nil, name, -1, err
 	}
-	return f, name, nil
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, name, -1, fmt.Errorf("%s: is a directory", name)
+	}
+	return f, name, regularSize(f), nil
+}
+
+// stdinFile is standard input with a Close that leaves it open.
+type stdinFile struct{ *os.File }
+
+func (stdinFile) Close() error { return nil }
+
+func regularSize(f *os.File) int64 {
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		return fi.Size()
+	}
+	return -1
 }

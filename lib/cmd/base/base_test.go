@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -64,5 +69,65 @@ func TestBar(t *testing.T) {
 		if got := Bar(c.done, c.total); got != c.want {
 			t.Errorf("Bar(%d, %d) = %q, want %q", c.done, c.total, got, c.want)
 		}
+	}
+}
+
+// Main must be callable from parallel tests: it used to write the global
+// cli.VersionFlag on every call, which the race detector flags.
+func TestMainParallel(t *testing.T) {
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			var out bytes.Buffer
+			app := &cli.App{Name: "x", Writer: &out, ErrWriter: &out}
+			if code := Main(app, []string{"x", "--version"}); code != 0 || !strings.Contains(out.String(), "x version") {
+				t.Errorf("--version: code %d, output %q", code, out.String())
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestOpenInput(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "in")
+	os.WriteFile(name, []byte("12345"), 0o644)
+	stdin, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	var got []string
+	app := &cli.App{Name: "x", Reader: stdin, Writer: &bytes.Buffer{}, ErrWriter: &bytes.Buffer{},
+		Action: func(c *cli.Context) error {
+			for _, n := range []string{name, "-", ""} {
+				rc, display, size, err := OpenInput(c, n)
+				if err != nil {
+					return err
+				}
+				if _, ok := rc.(interface{ Stat() (fs.FileInfo, error) }); !ok {
+					t.Errorf("%q: no Stat method", n)
+				}
+				got = append(got, fmt.Sprintf("%s %d", display, size))
+				rc.Close()
+			}
+			if _, _, _, err := OpenInput(c, dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+				t.Errorf("directory: got %v", err)
+			}
+			if _, _, _, err := OpenInput(c, filepath.Join(dir, "nope")); Code(err) != ExitTrouble {
+				t.Errorf("missing file: got %v (code %d)", err, Code(err))
+			}
+			return nil
+		}}
+	if code := Main(app, []string{"x"}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	want := []string{name + " 5", "<stdin> 5", "<stdin> 5"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	// stdin survives its Close
+	if _, err := stdin.Stat(); err != nil {
+		t.Errorf("stdin was closed: %v", err)
 	}
 }

@@ -620,7 +620,7 @@ func importCommand(o *options) *cli.Command {
 					return base.UsageError("--max-size: %v", err)
 				}
 			}
-			in, name, err := base.Open(c, c.Args().First())
+			in, name, _, err := base.OpenInput(c, c.Args().First())
 			if err != nil {
 				return err
 			}

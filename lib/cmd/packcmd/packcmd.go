@@ -2,19 +2,14 @@
 package packcmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"sort"
+	"io/fs"
 	"strconv"
 	"strings"
 	"sync/atomic"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	"github.com/aiperf/toolkit/lib/pack"
 	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/request"
@@ -27,6 +22,7 @@ type options struct {
 	inputsJSON  string
 	compress    bool
 	noEndMarker bool
+	maxLine     string
 	extra       cli.StringSlice
 	verbose     bool
 	req         request.Options
@@ -52,10 +48,11 @@ func New() *cli.App {
 	}
 	flags = append(flags, RequestFlags(&o.req)...)
 	flags = append(flags,
-		&cli.StringSliceFlag{Name: "extra", Usage: "merge `K=V` (V as JSON if valid, else a string) or a JSON object into every formatted body; repeatable", Destination: &o.extra},
+		&cli.StringSliceFlag{Name: "extra", Usage: "merge `K=V` (V as JSON if valid, else a string) or a JSON object into every formatted body; repeatable; model and stream are set by --model and --streaming only", Destination: &o.extra},
 		&cli.PathFlag{Name: "inputs-json", Usage: "also write the Python aiperf's inputs.json to `FILE`", Destination: &o.inputsJSON},
 		&cli.BoolFlag{Name: "compress", Usage: "write a zstd stream of the store (for shipping; `aiperf-pack unpack` restores it)", Destination: &o.compress},
 		&cli.BoolFlag{Name: "no-end-marker", Usage: "accept record streams without the end line (hand-made input)", Destination: &o.noEndMarker},
+		&cli.StringFlag{Name: "max-line", Value: "256MiB", Usage: "refuse a records line longer than `SIZE` (bytes, or with a KiB, MiB or GiB suffix); memory use is a small multiple of the longest line", Destination: &o.maxLine},
 		&cli.BoolFlag{Name: "v", Usage: "print a summary on stderr", Destination: &o.verbose},
 	)
 	return &cli.App{
@@ -63,7 +60,10 @@ func New() *cli.App {
 		Usage:     "pack records JSONL into one store file (request bodies formatted once)",
 		ArgsUsage: "[records.jsonl|- ...]",
 		Description: "Reads records (aiperf-tokenize output) from the files given, or stdin, merges shards by their\n" +
-			"line field and writes one .aipk store. Subcommands inspect a store.",
+			"line field and writes one .aipk store. Subcommands inspect a store.\n\n" +
+			"Outputs (-o, --inputs-json) are written to a temporary file beside them and renamed into place,\n" +
+			"so they must be regular files (or absent): a device, a FIFO or - is refused, and so is an output\n" +
+			"that is one of the inputs.",
 		Flags: flags,
 		Action: func(c *cli.Context) error {
 			return runPack(c, &o)
@@ -73,21 +73,9 @@ func New() *cli.App {
 }
 
 func runPack(c *cli.Context, o *options) error {
-	if o.out == "" {
-		return base.UsageError("-o FILE is required (a store is never written to stdout)")
-	}
-	for _, e := range o.extra.Value() {
-		fs, err := request.ParseExtra(e)
-		if err != nil {
-			return base.UsageError("%v", err)
-		}
-		o.req.Extra = append(o.req.Extra, fs...)
-	}
-	if err := o.req.Validate(); err != nil {
-		return base.UsageError("--endpoint: %v", err)
-	}
-	if !o.req.Streaming && o.req.IncludeUsage {
-		return base.UsageError("--include-usage needs --streaming")
+	opt, err := packOptions(o)
+	if err != nil {
+		return err
 	}
 	names := c.Args().Slice()
 	if len(names) == 0 {
@@ -99,41 +87,25 @@ func runPack(c *cli.Context, o *options) error {
 		total  int64
 	)
 	for _, n := range names {
-		rc, name, err := base.Open(c, n)
+		rc, name, size, err := base.OpenInput(c, n)
 		if err != nil {
 			return err
 		}
 		defer rc.Close()
-		if f, ok := rc.(*os.File); ok {
-			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-				total += fi.Size()
-			}
+		total += max(size, 0)
+		in := pack.Input{Name: name, R: base.CountingReader{R: rc, N: &read}}
+		if f, ok := rc.(interface{ Stat() (fs.FileInfo, error) }); ok {
+			in.Info, _ = f.Stat()
 		}
-		inputs = append(inputs, pack.Input{Name: name, R: base.CountingReader{R: rc, N: &read}})
+		inputs = append(inputs, in)
 	}
 	prog := base.NewProgress(c.App.ErrWriter)
 	defer prog.Done()
-	storePath := o.out
-	if o.compress {
-		storePath = filepath.Join(filepath.Dir(o.out), "."+filepath.Base(o.out)+".store-tmp")
-		defer os.Remove(storePath)
-	}
-	st, err := pack.Run(c.Context, inputs, storePath, pack.Options{Request: o.req, NoEndMarker: o.noEndMarker,
-		Progress: func(n int) { prog.Printf("aiperf-pack %s %d records", base.Bar(read.Load(), total), n) }})
+	opt.Progress = func(n int) { prog.Printf("aiperf-pack %s %d records", base.Bar(read.Load(), total), n) }
+	st, err := pack.Run(c.Context, inputs, o.out, opt)
 	prog.Done()
 	if err != nil {
-		return classify(err)
-	}
-	if o.inputsJSON != "" {
-		if err := writeInputsJSON(o.inputsJSON, storePath); err != nil {
-			os.Remove(storePath)
-			return err
-		}
-	}
-	if o.compress {
-		if err := pack.Compress(o.out, storePath); err != nil {
-			return err
-		}
+		return flagHint(err)
 	}
 	if o.verbose {
 		fmt.Fprintf(c.App.ErrWriter, "aiperf-pack: %s: %d records, %d sessions, %d body bytes\n", o.out, st.Records, st.Sessions, st.BodyBytes)
@@ -141,197 +113,74 @@ func runPack(c *cli.Context, o *options) error {
 	return nil
 }
 
-func writeInputsJSON(dst, storePath string) error {
-	r, err := store.Open(storePath, store.OpenOptions{})
+// packOptions checks the flags and turns them into pack options.
+func packOptions(o *options) (pack.Options, error) {
+	if o.out == "" {
+		return pack.Options{}, base.UsageError("-o FILE is required (a store is never written to stdout)")
+	}
+	if o.out == "-" || o.inputsJSON == "-" {
+		// Outputs are written to a temporary file and renamed into place
+		// (lib/internal/atomicfile), never streamed.
+		return pack.Options{}, base.UsageError("-o and --inputs-json take a file name; a store is never written to stdout")
+	}
+	for _, e := range o.extra.Value() {
+		fs, err := request.ParseExtra(e)
+		if err != nil {
+			return pack.Options{}, base.UsageError("--extra %v", err)
+		}
+		o.req.Extra = append(o.req.Extra, fs...)
+	}
+	if err := o.req.Validate(); err != nil {
+		if errors.Is(err, request.ErrReserved) {
+			return pack.Options{}, base.UsageError("--extra: %v (use --model and --streaming)", err)
+		}
+		return pack.Options{}, base.UsageError("--endpoint: %v", err)
+	}
+	if !o.req.Streaming && o.req.IncludeUsage {
+		return pack.Options{}, base.UsageError("--include-usage needs --streaming")
+	}
+	maxLine, err := parseSize(o.maxLine)
 	if err != nil {
-		return err
+		return pack.Options{}, base.UsageError("--max-line %q: %v", o.maxLine, err)
 	}
-	defer r.Close()
-	f, err := atomicfile.Create(dst)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	if err := pack.WriteInputsJSON(f, r); err != nil {
-		return err
-	}
-	return f.Commit()
+	return pack.Options{Request: o.req, NoEndMarker: o.noEndMarker, MaxLine: maxLine,
+		InputsJSON: o.inputsJSON, Compress: o.compress}, nil
 }
 
-// classify maps record/format errors to exit 2 with their message unchanged.
-func classify(err error) error {
-	var re *record.Error
-	if errors.As(err, &re) {
-		return &base.Error{Code: base.ExitTrouble, Err: err}
+// flagHint names the flag that changes the outcome of an error (libraries
+// do not know flag names).
+func flagHint(err error) error {
+	switch {
+	case errors.Is(err, record.ErrNoEnd):
+		return fmt.Errorf("%w (use --no-end-marker for hand-made streams)", err)
+	case errors.Is(err, record.ErrLineTooLong):
+		return fmt.Errorf("%w (see --max-line)", err)
+	case errors.Is(err, request.ErrNoModel):
+		return fmt.Errorf("%w (--model)", err)
 	}
 	return err
 }
 
-func openStore(c *cli.Context) (*store.Reader, string, error) {
-	if c.NArg() != 1 {
-		return nil, "", base.UsageError("want exactly one STORE argument")
+// parseSize reads a byte count: digits with an optional K, KiB, M, MiB, G
+// or GiB suffix (all binary).
+func parseSize(s string) (int, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := uint64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   uint64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = t[:len(t)-len(u.suffix)], u.mult
+			break
+		}
 	}
-	name := c.Args().First()
-	r, err := store.Open(name, store.OpenOptions{})
-	if err != nil {
-		return nil, name, err
+	n, err := strconv.ParseUint(strings.TrimSpace(t), 10, 63)
+	if err != nil || n == 0 {
+		return 0, errors.New("want a positive byte count such as 268435456 or 256MiB")
 	}
-	return r, name, nil
-}
-
-func verifyCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "verify",
-		Usage:     "check a store's structure and checksum (exit 1 when it does not verify)",
-		ArgsUsage: "STORE...",
-		Action: func(c *cli.Context) error {
-			if c.NArg() == 0 {
-				return base.UsageError("want one or more STORE arguments")
-			}
-			bad := 0
-			for _, name := range c.Args().Slice() {
-				if _, err := os.Stat(name); err != nil {
-					return err
-				}
-				r, err := store.Open(name, store.OpenOptions{})
-				if err == nil {
-					err = r.Verify()
-					n := r.Len()
-					r.Close()
-					if err == nil {
-						fmt.Fprintf(c.App.Writer, "%s: ok (%d records)\n", name, n)
-						continue
-					}
-				}
-				bad++
-				msg := err.Error()
-				if !strings.HasPrefix(msg, name+":") {
-					msg = name + ": " + msg
-				}
-				fmt.Fprintf(c.App.ErrWriter, "aiperf-pack verify: %s\n", msg)
-			}
-			if bad > 0 {
-				return base.No("")
-			}
-			return nil
-		},
+	if n > store.MaxPayload/mult {
+		return 0, fmt.Errorf("more than %d bytes, the largest record a store holds", uint64(store.MaxPayload))
 	}
-}
-
-func dumpCommand() *cli.Command {
-	var recno int
-	return &cli.Command{
-		Name:      "dump",
-		Usage:     "print the stored request bodies, one per line",
-		ArgsUsage: "STORE",
-		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "record", Value: -1, Usage: "print only record `N` (0-based)", Destination: &recno},
-		},
-		Action: func(c *cli.Context) error {
-			r, _, err := openStore(c)
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			if recno >= r.Len() {
-				return base.UsageError("--record %d: the store has %d records", recno, r.Len())
-			}
-			w := c.App.Writer
-			from, to := 0, r.Len()
-			if recno >= 0 {
-				from, to = recno, recno+1
-			}
-			buf := make([]byte, 0, 1<<20)
-			for i := from; i < to; i++ {
-				buf = append(buf, r.Payload(i)...)
-				buf = append(buf, '\n')
-				if len(buf) >= 1<<20 {
-					if _, err := w.Write(buf); err != nil {
-						return err
-					}
-					buf = buf[:0]
-				}
-			}
-			_, err = w.Write(buf)
-			return err
-		},
-	}
-}
-
-func statCommand() *cli.Command {
-	var asJSON bool
-	return &cli.Command{
-		Name:      "stat",
-		Usage:     "describe a store: records, sessions, sizes, format version, timestamps, metadata",
-		ArgsUsage: "STORE",
-		Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print one JSON object", Destination: &asJSON}},
-		Action: func(c *cli.Context) error {
-			r, name, err := openStore(c)
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			st := map[string]any{
-				"file":           name,
-				"format_version": r.Version(),
-				"records":        r.Len(),
-				"sessions":       r.NumSessions(),
-				"file_bytes":     r.Size(),
-				"body_bytes":     r.DataBytes(),
-				"timestamps":     r.HasTimestamps(),
-				"meta":           r.Meta(),
-			}
-			if asJSON {
-				b, _ := json.Marshal(st)
-				_, err := fmt.Fprintf(c.App.Writer, "%s\n", b)
-				return err
-			}
-			w := c.App.Writer
-			fmt.Fprintf(w, "file:           %s\n", name)
-			fmt.Fprintf(w, "format version: %d\n", r.Version())
-			fmt.Fprintf(w, "records:        %d\n", r.Len())
-			fmt.Fprintf(w, "sessions:       %d\n", r.NumSessions())
-			fmt.Fprintf(w, "file bytes:     %d\n", r.Size())
-			fmt.Fprintf(w, "body bytes:     %d\n", r.DataBytes())
-			fmt.Fprintf(w, "timestamps:     %s\n", yesNo(r.HasTimestamps()))
-			meta := r.Meta()
-			keys := make([]string, 0, len(meta))
-			for k := range meta {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				fmt.Fprintf(w, "meta.%-10s %s\n", k+":", strconv.Quote(meta[k]))
-			}
-			return nil
-		},
-	}
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
-func unpackCommand() *cli.Command {
-	var out string
-	return &cli.Command{
-		Name:      "unpack",
-		Usage:     "turn a --compress stream back into a store (verified before it is written)",
-		ArgsUsage: "[STORE.zst|-]",
-		Flags:     []cli.Flag{&cli.PathFlag{Name: "o", Usage: "output store `FILE` (required)", Destination: &out}},
-		Action: func(c *cli.Context) error {
-			if out == "" {
-				return base.UsageError("-o FILE is required")
-			}
-			rc, name, err := base.Open(c, c.Args().First())
-			if err != nil {
-				return err
-			}
-			defer rc.Close()
-			return pack.Unpack(out, io.Reader(rc), name)
-		},
-	}
+	return int(n * mult), nil
 }

@@ -2,13 +2,14 @@
 package tokenizecmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
-
-	"os"
+	"io"
+	"os/signal"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
@@ -24,7 +25,7 @@ import (
 type Settings struct {
 	Type      string
 	Tokenizer string
-	BlockSize int
+	BlockSize int // 0: the trace format's own (trace.KVBlockSize)
 	Seed      uint64
 	Start     float64 // ms; <0 = unset
 	End       float64 // ms; <0 = unset
@@ -37,7 +38,7 @@ func Flags(s *Settings) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "type", Usage: "trace `FORMAT`: " + strings.Join(trace.Types, ", ") + " (default: detect from the first record)", Destination: &s.Type},
 		&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "`builtin` (Qwen3) or a tokenizer.json, a folder holding one, or a Hugging Face cache snapshot", Destination: &s.Tokenizer},
-		&cli.IntFlag{Name: "block-size", Usage: "tokens per hash_id block (default: 16 for bailian_trace, else 512)", Destination: &s.BlockSize},
+		&cli.IntFlag{Name: "block-size", Usage: fmt.Sprintf("tokens per hash_id block (default: %d for %s, else %d)", trace.KVBlockSize(trace.TypeBailian), trace.TypeBailian, synth.DefaultBlockSize), Destination: &s.BlockSize},
 		&cli.Uint64Flag{Name: "seed", Usage: "seed of the prompt synthesis", Destination: &s.Seed},
 		&cli.Float64Flag{Name: "start-offset", Value: -1, Usage: "drop trace rows with a timestamp before `MS`", Destination: &s.Start},
 		&cli.Float64Flag{Name: "end-offset", Value: -1, Usage: "drop trace rows with a timestamp after `MS`", Destination: &s.End},
@@ -75,113 +76,136 @@ func LoadTokenizer(name string) (*tokenizer.Tokenizer, error) {
 	return tokenizer.Load(name)
 }
 
+// options are one run of the command: its settings, its input and the
+// streams it reads and writes.
+type options struct {
+	Settings
+	shard        string
+	verify       bool
+	verbose      bool
+	maxLineBytes int
+
+	input  string    // a trace file or directory; "" or "-" is stdin
+	stdin  io.Reader // read when input is stdin
+	stdout io.Writer // the records
+	stderr io.Writer // the summary, the progress line
+}
+
 // New returns the aiperf-tokenize application.
 func New() *cli.App {
-	var (
-		s       Settings
-		shard   string
-		verify  bool
-		verbose bool
-	)
-	flags := Flags(&s)
-	flags = append(flags,
-		&cli.StringFlag{Name: "shard", Usage: "emit only sessions i, i+N, ... of the trace (`i/N`, 0-based); packing every shard gives the unsharded store", Destination: &shard},
-		&cli.BoolFlag{Name: "verify", Usage: "re-encode every synthesized prompt and fail (exit 1) unless it has exactly input_length tokens", Destination: &verify},
-		&cli.BoolFlag{Name: "v", Usage: "print a summary on stderr", Destination: &verbose},
+	var o options
+	flags := append(Flags(&o.Settings),
+		&cli.StringFlag{Name: "shard", Usage: "emit only sessions i, i+N, ... of the trace (`i/N`, 0-based); packing every shard gives the unsharded store", Destination: &o.shard},
+		&cli.BoolFlag{Name: "verify", Usage: "re-encode every synthesized prompt and fail (exit 1) unless it has exactly input_length tokens", Destination: &o.verify},
+		&cli.IntFlag{Name: "max-line-bytes", Value: trace.DefaultMaxLineBytes, Usage: "refuse a trace line longer than `N` bytes (memory stays within a small multiple of the longest line)", Destination: &o.maxLineBytes},
+		&cli.BoolFlag{Name: "v", Usage: "print a summary on stderr", Destination: &o.verbose},
 	)
 	return &cli.App{
 		Name:      "aiperf-tokenize",
 		Usage:     "turn a trace into records JSONL (exact-length prompts from input_length and hash_ids)",
 		ArgsUsage: "[TRACE|-]",
 		Description: "Reads a trace file or directory (or stdin) and writes records JSONL to stdout, ending with\n" +
-			"the end line. Verbatim inputs (raw payloads, messages, inputs.json) pass through untouched.",
+			"the end line. Verbatim inputs (raw payloads, messages, inputs.json) pass through untouched,\n" +
+			"re-emitted on one line. A directory is read for its *.jsonl regular files: a named pipe or\n" +
+			"a device among them is an error. A failed write of the records (a full disk, a closed pipe)\n" +
+			"is reported once, as an error of the output.",
 		Flags: flags,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return base.UsageError("want at most one TRACE argument")
 			}
-			topt, err := s.TraceOptions()
-			if err != nil {
-				return base.UsageError("%v", err)
-			}
-			idx, cnt, err := parseShard(shard)
-			if err != nil {
-				return base.UsageError("--shard %q: %v", shard, err)
-			}
-			name := c.Args().First()
-			var (
-				tr    *trace.Reader
-				read  atomic.Int64
-				in    = base.CountingReader{N: &read}
-				total int64
-			)
-			if name == "" || name == "-" {
-				in.R = c.App.Reader
-				tr, err = trace.NewReader(in, "<stdin>", topt)
-			} else if fi, serr := os.Stat(name); serr == nil && fi.Mode().IsRegular() {
-				// A regular file is read through a counter so the progress bar knows how far it is.
-				f, oerr := os.Open(name)
-				if oerr != nil {
-					return classify(oerr)
-				}
-				defer f.Close()
-				in.R, total = f, fi.Size()
-				tr, err = trace.NewReader(in, name, topt)
-			} else {
-				tr, err = trace.Open(name, topt)
-			}
-			if err != nil {
-				return classify(err)
-			}
-			defer tr.Close()
-			bs := s.BlockSize
-			if bs == 0 {
-				bs = synth.DefaultBlockSize
-				if tr.Type() == trace.TypeBailian {
-					bs = 16
-				}
-			}
-			prog := base.NewProgress(c.App.ErrWriter)
-			start := time.Now()
-			o := tokenize.Options{
-				Synth:      synth.Options{Seed: s.Seed, BlockSize: bs},
-				ShardIndex: idx, ShardCount: cnt,
-				Verify:    verify,
-				Tokenizer: func() (*tokenizer.Tokenizer, error) { return LoadTokenizer(s.Tokenizer) },
-				Progress: func(rows, tokens int64) {
-					prog.Printf("aiperf-tokenize %s %d rows, %.1fM prompt tokens", base.Bar(read.Load(), total), rows, float64(tokens)/1e6)
-				},
-			}
-			st, err := tokenize.Run(c.Context, tr, c.App.Writer, o)
-			prog.Done()
-			if err != nil {
-				if errors.Is(err, tokenize.ErrVerify) {
-					return base.No("%v", err)
-				}
-				return classify(err)
-			}
-			if verbose {
-				el := time.Since(start).Seconds()
-				fmt.Fprintf(c.App.ErrWriter, "aiperf-tokenize: %s (%s): %d rows, %d emitted, %d sessions, %d prompt tokens, %d blocks, %.2fs (%.1fM tokens/s)",
-					displayName(name), tr.Type(), st.Rows, st.Emitted, st.Sessions, st.PromptTokens, st.Blocks, el, float64(st.PromptTokens)/el/1e6)
-				if verify {
-					fmt.Fprintf(c.App.ErrWriter, ", %d prompts verified", st.Verified)
-				}
-				if off, long := tr.Dropped(); off+long > 0 {
-					fmt.Fprintf(c.App.ErrWriter, ", dropped %d by offset and %d by length", off, long)
-				}
-				fmt.Fprintln(c.App.ErrWriter)
-			}
-			return nil
+			o.input, o.stdin, o.stdout, o.stderr = c.Args().First(), c.App.Reader, c.App.Writer, c.App.ErrWriter
+			return run(c.Context, o)
 		},
 	}
 }
 
-func displayName(n string) string {
-	if n == "" || n == "-" {
-		return "<stdin>"
+// run tokenizes o.input to o.stdout.
+func run(ctx context.Context, o options) error {
+	topt, err := o.TraceOptions()
+	if err != nil {
+		return base.UsageError("%v", err)
 	}
-	return n
+	if o.maxLineBytes < 1 {
+		return base.UsageError("--max-line-bytes must be positive")
+	}
+	topt.MaxLineBytes = o.maxLineBytes
+	idx, cnt, err := parseShard(o.shard)
+	if err != nil {
+		return base.UsageError("--shard %q: %v", o.shard, err)
+	}
+	name := o.input
+	if name == "" || name == "-" {
+		name = "<stdin>"
+	}
+	var tr *trace.Reader
+	if o.input == "" || o.input == "-" {
+		tr, err = trace.NewReader(o.stdin, name, topt)
+	} else {
+		tr, err = trace.Open(o.input, topt)
+	}
+	if err != nil {
+		return explain(err)
+	}
+	defer tr.Close()
+
+	// A closed pipe on stdout is an error to report, not a signal to die of.
+	signal.Ignore(syscall.SIGPIPE)
+	prog := base.NewProgress(o.stderr)
+	start := time.Now()
+	st, err := tokenize.Run(ctx, tr, o.stdout, tokenize.Options{
+		Synth:      synth.Options{Seed: o.Seed, BlockSize: o.BlockSize},
+		ShardIndex: idx, ShardCount: cnt,
+		Verify:     o.verify,
+		Tokenizer:  func() (*tokenizer.Tokenizer, error) { return LoadTokenizer(o.Tokenizer) },
+		OutputName: "<stdout>",
+		Progress: func(rows, tokens int64) {
+			read, size := tr.Progress()
+			prog.Printf("aiperf-tokenize %s %d rows, %.1fM prompt tokens", base.Bar(read, size), rows, float64(tokens)/1e6)
+		},
+	})
+	prog.Done()
+	if err != nil {
+		if errors.Is(err, tokenize.ErrVerify) {
+			return base.No("%v", err)
+		}
+		return explain(err)
+	}
+	if o.verbose {
+		summary(o, name, tr, st, time.Since(start))
+	}
+	return nil
+}
+
+// explain adds the flag to raise to a line that is too long (libraries do
+// not name flags).
+func explain(err error) error {
+	var tl *trace.LineTooLongError
+	if errors.As(err, &tl) {
+		return fmt.Errorf("%w (--max-line-bytes raises the limit)", err)
+	}
+	return err
+}
+
+// summary prints the -v line.
+func summary(o options, name string, tr *trace.Reader, st tokenize.Stats, took time.Duration) {
+	el := took.Seconds()
+	w := o.stderr
+	fmt.Fprintf(w, "aiperf-tokenize: %s (%s): %d rows, %d emitted, %d sessions, %d prompt tokens, %d blocks, %.2fs (%.1fM tokens/s)",
+		name, tr.Type(), st.Rows, st.Emitted, st.Sessions, st.PromptTokens, st.Blocks, el, float64(st.PromptTokens)/el/1e6)
+	if o.verify {
+		fmt.Fprintf(w, ", %d prompts verified", st.Verified)
+	}
+	if off, long := tr.Dropped(); off+long > 0 {
+		fmt.Fprintf(w, ", dropped %d by offset and %d by length", off, long)
+	}
+	if n := tr.Capped(); n > 0 {
+		fmt.Fprintf(w, ", %d max_tokens capped", n)
+	}
+	if n := tr.Skipped(); n > 0 {
+		fmt.Fprintf(w, ", skipped %d rows without numbers in the required columns", n)
+	}
+	fmt.Fprintln(w)
 }
 
 func parseShard(s string) (int, int, error) {
@@ -195,12 +219,4 @@ func parseShard(s string) (int, int, error) {
 		return 0, 0, errors.New("want i/N with 0 <= i < N")
 	}
 	return i, n, nil
-}
-
-func classify(err error) error {
-	var te *trace.Error
-	if errors.As(err, &te) || errors.Is(err, os.ErrNotExist) {
-		return &base.Error{Code: base.ExitTrouble, Err: err}
-	}
-	return err
 }

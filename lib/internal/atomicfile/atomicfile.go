@@ -1,36 +1,124 @@
 // Package atomicfile writes files that appear complete or not at all: data goes
 // to a temporary file in the destination's directory, is synced, and is renamed
 // over the destination (the shape of Go's cmd/go/internal/renameio).
+//
+// Every writer of a file in this module goes through it, so its rules hold for
+// all of them:
+//
+//   - The destination must be absent or a regular file. A symbolic link is
+//     followed: the file it points to is replaced and the link stays. Anything
+//     else (a device such as /dev/full, a FIFO, a socket, a directory) is
+//     refused with an error wrapping ErrNotRegular, because renaming over it
+//     would silently replace the node with a regular file. The check runs at
+//     Create and again just before the rename. Callers that want to write to a
+//     pipe or a terminal stream to it themselves; none does today (a store is
+//     never written to stdout).
+//   - The temporary file is named ".<base>.tmp-<host>-<pid>-<random>", where
+//     host is a hash of the host name and pid the writer's process id, and the
+//     writer holds an exclusive flock(2) on it for as long as it is open.
+//   - Create removes stale temporary files in the destination's directory: a
+//     file of that pattern is removed only when its host tag is this host's,
+//     its pid is not a running process here, and its lock can be taken. The
+//     host check keeps a sweep on a shared file system from judging another
+//     machine's pids; the lock covers what a pid cannot tell (a pid reused by
+//     an unrelated process only keeps a stale file a little longer, and a
+//     writer in another pid namespace on the same kernel still holds its lock).
+//   - Live temporary files are recorded per process, so RemoveTemps can delete
+//     them from a signal handler that must exit at once (a second Ctrl-C).
 package atomicfile
 
 import (
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 )
+
+// ErrNotRegular is wrapped by the error Create and Commit return when the
+// destination exists and is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
 
 // File is a temporary file that becomes Name on Commit. It must be either
 // committed or aborted; Abort after Commit is a no-op, so `defer f.Abort()`
 // is the idiom.
 type File struct {
 	*os.File
-	name string
+	name string // destination as given
+	dest string // destination with symbolic links resolved: what is replaced
 	done bool
 }
 
-// Create starts writing name. The temporary file is named ".<base>.tmp-*" in
-// the same directory so that the final rename stays on one filesystem.
+// Create starts writing name. The temporary file goes in the directory of
+// name (of its target, when name is a symbolic link) so that the final rename
+// stays on one file system.
 func Create(name string) (*File, error) {
-	dir, base := filepath.Split(name)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	dest, err := Destination(name)
 	if err != nil {
 		return nil, err
 	}
-	return &File{File: f, name: name}, nil
+	dir, base := filepath.Split(dest)
+	if dir == "" {
+		dir = "."
+	}
+	sweep(dir)
+	f, err := os.CreateTemp(dir, tempPrefix(base)+"*")
+	if err != nil {
+		return nil, err
+	}
+	register(f.Name())
+	lock(f) // best effort: without it a sweeper still sees our live pid
+	return &File{File: f, name: name, dest: dest}, nil
+}
+
+// Destination returns the path that writing name will replace: name itself,
+// or the target of the symbolic link name. It fails with an error wrapping
+// ErrNotRegular when that path exists and is not a regular file.
+func Destination(name string) (string, error) {
+	fi, err := os.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return name, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	dest := name
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if dest, err = filepath.EvalSymlinks(name); err != nil {
+			// A dangling link: the rename would replace the link itself.
+			return "", fmt.Errorf("refusing to replace %s: a symbolic link whose target cannot be resolved (%w)", name, err)
+		}
+		if fi, err = os.Lstat(dest); err != nil {
+			return "", err
+		}
+	}
+	if !fi.Mode().IsRegular() {
+		return "", &fs.PathError{Op: "refusing to replace", Path: name,
+			Err: fmt.Errorf("%w: it is %s", ErrNotRegular, kind(fi.Mode()))}
+	}
+	return dest, nil
+}
+
+// kind names a file type for messages.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "not a regular file"
 }
 
 // Name returns the final path of the file (not the temporary one).
@@ -39,34 +127,53 @@ func (f *File) Name() string { return f.name }
 // TempName returns the path of the temporary file.
 func (f *File) TempName() string { return f.File.Name() }
 
-// Commit syncs, closes and renames the temporary file to its final name, then
-// syncs the directory so the rename survives a crash.
+// Commit syncs the temporary file and renames it to its final name, then
+// syncs the directory so the rename survives a crash. The file is closed
+// after the rename, so its lock keeps sweepers away until it has its final
+// name.
 func (f *File) Commit() error {
 	if f.done {
 		return errors.New("atomicfile: commit after commit or abort")
 	}
 	f.done = true
 	tmp := f.File.Name()
-	if err := f.File.Sync(); err != nil {
+	defer unregister(tmp)
+	fail := func(err error) error {
 		f.File.Close()
 		os.Remove(tmp)
-		return err
+		return f.Named(err)
+	}
+	if err := f.File.Sync(); err != nil {
+		return fail(err)
 	}
 	if err := f.File.Chmod(0o644); err != nil {
-		f.File.Close()
-		os.Remove(tmp)
-		return err
+		return fail(err)
 	}
-	if err := f.File.Close(); err != nil {
-		os.Remove(tmp)
-		return err
+	// The destination may have changed since Create.
+	if _, err := Destination(f.dest); err != nil {
+		return fail(err)
 	}
-	if err := os.Rename(tmp, f.name); err != nil {
-		os.Remove(tmp)
-		return err
+	if err := os.Rename(tmp, f.dest); err != nil {
+		return fail(err)
 	}
-	syncDir(filepath.Dir(f.name))
+	// The data is on disk (Sync above): a failing close cannot lose it.
+	f.File.Close()
+	syncDir(filepath.Dir(f.dest))
 	return nil
+}
+
+// Named rewrites an error about the temporary file (a failed write, say) to
+// name the destination: the temporary name means nothing to a user.
+func (f *File) Named(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == f.File.Name() {
+		return &fs.PathError{Op: pe.Op, Path: f.name, Err: pe.Err}
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return &fs.PathError{Op: le.Op, Path: f.name, Err: le.Err}
+	}
+	return err
 }
 
 // Abort closes and removes the temporary file. It is safe to call more than once.
@@ -75,8 +182,10 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
+	tmp := f.File.Name()
+	os.Remove(tmp) // before Close: the lock is held until the name is gone
 	f.File.Close()
-	os.Remove(f.File.Name())
+	unregister(tmp)
 }
 
 // WriteFile writes the bytes read from r to name atomically.
@@ -99,4 +208,90 @@ func syncDir(dir string) {
 	}
 	d.Sync() // best effort: some filesystems refuse fsync on directories
 	d.Close()
+}
+
+// The process-wide set of live temporary files.
+var (
+	liveMu sync.Mutex
+	live   = map[string]struct{}{}
+)
+
+func register(name string) {
+	liveMu.Lock()
+	live[name] = struct{}{}
+	liveMu.Unlock()
+}
+
+func unregister(name string) {
+	liveMu.Lock()
+	delete(live, name)
+	liveMu.Unlock()
+}
+
+// RemoveTemps removes every temporary file this process has created and not
+// yet committed or aborted. It is for a signal handler that exits without
+// unwinding; it is safe to call from any goroutine, and a File whose
+// temporary file it removed fails its Commit.
+func RemoveTemps() {
+	liveMu.Lock()
+	defer liveMu.Unlock()
+	for name := range live {
+		os.Remove(name)
+	}
+}
+
+// hostTag is a short hash of the host name: temporary names carry it so that
+// a sweep never judges the pids of another machine sharing the directory.
+var hostTag = sync.OnceValue(func() string {
+	h, _ := os.Hostname()
+	s := fnv.New32a()
+	s.Write([]byte(h))
+	return fmt.Sprintf("%08x", s.Sum32())
+})
+
+// tempPrefix is the temporary-name prefix for a destination base name; the
+// random part follows.
+func tempPrefix(base string) string {
+	return "." + base + ".tmp-" + hostTag() + "-" + strconv.Itoa(os.Getpid()) + "-"
+}
+
+// parseTemp reports whether name is a temporary file of this package and, if
+// so, its host tag and pid.
+func parseTemp(name string) (host string, pid int, ok bool) {
+	i := strings.LastIndex(name, ".tmp-")
+	if !strings.HasPrefix(name, ".") || i < 1 {
+		return "", 0, false
+	}
+	parts := strings.Split(name[i+len(".tmp-"):], "-")
+	if len(parts) != 3 || len(parts[0]) != 8 || parts[2] == "" {
+		return "", 0, false
+	}
+	if _, err := strconv.ParseUint(parts[0], 16, 32); err != nil {
+		return "", 0, false
+	}
+	if _, err := strconv.ParseUint(parts[2], 10, 64); err != nil {
+		return "", 0, false
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid <= 0 {
+		return "", 0, false
+	}
+	return parts[0], pid, true
+}
+
+// sweep removes the stale temporary files in dir (see the package comment
+// for the rule). Errors are ignored: a sweep is a courtesy.
+func sweep(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	self := os.Getpid()
+	for _, e := range ents {
+		host, pid, ok := parseTemp(e.Name())
+		if !ok || host != hostTag() || pid == self || !e.Type().IsRegular() || alive(pid) {
+			continue
+		}
+		removeIfUnlocked(filepath.Join(dir, e.Name()))
+	}
 }

@@ -1,0 +1,279 @@
+package metrics
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultTitle is the console table's title.
+const DefaultTitle = "aiperf-replay | LLM Metrics"
+
+// consoleStats are the console table's columns after "Metric", as aiperf's
+// ConsoleMetricsExporter lays them out.
+var consoleStats = []string{"avg", "min", "max", "p99", "p90", "p50", "std"}
+
+// WriteConsole writes the summary as the Python aiperf prints it after a
+// run, as plain text: the metrics table (rows in aiperf's display order,
+// display units, numbers with thousands separators and two decimals, N/A
+// where a single value has no statistic), then the error summary and the
+// warnings: output length mismatch, usage discrepancy, and a client that
+// fell behind its schedule. title "" means DefaultTitle.
+func WriteConsole(w io.Writer, s *Summary, title string) error {
+	if title == "" {
+		title = DefaultTitle
+	}
+	var out strings.Builder
+	var rows [][]string
+	type shown struct {
+		r     *Result
+		order int
+	}
+	var list []shown
+	for i := range s.Metrics {
+		r := &s.Metrics[i]
+		d := &defs[byTag[r.Tag]]
+		if d.has(flagErrorOnly | flagNoConsole | flagInternal) {
+			continue
+		}
+		order := d.order
+		if order == 0 {
+			order = math.MaxInt
+		}
+		list = append(list, shown{r, order})
+	}
+	slices.SortStableFunc(list, func(a, b shown) int { return a.order - b.order })
+	for _, x := range list {
+		row := []string{x.r.Header + " (" + x.r.Unit + ")"}
+		for _, st := range consoleStats {
+			v, ok := statOf(x.r, st)
+			if !ok {
+				row = append(row, "N/A")
+				continue
+			}
+			row = append(row, group(v))
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) > 0 {
+		out.WriteString("\n")
+		writeTable(&out, title, append([]string{"Metric"}, consoleStats...), nil, rows)
+	}
+	if len(s.Errors) > 0 {
+		var er [][]string
+		for _, e := range s.Errors {
+			code := "N/A"
+			if e.Code != 0 {
+				code = strconv.Itoa(e.Code)
+			}
+			typ := e.Type
+			if typ == "" {
+				typ = "N/A"
+			}
+			er = append(er, []string{code, typ, oneLine(e.Message, 120), groupInt(e.Count)})
+		}
+		out.WriteString("\n")
+		writeTable(&out, "Error Summary", []string{"Code", "Type", "Message", "Count"}, []bool{false, false, true, false}, er)
+	}
+	if s.OSLMismatches > 0 && s.Requests > 0 {
+		pct := float64(s.OSLMismatches) / float64(s.Requests) * 100
+		avg := "N/A"
+		if r := s.Get(defs[mOSLDiff].tag); r != nil {
+			avg = fmt.Sprintf("%.1f%%", r.Avg)
+		}
+		writePanel(&out, "Output Sequence Length Mismatch Warning", []string{
+			fmt.Sprintf("%s of %s requests (%.1f%%) have output length differing from requested by more than the threshold.",
+				groupInt(s.OSLMismatches), groupInt(s.Requests), pct),
+			fmt.Sprintf("Threshold (tokens): min(requested x %g%%, %d)", oslMismatchPct, oslMismatchMaxTokens),
+			"Average mismatch: " + avg,
+			"",
+			"Why: the server hit an end-of-sequence token before the requested output length.",
+			"",
+			"Fix options (request fields, set when packing the store):",
+			"  • ignore_eos: true   generate until max_tokens (vLLM, TensorRT-LLM)",
+			"  • min_tokens: N      a minimum output length (vLLM, TensorRT-LLM, SGLang)",
+			"",
+			"Diagnostics: osl_mismatch_diff_pct per request in profile_export.jsonl",
+		})
+	}
+	if s.UsageDiscrepancies > 0 && s.Requests > 0 {
+		pct := float64(s.UsageDiscrepancies) / float64(s.Requests) * 100
+		writePanel(&out, "Token Count Discrepancy Warning", []string{
+			fmt.Sprintf("%s of %s requests (%.1f%%) show a difference exceeding %g%% between:",
+				groupInt(s.UsageDiscrepancies), groupInt(s.Requests), pct, usagePctThreshold),
+			"  • API-reported usage tokens (from the 'usage' field)",
+			"  • client-computed token counts (the store's input tokens, the client's output count)",
+			"",
+			"Possible causes:",
+			"  • a different tokenizer or chat template than the model's",
+			"  • special tokens or preprocessing on the server",
+			"",
+			"Investigation: usage_*_diff_pct per request in profile_export.jsonl;",
+			"check that the store was tokenized with the model's tokenizer.",
+		})
+	}
+	if l := s.Lateness; l.Behind {
+		writePanel(&out, "Client Fell Behind the Schedule", []string{
+			"The client sent requests later than the schedule intended: " + l.Reason + ".",
+			fmt.Sprintf("Send lateness over %s requests: p50 %s ms, p99 %s ms, max %s ms; growth %.2f ms per second of schedule.",
+				groupInt(l.Count), group(l.P50NS/1e6), group(l.P99NS/1e6), group(l.MaxNS/1e6), l.Slope*1e3),
+			"",
+			"The offered load was lower than intended, so latencies are optimistic; schedule_relative_latency",
+			"measures from the intended send times. Give the client more CPU or connections, or lower the rate.",
+		})
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
+}
+
+func statOf(r *Result, st string) (float64, bool) {
+	if st == "avg" {
+		return r.Avg, true
+	}
+	if r.Single {
+		return 0, false
+	}
+	switch st {
+	case "min":
+		return r.Min, true
+	case "max":
+		return r.Max, true
+	case "std":
+		return r.Std, true
+	}
+	p, _ := strconv.ParseFloat(st[1:], 64)
+	return r.Percentile(p)
+}
+
+// group formats v as Python's f"{v:,.2f}".
+func group(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return strings.ToLower(s)
+	}
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	intPart, frac, _ := strings.Cut(s, ".")
+	s = groupDigits(intPart) + "." + frac
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+func groupInt(n int64) string {
+	if n < 0 {
+		return "-" + groupDigits(strconv.FormatInt(-n, 10))
+	}
+	return groupDigits(strconv.FormatInt(n, 10))
+}
+
+func groupDigits(d string) string {
+	if len(d) <= 3 {
+		return d
+	}
+	var b strings.Builder
+	head := len(d) % 3
+	if head > 0 {
+		b.WriteString(d[:head])
+	}
+	for i := head; i < len(d); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(d[i : i+3])
+	}
+	return b.String()
+}
+
+// oneLine folds s onto one line of at most n characters.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func width(s string) int { return utf8.RuneCountInString(s) }
+
+func pad(s string, w int, left bool) string {
+	fill := strings.Repeat(" ", max(0, w-width(s)))
+	if left {
+		return s + fill
+	}
+	return fill + s
+}
+
+// writeTable draws a table in rich's default box (heavy head), the title
+// centered above; columns are right-justified unless left[i].
+func writeTable(b *strings.Builder, title string, head []string, left []bool, rows [][]string) {
+	ws := make([]int, len(head))
+	for i, h := range head {
+		ws[i] = width(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			ws[i] = max(ws[i], width(c))
+		}
+	}
+	total := 1
+	for _, w := range ws {
+		total += w + 3
+	}
+	if t := width(title); t < total {
+		b.WriteString(strings.Repeat(" ", (total-t)/2))
+	}
+	b.WriteString(title)
+	b.WriteString("\n")
+	line := func(l, fill, mid, r string) {
+		b.WriteString(l)
+		for i, w := range ws {
+			if i > 0 {
+				b.WriteString(mid)
+			}
+			b.WriteString(strings.Repeat(fill, w+2))
+		}
+		b.WriteString(r + "\n")
+	}
+	cells := func(edge, sep string, cs []string) {
+		b.WriteString(edge)
+		for i, c := range cs {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			b.WriteString(" " + pad(c, ws[i], left != nil && left[i]) + " ")
+		}
+		b.WriteString(edge + "\n")
+	}
+	line("┏", "━", "┳", "┓")
+	cells("┃", "┃", head)
+	line("┡", "━", "╇", "┩")
+	for _, r := range rows {
+		cells("│", "│", r)
+	}
+	line("└", "─", "┴", "┘")
+}
+
+// writePanel draws a warning in rich's rounded panel, padded by two spaces.
+func writePanel(b *strings.Builder, title string, lines []string) {
+	w := width(title) + 4
+	for _, l := range lines {
+		w = max(w, width(l)+4)
+	}
+	b.WriteString("\n")
+	t := " " + title + " "
+	left := (w - width(t)) / 2
+	b.WriteString("╭" + strings.Repeat("─", left) + t + strings.Repeat("─", w-left-width(t)) + "╮\n")
+	for _, l := range lines {
+		b.WriteString("│  " + pad(l, w-4, true) + "  │\n")
+	}
+	b.WriteString("╰" + strings.Repeat("─", w) + "╯\n")
+}

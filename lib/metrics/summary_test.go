@@ -1,0 +1,221 @@
+package metrics
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/aiperf/toolkit/lib/result"
+)
+
+// synth makes n plausible records: streamed, with usage, a few errors and
+// cancellations, a warmup phase, intended times on a 10 ms grid.
+func synth(n int, seed uint64) []result.Record {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	t0 := int64(1_750_000_000_000_000_000)
+	recs := make([]result.Record, 0, n)
+	for i := 0; i < n; i++ {
+		r := synthOne(rng, i, t0)
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+func synthOne(rng *rand.Rand, i int, t0 int64) result.Record {
+	intended := t0 + int64(i)*10*ms
+	sent := intended + rng.Int64N(200_000)
+	r := result.Record{Record: i, Session: "s", Turn: 0, Phase: result.PhaseProfiling,
+		IntendedNS: intended, SentNS: sent, InputTokens: 100 + rng.Int64N(900), MaxTokens: 64}
+	if i < 3 {
+		r.Phase = result.PhaseWarmup
+	}
+	switch k := rng.IntN(100); {
+	case k < 3:
+		r.EndNS = sent + 1*ms
+		r.Status = 503
+		r.Err = &result.Error{Code: 503, Type: "HTTPError", Message: "Service Unavailable"}
+		return r
+	case k < 4:
+		r.EndNS = sent + 2*ms
+		r.Cancelled = true
+		r.Err = &result.Error{Code: 499, Type: "RequestCancellationError", Message: "cancelled after 2 ms"}
+		return r
+	}
+	osl := 48 + rng.Int64N(17)
+	ttft := int64(math.Exp(rng.NormFloat64()*0.3+17)) + 1
+	chunks := make([]int64, osl)
+	at := ttft
+	for j := range chunks {
+		if j > 0 {
+			at += 1*ms + rng.Int64N(4*ms)
+		}
+		chunks[j] = at
+	}
+	r.ChunkOffsetsNS = chunks
+	r.FirstByteNS = sent + ttft/2
+	r.FirstTokenNS, r.FirstOutputNS = sent+ttft, sent+ttft
+	r.EndNS = sent + at + 100_000
+	r.Status = 200
+	r.OutputTokens, r.OutputSource = osl, result.SourceUsage
+	r.Usage = &result.Usage{PromptTokens: r.InputTokens + rng.Int64N(3), CompletionTokens: osl, TotalTokens: r.InputTokens + osl}
+	return r
+}
+
+func writeRecords(t testing.TB, path string, recs []result.Record) {
+	t.Helper()
+	var buf bytes.Buffer
+	e := result.NewEncoder(&buf)
+	for i := range recs {
+		if err := e.Encode(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSummaryAgainstReference recomputes every distribution of a summary
+// from the per-request values by sorting (the independent reference) and
+// compares.
+func TestSummaryAgainstReference(t *testing.T) {
+	recs := synth(3000, 1)
+	o := Options{Streaming: true}
+	s, err := Summarize(FromRecords(recs), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := o.evaluator()
+	vals := map[id][]float64{}
+	var x values
+	for i := range recs {
+		if recs[i].Warmup() {
+			continue
+		}
+		ev.eval(&recs[i], &x)
+		for m := id(0); m < numRecord; m++ {
+			if x.ok(m) {
+				vals[m] = append(vals[m], x.v[m])
+			}
+		}
+		for j := 1; j < len(x.icl); j++ {
+			vals[mICL] = append(vals[mICL], float64(x.icl[j]-x.icl[j-1]))
+		}
+	}
+	if len(vals) < 15 {
+		t.Fatalf("only %d metrics have values", len(vals))
+	}
+	for m, v := range vals {
+		d := &defs[m]
+		r := s.Get(d.tag)
+		if d.has(flagInternal) {
+			if r != nil {
+				t.Errorf("internal metric %s exported", d.tag)
+			}
+			continue
+		}
+		if r == nil {
+			t.Fatalf("%s missing from the summary", d.tag)
+		}
+		f := convFactor(d.unit, d.disp)
+		if r.Count != int64(len(v)) || r.Unit != d.disp.tag {
+			t.Errorf("%s: count %d unit %s, want %d %s", d.tag, r.Count, r.Unit, len(v), d.disp.tag)
+		}
+		for i, p := range Percentiles {
+			if want := refPercentile(v, p) * f; r.P[i] != want {
+				t.Errorf("%s p%g = %v, want %v", d.tag, p, r.P[i], want)
+			}
+		}
+		mean, std := refMeanStd(v)
+		if !closeRel(r.Avg, mean*f, 1e-12) || !closeRel(r.Std, std*f, 1e-9) {
+			t.Errorf("%s avg/std %v/%v, want %v/%v", d.tag, r.Avg, r.Std, mean*f, std*f)
+		}
+		if r.Min != sorted(v)[0]*f || r.Max != sorted(v)[len(v)-1]*f {
+			t.Errorf("%s min/max %v/%v", d.tag, r.Min, r.Max)
+		}
+	}
+	if s.Warmup != 3 || s.Requests+s.ErrorRequests != 2997 {
+		t.Errorf("warmup %d, requests %d + errors %d", s.Warmup, s.Requests, s.ErrorRequests)
+	}
+	if s.Passes != 2 {
+		t.Errorf("%d passes, want 2", s.Passes)
+	}
+}
+
+// TestShardsEqualConcatenation: one run's records split over files give the
+// summary of the single file.
+func TestShardsEqualConcatenation(t *testing.T) {
+	dir := t.TempDir()
+	recs := synth(2500, 2)
+	whole := filepath.Join(dir, "records.jsonl")
+	writeRecords(t, whole, recs)
+	var shards []string
+	for i, cut := range [][2]int{{0, 700}, {700, 701}, {701, 701}, {701, 2500}} {
+		p := filepath.Join(dir, "shard"+string(rune('a'+i))+".jsonl")
+		writeRecords(t, p, recs[cut[0]:cut[1]])
+		shards = append(shards, p)
+	}
+	g, _ := ParseGoodput("time_to_first_token:30 request_latency:200")
+	o := Options{Streaming: true, Goodput: g}
+	a, err := Summarize(OpenFiles(whole), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Summarize(OpenFiles(shards...), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("shards differ from the whole:\n%+v\n%+v", a, b)
+	}
+	c, err := Summarize(FromRecords(recs), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, c) {
+		t.Fatalf("records file differs from the records in memory")
+	}
+}
+
+func TestErrorSummary(t *testing.T) {
+	mk := func(code int, typ, msg string) result.Record {
+		return result.Record{SentNS: 1, EndNS: 2, Err: &result.Error{Code: code, Type: typ, Message: msg}}
+	}
+	recs := []result.Record{mk(503, "HTTPError", "a"), mk(503, "HTTPError", "b"), mk(503, "HTTPError", "a"),
+		mk(0, "ConnectionError", "reset"), {SentNS: 1, EndNS: 2, Status: 200}}
+	s, err := Summarize(FromRecords(recs), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ErrorCount{{503, "HTTPError", "a", 2}, {0, "ConnectionError", "reset", 1},
+		{0, "InvalidInferenceResultError", invalidError.Message, 1}, {503, "HTTPError", "b", 1}}
+	if !reflect.DeepEqual(s.Errors, want) {
+		t.Errorf("errors:\n%v\nwant\n%v", s.Errors, want)
+	}
+	types := []ErrorCount{{503, "HTTPError", "", 3}, {0, "ConnectionError", "", 1}, {0, "InvalidInferenceResultError", "", 1}}
+	if got := s.ErrorTypes(); !reflect.DeepEqual(got, types) {
+		t.Errorf("types %v, want %v", got, types)
+	}
+	// Distinct messages beyond the cap fold into their code and type.
+	tbl := newErrTable()
+	for i := 0; i < maxErrorKinds+50; i++ {
+		tbl.add(&result.Error{Code: 500, Type: "HTTPError", Message: "request " + itoa(i)})
+	}
+	l := tbl.list()
+	if len(l) != maxErrorKinds+1 || l[0].Count != 50 || l[0].Message != "(further distinct messages not kept)" {
+		t.Errorf("capped table: %d entries, first %+v", len(l), l[0])
+	}
+	long := strings.Repeat("é", maxErrorMessage)
+	if m := clipMessage(long); len(m) > maxErrorMessage+len("…") || !utf8.ValidString(m) {
+		t.Errorf("clipped message: %d bytes, valid %v", len(m), utf8.ValidString(m))
+	}
+}
