@@ -165,6 +165,25 @@ func killAt(t *testing.T, cmd *exec.Cmd, d time.Duration) bool {
 	return false
 }
 
+// partialStaging reports whether a staging folder not in seen, holding a
+// file, is left in root's tmp/: the kill landed while the entry was being
+// written. It adds what it finds to seen.
+func partialStaging(t *testing.T, root string, seen map[string]bool) bool {
+	t.Helper()
+	ents, _ := os.ReadDir(filepath.Join(root, "tmp"))
+	found := false
+	for _, e := range ents {
+		n := e.Name()
+		if seen[n] || !e.IsDir() || !strings.HasPrefix(n, "p-") {
+			continue
+		}
+		seen[n] = true
+		files, _ := os.ReadDir(filepath.Join(root, "tmp", n))
+		found = found || len(files) > 0
+	}
+	return found
+}
+
 func median(ds []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), ds...)
 	for i := range s {
@@ -178,8 +197,9 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // TestCrashSafety SIGKILLs populate and ensure at random moments while a
-// multi-MB store is being written (at least 25 kills of each land before
-// the process is done). After each: a miss or a hit that verifies. Then the
+// multi-MB store is being written: at least 50 kills of each land before the
+// process is done, and at least 10 of each while the entry is being staged
+// (they leave a staging folder holding files behind). After each: a miss or a hit that verifies. Then the
 // next ensure builds at once: the killed holders' locks died with them.
 func TestCrashSafety(t *testing.T) {
 	dir := t.TempDir()
@@ -187,7 +207,7 @@ func TestCrashSafety(t *testing.T) {
 	src := filepath.Join(dir, "big.aipk")
 	writeStore(t, src, 512, 16<<10) // 8 MiB
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
-	const wantKills = 25
+	const wantKills, wantMid = 50, 10
 
 	jobs := []struct {
 		name string
@@ -212,8 +232,10 @@ func TestCrashSafety(t *testing.T) {
 			runs = append(runs, time.Since(start))
 		}
 		span := median(runs)
-		kills, tries, hits := 0, 0, 0
-		for kills < wantKills {
+		kills, tries, hits, mid := 0, 0, 0, 0
+		seen := map[string]bool{}
+		partialStaging(t, root, seen)
+		for kills < wantKills || mid < wantMid {
 			if tries++; tries > 20*wantKills {
 				t.Fatalf("%s: only %d of %d tries were killed before finishing (a run takes %v)", job.name, kills, tries, span)
 			}
@@ -223,6 +245,9 @@ func TestCrashSafety(t *testing.T) {
 			at := time.Duration(rng.Int64N(int64(span)))
 			if killAt(t, job.cmd(k, dest), at) {
 				kills++
+				if partialStaging(t, root, seen) {
+					mid++
+				}
 			}
 			if checkState(t, root, cache.MustParseKey(k), fmt.Sprintf("%s killed after %v", job.name, at)) {
 				hits++
@@ -234,7 +259,7 @@ func TestCrashSafety(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s: %d kills in %d tries over a %v run; %d left a verified entry, the rest a clean miss", job.name, kills, tries, span, hits)
+		t.Logf("%s: %d kills in %d tries over a %v run, %d of them mid-write; %d tries left a verified entry, the rest a clean miss", job.name, kills, tries, span, mid, hits)
 	}
 
 	// Every killed ensure held the lock of its own key; kill a few more on
