@@ -170,13 +170,65 @@ func (d *dir) unlink(name string) error {
 
 // removeAll removes name inside d and everything under it. The folder is
 // first renamed into tmp under a fresh name, so no reader ever sees half of
-// it, then deleted (os.RemoveAll deletes links, never what they point to).
+// it, then deleted (see removeTree).
 func (c *Cache) removeAll(d *dir, name string) error {
 	trash := "rm-" + randName()
 	if err := d.rename(name, c.tmp, trash); err != nil {
 		return err
 	}
-	return os.RemoveAll(c.tmp.join(trash))
+	return c.tmp.removeTree(trash)
+}
+
+// removeTree removes name inside d and, if it is a folder, everything under
+// it, one name at a time relative to open folders: a symbolic link is
+// removed, never followed, and a folder swapped for a link meanwhile cannot
+// redirect the removal outside the root (os.RemoveAll, given a path, would
+// resolve every element of it again). A missing name is not an error.
+func (d *dir) removeTree(name string) error {
+	return d.removeTreeDepth(name, 0)
+}
+
+// maxTreeDepth bounds removeTree's recursion: entries and staging folders
+// are one level deep; anything much deeper was planted.
+const maxTreeDepth = 16
+
+func (d *dir) removeTreeDepth(name string, depth int) error {
+	err := unix.Unlinkat(d.fd, name, 0)
+	switch {
+	case err == nil || err == unix.ENOENT:
+		return nil
+	case err != unix.EISDIR && err != unix.EPERM:
+		return &fs.PathError{Op: "remove", Path: d.join(name), Err: err}
+	}
+	// A folder (Linux says EISDIR; POSIX allows EPERM).
+	if depth >= maxTreeDepth {
+		return &fs.PathError{Op: "remove", Path: d.join(name), Err: errors.New("folders nested too deep")}
+	}
+	sub, serr := d.sub(name)
+	if serr != nil {
+		if errors.Is(serr, fs.ErrNotExist) {
+			return nil
+		}
+		return serr
+	}
+	names, lerr := sub.names()
+	var first error
+	for _, n := range names {
+		if err := sub.removeTreeDepth(n, depth+1); err != nil && first == nil {
+			first = err
+		}
+	}
+	sub.close()
+	if lerr != nil {
+		return lerr
+	}
+	if err := unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR); err != nil && err != unix.ENOENT {
+		if first != nil {
+			return first
+		}
+		return &fs.PathError{Op: "remove", Path: d.join(name), Err: err}
+	}
+	return nil
 }
 
 func (d *dir) sync() error {

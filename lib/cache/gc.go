@@ -231,7 +231,7 @@ func (c *Cache) collectGarbage() (n int, size int64) {
 			}
 		}
 		sz := diskUsage(c.tmp, nm)
-		if os.RemoveAll(c.tmp.join(nm)) == nil {
+		if c.tmp.removeTree(nm) == nil {
 			n++
 			size += sz
 		}
@@ -289,7 +289,7 @@ func (c *Cache) collectGarbage() (n int, size int64) {
 // staleStaging.
 func (c *Cache) tryIdle(d *dir, name string, st *unix.Stat_t) (*flock.Flock, bool) {
 	fl := flock.New(d.join(name), flock.SetFlag(os.O_RDONLY|unix.O_NOFOLLOW))
-	ok, err := fl.TryLock()
+	ok, err := tryLock(fl)
 	switch {
 	case err != nil && noFlock(err):
 		return nil, st == nil || c.now().Sub(mtime(st)) < staleStaging

@@ -90,8 +90,15 @@ func TestAutoTrimFromConfig(t *testing.T) {
 	c, clk := testCache(t)
 	writeFile(t, filepath.Join(c.Root(), "config"), "max-size = 3000\n")
 	c = reopen(t, c)
-	fill(t, c, clk, 5, 1000)
-	// Each populate past 3,000 bytes trims to 2,400, keeping the new entry.
+	fill(t, c, clk, 4, 1000)
+	// The fourth populate takes the total to 4,000 > 3,000: least recently
+	// used entries go until at most 2,400 (80%) is left, not just 3,000.
+	if got, want := present(t, c), []string{"e02", "e03"}; !slices.Equal(got, want) {
+		t.Fatalf("after 4 populates of 1000 bytes with a 3000-byte cap: %v, want %v", got, want)
+	}
+	p := filepath.Join(t.TempDir(), "f")
+	writeFile(t, p, strings.Repeat("z", 1000))
+	mustPopulate(t, c, MustParseKey("e04"), p)
 	got := present(t, c)
 	if !slices.Contains(got, "e04") {
 		t.Fatalf("the entry just populated was trimmed: %v", got)
@@ -196,5 +203,90 @@ func TestListReportsStrays(t *testing.T) {
 	}
 	if len(all) != 2 || all[0].Err != nil || all[1].Err == nil || !strings.Contains(all[1].Err.Error(), "not an entry") {
 		t.Fatalf("list: %+v", all)
+	}
+}
+
+// TestRemovalNeverFollowsLinks: removing a staging folder, an entry or
+// garbage deletes links planted in it, never what they point to, and
+// nested folders go too.
+func TestRemovalNeverFollowsLinks(t *testing.T) {
+	c, _ := testCache(t)
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, "keep"), "precious")
+	plant := func(d string) {
+		t.Helper()
+		if err := os.Symlink(outside, filepath.Join(d, "link")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(d, "sub", "deeper"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(d, "sub", "deeper", "f"), "x")
+		os.Symlink(filepath.Join(outside, "keep"), filepath.Join(d, "sub", "keep"))
+	}
+	kept := func(what string) {
+		t.Helper()
+		if b, err := os.ReadFile(filepath.Join(outside, "keep")); err != nil || string(b) != "precious" {
+			t.Fatalf("%s followed a planted link: %q %v", what, b, err)
+		}
+	}
+	// An aborted staging folder.
+	s, err := c.Stage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plant(s.Dir())
+	s.Abort()
+	kept("abort")
+	if _, err := os.Lstat(s.Dir()); !os.IsNotExist(err) {
+		t.Fatalf("staging folder after abort: %v", err)
+	}
+	// An entry (rm) with links planted in it.
+	p := filepath.Join(t.TempDir(), "f")
+	writeFile(t, p, "data")
+	e := mustPopulate(t, c, MustParseKey("planted"), p)
+	makeWritable(t, e.Dir)
+	plant(e.Dir)
+	if err := c.Remove(MustParseKey("planted")); err != nil {
+		t.Fatal(err)
+	}
+	kept("rm")
+	// Garbage in tmp/ (a staging folder whose builder died).
+	dead, err := c.Stage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plant(dead.Dir())
+	dead.fl.Unlock()
+	if res, err := c.Trim(TrimOptions{}); err != nil || res.Garbage != 1 {
+		t.Fatalf("gc: garbage %d, %v", res.Garbage, err)
+	}
+	kept("gc")
+	if n := tmpNames(t, c); len(n) != 0 {
+		t.Errorf("tmp/ holds %v", n)
+	}
+
+	// tmp/ itself swapped for a link to a folder holding a same-named
+	// staging folder: the removal stays in the folder the cache opened.
+	s, err = c.Stage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(c.Root(), "tmp")
+	decoy := filepath.Join(outside, filepath.Base(s.Dir()))
+	os.Mkdir(decoy, 0o700)
+	writeFile(t, filepath.Join(decoy, "keep"), "precious")
+	if err := os.Rename(tmp, tmp+"-real"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, tmp); err != nil {
+		t.Fatal(err)
+	}
+	s.Abort()
+	if b, err := os.ReadFile(filepath.Join(decoy, "keep")); err != nil || string(b) != "precious" {
+		t.Fatalf("abort went through a swapped tmp/ link: %q %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(tmp+"-real", filepath.Base(s.Dir()))); !os.IsNotExist(err) {
+		t.Fatalf("the real staging folder is still there: %v", err)
 	}
 }

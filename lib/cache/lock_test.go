@@ -3,12 +3,16 @@ package cache
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
 )
 
 func TestLockExcludesAndReports(t *testing.T) {
@@ -186,5 +190,83 @@ func TestParseHolder(t *testing.T) {
 	}
 	if s := (Holder{}).String(); s != "an unknown process" {
 		t.Errorf("zero holder: %q", s)
+	}
+}
+
+// noFlockHere makes every flock(2) attempt fail as on a filesystem without
+// flock (ENOLCK) until the test ends.
+func noFlockHere(t *testing.T) {
+	t.Helper()
+	saved := tryLock
+	tryLock = func(*flock.Flock) (bool, error) {
+		return false, &fs.PathError{Op: "flock", Path: "x", Err: unix.ENOLCK}
+	}
+	t.Cleanup(func() { tryLock = saved })
+}
+
+// TestLockWithoutFlock: where flock fails with ENOLCK, key locks fall back
+// to lock files by themselves (no Options.LockFile), carrying host, pid and
+// time; staging folders are then judged by age.
+func TestLockWithoutFlock(t *testing.T) {
+	noFlockHere(t)
+	c, clk := testCache(t)
+	k := MustParseKey("nolock")
+	l, err := c.Lock(t.Context(), k, LockOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := filepath.Join(c.Root(), "locks", k.shard(), k.name()+".held")
+	b, err := os.ReadFile(held)
+	if err != nil {
+		t.Fatalf("no lock file after falling back: %v", err)
+	}
+	h, ok := parseHolder(b)
+	if !ok || h.PID != os.Getpid() || h.Host != c.host || !h.Since.Equal(clk.Now()) {
+		t.Fatalf("lock file says %q", b)
+	}
+	var reports []Holder
+	_, err = reopen(t, c).Lock(t.Context(), k, LockOptions{Timeout: 25 * time.Second, Report: 10 * time.Second,
+		OnWait: func(h Holder, _ time.Duration) { reports = append(reports, h) }})
+	if !errors.Is(err, ErrLockTimeout) {
+		t.Fatalf("second locker: %v, want ErrLockTimeout", err)
+	}
+	if len(reports) != 2 || reports[0].PID != os.Getpid() {
+		t.Fatalf("waiter reports %v, want 2 naming pid %d", reports, os.Getpid())
+	}
+	l.Release()
+	if _, err := os.Stat(held); !os.IsNotExist(err) {
+		t.Fatalf("release left the lock file: %v", err)
+	}
+
+	// Staging folders: a young one is a build in progress, one a day old
+	// is abandoned.
+	young, err := c.Stage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(young.Dir(), "part"), "x")
+	old, err := reopen(t, c).Stage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(old.Dir(), "part"), "y")
+	youngTime, oldTime := clk.Now().Add(-time.Hour), clk.Now().Add(-staleStaging-time.Hour)
+	os.Chtimes(young.Dir(), youngTime, youngTime)
+	os.Chtimes(old.Dir(), oldTime, oldTime)
+	res, err := reopen(t, c).Trim(TrimOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(young.Dir(), "part")); err != nil {
+		t.Errorf("gc removed a build in progress: %v", err)
+	}
+	if _, err := os.Stat(old.Dir()); !os.IsNotExist(err) || res.Garbage != 1 {
+		t.Errorf("abandoned staging folder: %v, garbage %d", err, res.Garbage)
+	}
+	if err := young.Adopt("part"); err != nil {
+		t.Fatal(err)
+	}
+	if _, stored, err := young.Publish(MustParseKey("young"), ""); err != nil || !stored {
+		t.Fatalf("publish: %v %v", stored, err)
 	}
 }

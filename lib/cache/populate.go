@@ -62,7 +62,7 @@ func (c *Cache) lockStaging(name string) (*flock.Flock, error) {
 	f.WriteString(Holder{Host: c.host, PID: os.Getpid(), Since: c.now()}.line())
 	f.Close()
 	fl := flock.New(c.tmp.join(lk), flock.SetFlag(os.O_RDONLY|unix.O_NOFOLLOW))
-	ok, err := fl.TryLock()
+	ok, err := tryLock(fl)
 	switch {
 	case err != nil && noFlock(err):
 		return fl, nil
@@ -326,7 +326,7 @@ func (s *Staging) Abort() {
 	}
 	s.done = true
 	s.d.close()
-	os.RemoveAll(s.c.tmp.join(s.name))
+	s.c.tmp.removeTree(s.name)
 	s.c.unlockStaging(s.name, s.fl)
 }
 
