@@ -341,6 +341,12 @@ func TestPopulatePlainCopy(t *testing.T) {
 	if _, err := c.Verify(MustParseKey("plain")); err != nil {
 		t.Fatal(err)
 	}
+	// restore --copy takes the same last-resort path.
+	dest := filepath.Join(t.TempDir(), "back.aipk")
+	r, err := c.Restore(MustParseKey("plain"), dest, RestoreOptions{Copy: true})
+	if err != nil || r[0].Linked || !sameBytes(t, src, dest) {
+		t.Fatalf("restore --copy with plain copies: %+v %v", r, err)
+	}
 }
 
 func TestPopulateAcrossFilesystems(t *testing.T) {
