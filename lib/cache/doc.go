@@ -17,11 +17,14 @@
 // XX is the key's first byte in hex and NAME the key's folder name (see
 // Key). An entry folder holds the entry's files, read-only (0444), and a
 // manifest (see Manifest) written last. The folder is built in tmp/ and
-// appears in entries/ by one rename(2) after its files, manifest and folder
-// are synced, so a reader, or a process killed at any moment, sees either a
-// complete entry or none. Anything in entries/ that does not check out (no
-// manifest, an unparseable or newer one, a file missing or of the wrong
-// size, a symbolic link anywhere) is a miss.
+// appears in entries/ by one rename(2) after its files are synced and its
+// manifest written, so a reader, or a process killed at any moment, sees
+// either a complete entry or none. Anything in entries/ that does not check
+// out (no manifest, an unparseable or newer one, a file missing or of the
+// wrong size, a symbolic link anywhere) is a miss, which is also all a power
+// loss can make of an entry: the files a manifest vouches for reach the disk
+// before the manifest is written, and a manifest or rename that did not is
+// a miss. (populate --move, which removes its sources, syncs everything.)
 //
 // The folder's mtime is the entry's last use: a hit refreshes it at most
 // hourly, as Go's build cache does, and Trim removes the least recently

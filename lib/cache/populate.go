@@ -15,9 +15,10 @@ import (
 
 // Staging is an entry being built: a folder tmp/p-RAND inside the root,
 // invisible to lookups, that becomes the entry folder by one rename once
-// its files and manifest are complete and synced. While it exists its
-// owner holds the flock of tmp/p-RAND.lock, which tells gc that it is in
-// use; a staging folder whose lock is free (its owner died) is garbage.
+// its files are complete and synced and its manifest is written. While it
+// exists its owner holds the flock of tmp/p-RAND.lock, which tells gc that
+// it is in use; a staging folder whose lock is free (its owner died) is
+// garbage.
 type Staging struct {
 	c     *Cache
 	name  string
@@ -202,10 +203,10 @@ func (s *Staging) adopt(name string) error {
 	if err != nil {
 		return err
 	}
-	// The data must be on disk before the manifest that vouches for it.
-	// fdatasync: a linked file's data is usually clean already (its writer
-	// synced it), and the new link and mode reach the disk with the journal
-	// commit of the manifest and the rename.
+	// The data must be on disk before the manifest that vouches for it
+	// (see publish). fdatasync: a linked file's data is usually clean
+	// already (its writer synced it), and then this costs one device flush;
+	// its new link and mode need not be durable (a lost link is a miss).
 	if err := datasync(f); err != nil {
 		return err
 	}
@@ -241,11 +242,23 @@ func (s *Staging) publish(k Key, m *Manifest) (*Entry, bool, error) {
 	}
 	// Nobody sees the staging folder, so the manifest goes straight to its
 	// name; the whole folder appears at once with the rename below.
-	if err := s.writeManifest(b); err != nil {
+	//
+	// What must reach the disk first is what the manifest vouches for: each
+	// file's data was synced when it was added. The manifest, the folder's
+	// names and the rename need no sync of their own for an entry to be
+	// whole or absent after a power loss: losing any of them leaves no
+	// manifest, a manifest that does not parse (a JSON object cut short, or
+	// the zeros or emptiness filesystems show for unwritten blocks) or a
+	// missing file, and each of those is a miss. So a populate costs one
+	// device flush per file (none more), not a journal commit on top. Only
+	// --move, which removes its sources next, makes the entry durable first.
+	if err := s.writeManifest(b, s.move); err != nil {
 		return nil, false, fmt.Errorf("cache: write manifest: %w", err)
 	}
-	if err := s.d.sync(); err != nil {
-		return nil, false, err
+	if s.move {
+		if err := s.d.sync(); err != nil {
+			return nil, false, err
+		}
 	}
 	c := s.c
 	sh, err := c.ents.mkSub(k.shard(), cachedir.DirMode(c.shared))
@@ -261,11 +274,9 @@ func (s *Staging) publish(k Key, m *Manifest) (*Entry, bool, error) {
 			s.done = true
 			s.d.close()
 			c.unlockStaging(s.name, s.fl)
-			// The entry's bytes were synced before the rename, so a power
-			// loss can at worst lose the rename: a miss, never a partial
-			// entry, and the sources are still there to populate again. Only
-			// a --move, which removes its sources next, must make the rename
-			// durable first.
+			// A power loss can at worst lose the entry (see above): a miss,
+			// and the sources are still there to populate again. A --move
+			// must make the rename durable before it removes them.
 			if s.move {
 				if err := sh.sync(); err != nil {
 					return nil, false, err
@@ -296,7 +307,7 @@ func (s *Staging) publish(k Key, m *Manifest) (*Entry, bool, error) {
 	return nil, false, fmt.Errorf("cache: could not publish %s: the entry keeps changing", k)
 }
 
-func (s *Staging) writeManifest(b []byte) error {
+func (s *Staging) writeManifest(b []byte, sync bool) error {
 	f, err := s.d.create(manifestName, s.c.fileMode(false))
 	if err != nil {
 		return err
@@ -305,9 +316,11 @@ func (s *Staging) writeManifest(b []byte) error {
 		f.Close()
 		return err
 	}
-	if err := datasync(f); err != nil {
-		f.Close()
-		return err
+	if sync {
+		if err := datasync(f); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	return f.Close()
 }

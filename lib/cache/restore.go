@@ -115,10 +115,9 @@ func (c *Cache) restoreFile(ed *dir, f File, target string, forceCopy bool) (lin
 		dst.Close()
 		return false, fmt.Errorf("restore: copied %d bytes of %s, want %d", fi.Size(), f.Name, f.Size)
 	}
-	if err := dst.Sync(); err != nil {
-		dst.Close()
-		return false, err
-	}
+	// No fsync: DEST is the user's file, not the cache's, and a copy of an
+	// entry that stays in the cache; like cp, restore leaves writeback to
+	// the kernel. The rename makes DEST appear complete to every reader.
 	if err := dst.Close(); err != nil {
 		return false, err
 	}
