@@ -1,6 +1,6 @@
 # aiperf toolkit. `make demo` runs the pipeline on the shipped sample; `make test` is what CI runs.
 MOD      := $(shell go list -m)
-BINS     := aiperf-tokenize aiperf-pack aiperf-hash aiperf-mock aiperf-replay
+BINS     := aiperf-tokenize aiperf-pack aiperf-hash aiperf-cache aiperf-mock aiperf-replay
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD := -trimpath -tags urfave_cli_no_docs -ldflags '-s -w -X $(MOD)/lib/cmd/base.Version=$(VERSION)'
 FUZZTIME ?= 10s

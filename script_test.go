@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/cmd/cachecmd"
 	"github.com/aiperf/toolkit/lib/cmd/hashcmd"
 	"github.com/aiperf/toolkit/lib/cmd/mockcmd"
 	"github.com/aiperf/toolkit/lib/cmd/packcmd"
@@ -32,6 +33,7 @@ var update = flag.Bool("update", false, "rewrite testscript files whose cmp fail
 // commands are the binaries the scripts can exec, run in-process.
 var commands = map[string]func() int{
 	"aiperf-hash":     func() int { return base.Main(hashcmd.New(), os.Args) },
+	"aiperf-cache":    func() int { return base.Main(cachecmd.New(), os.Args) },
 	"aiperf-pack":     func() int { return base.Main(packcmd.New(), os.Args) },
 	"aiperf-tokenize": func() int { return base.Main(tokenizecmd.New(), os.Args) },
 	"aiperf-mock":     func() int { return base.Main(mockcmd.New(), os.Args) },
