@@ -1,6 +1,6 @@
 # aiperf toolkit. `make demo` runs the pipeline on the shipped sample; `make test` is what CI runs.
 MOD      := $(shell go list -m)
-BINS     := aiperf-tokenize aiperf-pack aiperf-hash
+BINS     := aiperf-tokenize aiperf-pack aiperf-hash aiperf-cache aiperf-mock aiperf-replay
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GOFLAGS_BUILD := -trimpath -tags urfave_cli_no_docs -ldflags '-s -w -X $(MOD)/lib/cmd/base.Version=$(VERSION)'
 FUZZTIME ?= 10s
@@ -23,6 +23,8 @@ test: fmt-check tidy-check vet lint
 	@test -f $(FIXTURES)/deepseek_v3/tokenizer.json || echo "make: no tokenizer fixtures in $(FIXTURES); the golden and exact-length tests of eight of the nine tokenizers will skip (make tokenizers fetches them)"
 	@# full-size correctness checks first: -race makes them too slow, so they trim themselves there
 	go test -count=1 -run 'ExactLength|Golden' ./lib/synth ./lib/tokenizer
+	@# timing within 1 ms of the mock's settings: checked without -race (which widens their tolerances)
+	go test -count=1 -run 'Timing|TurnDelays|TokenClock|Waiter|Sleeper|FixedSchedule' ./lib/replay ./lib/mock ./lib/internal/pace
 	go test -race ./...
 
 # tokenizers fetches the nine tokenizers of the goldens (npm) and runs their checks in full: ids
@@ -63,17 +65,47 @@ fuzz:
 # The shipped sample: the first 1,000 rows of the Mooncake conversation trace (13.7M prompt tokens).
 SAMPLE   := lib/trace/testdata/mooncake_head1000.jsonl
 
+# The demo's replay: the sample's 330 s of trace played 20x faster (16.5 s) against aiperf-mock on a
+# free loopback port (stopped by its pid when the recipe ends, whatever happens).
+DEMO_SPEEDUP ?= 20
+DEMO_MOCK    ?= --ttft 20ms --itl 0.5ms
+
 demo: build
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	bin/aiperf-tokenize -v --verify $(SAMPLE) > $(DEMO)/records.jsonl
-	bin/aiperf-pack -v --model demo-model --streaming -o $(DEMO)/store.aipk $(DEMO)/records.jsonl
+	bin/aiperf-pack -v --model demo-model --streaming --include-usage -o $(DEMO)/store.aipk $(DEMO)/records.jsonl
 	bin/aiperf-pack stat $(DEMO)/store.aipk
 	bin/aiperf-pack verify $(DEMO)/store.aipk
 	@echo "first request body (cut at 300 bytes):"
 	@bin/aiperf-pack dump --record 0 $(DEMO)/store.aipk | cut -c1-300
+	@bin/aiperf-mock --listen 127.0.0.1:0 $(DEMO_MOCK) > $(DEMO)/mock.url 2> $(DEMO)/mock.log & pid=$$!; \
+	  trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
+	  i=0; while [ ! -s $(DEMO)/mock.url ] && [ $$i -lt 200 ]; do sleep 0.05; i=$$((i+1)); done; \
+	  url=$$(cat $(DEMO)/mock.url); [ -n "$$url" ] || { echo "aiperf-mock did not start:"; cat $(DEMO)/mock.log; exit 2; }; \
+	  echo "aiperf-mock $(DEMO_MOCK) listening on $$url (pid $$pid)"; \
+	  echo "bin/aiperf-replay --url $$url --speedup $(DEMO_SPEEDUP) -o $(DEMO)/replay $(DEMO)/store.aipk"; \
+	  bin/aiperf-replay --url $$url --speedup $(DEMO_SPEEDUP) -o $(DEMO)/replay $(DEMO)/store.aipk
 
 clean:
 	rm -rf bin $(DEMO)
 
+# Against a real OpenAI-compatible server, not only a mock: ollama, built from the Go module proxy
+# into a cache (~/.cache/aiperf-real, or $AIPERF_REAL_CACHE) with a tiny random-weight Qwen3
+# model, started on loopback, checked, and stopped by pid after (also on failure or Ctrl-C).
+# check-ollama.sh probes the server with curl; replay-ollama.sh tokenizes and packs a small trace
+# (chat and completions, streaming), replays it with aiperf-replay against aiperf-mock and then
+# ollama, and checks the records and exports (scripts/real/README.md).
+# Not part of `make test`: the first run builds ollama (minutes); later runs take under a minute.
+REAL := scripts/real/ollama.sh
+test-real: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-mock)
+	$(REAL) build
+	$(REAL) model
+	@export AIPERF_REAL_STATE="$${TMPDIR:-/tmp}/aiperf-real.$$$$.state"; \
+	 trap '$(REAL) stop' EXIT; trap 'exit 130' INT TERM; \
+	 out=$$($(REAL) start) && eval "$$out" || exit 1; rc=0; \
+	 AIPERF_TOKENIZE=bin/aiperf-tokenize scripts/real/check-ollama.sh "$$URL" "$$MODEL" || rc=1; \
+	 AIPERF_BIN=bin scripts/real/replay-ollama.sh "$$URL" "$$MODEL" || rc=1; \
+	 exit $$rc
+
 FORCE:
-.PHONY: build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean FORCE
+.PHONY: build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE

@@ -16,7 +16,8 @@ import (
 //   - github.com/urfave/cli/v2 is imported only under lib/cmd and cmd: the
 //     libraries and scripts never see a flag.
 //   - net/http is imported only by the stages that talk HTTP: lib/replay and
-//     lib/mock, their command packages and binaries.
+//     lib/mock, their command packages and binaries, and the replay
+//     benchmark's bare reference client (scripts/bench/replaybench).
 //   - cmd/aiperf-<x> imports lib/cmd/base and exactly one lib/cmd/<x>cmd,
 //     and nothing else of the module.
 //   - Libraries (lib/..., outside lib/cmd) never import lib/cmd.
@@ -31,6 +32,7 @@ var httpAllowed = []string{
 	"lib/replay", "lib/mock",
 	"lib/cmd/replaycmd", "lib/cmd/mockcmd",
 	"cmd/aiperf-replay", "cmd/aiperf-mock",
+	"scripts/bench/replaybench",
 }
 
 // pkgInfo is a module package: its path relative to the module root, its

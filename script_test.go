@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,9 +17,13 @@ import (
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/cmd/cachecmd"
 	"github.com/aiperf/toolkit/lib/cmd/hashcmd"
+	"github.com/aiperf/toolkit/lib/cmd/mockcmd"
 	"github.com/aiperf/toolkit/lib/cmd/packcmd"
+	"github.com/aiperf/toolkit/lib/cmd/replaycmd"
 	"github.com/aiperf/toolkit/lib/cmd/tokenizecmd"
+	"github.com/aiperf/toolkit/lib/mock"
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
 )
@@ -28,8 +33,11 @@ var update = flag.Bool("update", false, "rewrite testscript files whose cmp fail
 // commands are the binaries the scripts can exec, run in-process.
 var commands = map[string]func() int{
 	"aiperf-hash":     func() int { return base.Main(hashcmd.New(), os.Args) },
+	"aiperf-cache":    func() int { return base.Main(cachecmd.New(), os.Args) },
 	"aiperf-pack":     func() int { return base.Main(packcmd.New(), os.Args) },
 	"aiperf-tokenize": func() int { return base.Main(tokenizecmd.New(), os.Args) },
+	"aiperf-mock":     func() int { return base.Main(mockcmd.New(), os.Args) },
+	"aiperf-replay":   func() int { return base.Main(replaycmd.New(), os.Args) },
 }
 
 func TestMain(m *testing.M) {
@@ -57,6 +65,14 @@ func TestScript(t *testing.T) {
 			env.Setenv("TESTDATA", filepath.Join(wd, "testdata"))
 			env.Setenv("GPT2", filepath.Join(wd, "lib", "tokenizer", "testdata", "gpt2", "tokenizer.json.zst"))
 			env.Setenv("MOONCAKE", filepath.Join(wd, "lib", "trace", "testdata", "mooncake_head1000.jsonl"))
+			// $MOCK_URL: an aiperf-mock for the replay scripts (a request
+			// header X-Mock-Fault selects a fault).
+			url, stop, err := startMock(mock.Config{TTFT: 2 * time.Millisecond, ITL: time.Millisecond})
+			if err != nil {
+				return err
+			}
+			env.Defer(stop)
+			env.Setenv("MOCK_URL", url)
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
@@ -76,6 +92,20 @@ func TestScript(t *testing.T) {
 			"signal":     cmdSignal,
 		},
 	})
+}
+
+// startMock serves an aiperf-mock on a free loopback port.
+func startMock(cfg mock.Config) (url string, stop func(), err error) {
+	srv, err := mock.New(cfg)
+	if err != nil {
+		return "", nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs, _ := srv.Serve(l)
+	return "http://" + l.Addr().String(), func() { hs.Close() }, nil
 }
 
 // status N prog args... runs prog and asserts its exact exit code; stdout and

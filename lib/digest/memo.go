@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -74,6 +75,10 @@ type memoEntry struct {
 // learned. A Memo is safe for concurrent use, and any number of processes
 // may share one directory.
 type Memo struct {
+	// Perm is the permission of the memo file and its lock (0 means 0644):
+	// a shared cache root gives 0664, so the whole group can update it.
+	Perm fs.FileMode
+
 	dir   string
 	now   func() time.Time
 	mu    sync.Mutex
@@ -491,8 +496,12 @@ func (m *Memo) Flush() error {
 	if err := os.MkdirAll(m.dir, 0o777); err != nil {
 		return err
 	}
+	perm := m.Perm
+	if perm == 0 {
+		perm = 0o644
+	}
 	name := filepath.Join(m.dir, MemoFile)
-	lock, err := os.OpenFile(name+".lock", os.O_RDWR|os.O_CREATE, 0o666)
+	lock, err := os.OpenFile(name+".lock", os.O_RDWR|os.O_CREATE, perm)
 	if err != nil {
 		return err
 	}
@@ -525,7 +534,7 @@ func (m *Memo) Flush() error {
 	}
 	_, err = tmp.Write(data)
 	if err == nil {
-		err = tmp.Chmod(0o644)
+		err = tmp.Chmod(perm)
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr

@@ -13,8 +13,11 @@ const (
 	lateTrendMinSpan     = int64(time.Second)
 )
 
-// Lateness is how well the client kept to its schedule: send lateness is
-// sent - intended for every profiling request that has both times.
+// Lateness is how well the client kept to its schedule: the client's own
+// send lateness, sent - intended less any wait for a --concurrency slot
+// (result.Record.CeilingWaitNS), for every profiling request that has both
+// times. A ceiling the user set delays sends on purpose; that is not the
+// client falling behind, and the send_lateness metric still shows it.
 //
 // The client fell behind (Behind) when either
 //
@@ -29,14 +32,16 @@ const (
 //     the signature of a client slower than the schedule, visible before the
 //     p99 reaches the threshold.
 type Lateness struct {
-	Count  int64   // requests with both times
-	P50NS  float64 // send lateness percentiles (exact in a Summary, within the stated bound in a Live snapshot)
-	P99NS  float64
-	MaxNS  float64
-	Slope  float64 // seconds of lateness gained per second of schedule
-	SpanNS int64   // schedule time between the first and last intended send
-	Behind bool
-	Reason string // why Behind, in words; "" when not behind
+	Count int64   // requests with both times
+	P50NS float64 // send lateness percentiles (exact in a Summary, within the stated bound in a Live snapshot)
+	P99NS float64
+	MaxNS float64
+	// SendP99NS is the p99 of send_lateness, ceiling waits included.
+	SendP99NS float64
+	Slope     float64 // seconds of lateness gained per second of schedule
+	SpanNS    int64   // schedule time between the first and last intended send
+	Behind    bool
+	Reason    string // why Behind, in words; "" when not behind
 }
 
 // trend fits lateness against intended send time by least squares, in
@@ -92,6 +97,9 @@ func (l *Lateness) judge(t *trend, o *Options) {
 	case l.Count > 0 && l.P99NS > thr:
 		l.Behind = true
 		l.Reason = fmt.Sprintf("p99 send lateness %.2f ms exceeds %.2f ms", l.P99NS/1e6, thr/1e6)
+		if l.SendP99NS > l.P99NS {
+			l.Reason += " (waits for a --concurrency slot left out)"
+		}
 	case l.Count >= lateTrendMinCount && l.SpanNS >= lateTrendMinSpan && l.Slope > o.lateSlope():
 		l.Behind = true
 		l.Reason = fmt.Sprintf("send lateness grew %.2f ms per second of schedule over %.2f s", l.Slope*1e3, float64(l.SpanNS)/1e9)

@@ -97,6 +97,7 @@ const (
 	mSendLateness
 	mScheduleLatency
 	mErrorISL
+	mClientLateness
 	numRecord // record metrics end here
 )
 
@@ -147,6 +148,7 @@ var defs = [numIDs]def{
 	mUsageReasoningDiff:  {"usage_reasoning_tokens_diff_pct", "Usage Reasoning Diff", unitPercent, unitPercent, flagNoConsole, kindRecord, 0},
 	mRequestedOSL:        {"requested_osl", "Requested OSL", unitTokens, unitTokens, flagNoConsole | flagInternal | flagInt, kindRecord, 0},
 	mOSLDiff:             {"osl_mismatch_diff_pct", "OSL Mismatch Diff %", unitPercent, unitPercent, flagNoConsole, kindRecord, 0},
+	mClientLateness:      {"client_lateness", "Client Lateness", unitNS, unitMS, flagInt | flagNoConsole | flagInternal, kindRecord, 0},
 	mErrorISL:            {"error_isl", "Error Input Sequence Length", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole | flagErrorOnly | flagInt, kindRecord, 0},
 	// Not in aiperf: how late the client sent each request against the
 	// schedule, and the latency the user would have seen measured from the

@@ -80,13 +80,16 @@ type evaluator struct {
 //   - send_lateness = sent - intended (every request), schedule_relative_latency
 //     = end - intended (valid requests): the latency measured from when the
 //     schedule meant the request to go, so a client that falls behind cannot
-//     hide the wait (coordinated omission).
+//     hide the wait (coordinated omission); client_lateness (internal,
+//     for the fell-behind rule) = send_lateness - ceiling_wait_ns, the part
+//     of the lateness that was not a wait for a --concurrency slot.
 func (e *evaluator) eval(r *result.Record, x *values) {
 	*x = values{good: -1, oslMismatch: -1, usageDisc: -1}
 	c := r.ChunkOffsetsNS
 	x.valid = r.Err == nil && len(c) > 0
 	if r.IntendedNS > 0 && r.SentNS > 0 {
 		x.set(mSendLateness, float64(r.SentNS-r.IntendedNS))
+		x.set(mClientLateness, float64(max(r.SentNS-r.IntendedNS-r.CeilingWaitNS, 0)))
 	}
 	isl, haveISL := int64(0), false
 	if u := r.Usage; u != nil && u.PromptTokens > 0 {

@@ -276,8 +276,8 @@ func (s *summarizer) pass1(r *result.Record, x *values) {
 			d.add1(float64(x.icl[j] - x.icl[j-1]))
 		}
 	}
-	if x.ok(mSendLateness) {
-		s.trend.add(r.IntendedNS, x.v[mSendLateness])
+	if x.ok(mClientLateness) {
+		s.trend.add(r.IntendedNS, x.v[mClientLateness])
 	}
 	if r.SentNS > 0 && (!s.haveStart || r.SentNS < s.startNS) {
 		s.startNS, s.haveStart = r.SentNS, true
@@ -402,8 +402,11 @@ func (s *summarizer) summary() *Summary {
 			single(t.total, v)
 		}
 	}
-	if l, ok := st[mSendLateness]; ok {
+	if l, ok := st[mClientLateness]; ok {
 		sum.Lateness = Lateness{Count: l.n, P50NS: l.p[4], P99NS: l.p[8], MaxNS: l.max}
+	}
+	if l, ok := st[mSendLateness]; ok {
+		sum.Lateness.SendP99NS = l.p[8]
 	}
 	sum.Lateness.judge(&s.trend, &s.o)
 	return sum

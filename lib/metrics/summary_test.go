@@ -219,3 +219,50 @@ func TestErrorSummary(t *testing.T) {
 		t.Errorf("clipped message: %d bytes, valid %v", len(m), utf8.ValidString(m))
 	}
 }
+
+// Waits for a --concurrency slot are not the client falling behind: the
+// rule judges the lateness left after them, while send_lateness keeps
+// them.
+func TestCeilingWaitIsNotFallingBehind(t *testing.T) {
+	mk := func(extra int64) []result.Record {
+		var recs []result.Record
+		for i := range 200 {
+			r := liveRecord(i, 0, 20*ms, false)
+			if i%2 == 1 { // every other start held 500 ms by the ceiling
+				r.CeilingWaitNS = 500 * ms
+				r.SentNS += 500*ms + extra
+				r.EndNS += 500*ms + extra
+			}
+			recs = append(recs, r)
+		}
+		return recs
+	}
+	s, err := Summarize(FromRecords(mk(0)), Options{Streaming: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lateness.Behind {
+		t.Errorf("ceiling waits judged as falling behind: %+v", s.Lateness)
+	}
+	var send *Result
+	for i := range s.Metrics {
+		if s.Metrics[i].Tag == "send_lateness" {
+			send = &s.Metrics[i]
+		}
+		if s.Metrics[i].Tag == "client_lateness" {
+			t.Errorf("the internal client_lateness is in the summary")
+		}
+	}
+	if send == nil || send.Max != 500 {
+		t.Fatalf("send_lateness %+v, want a max of 500 ms", send)
+	}
+	// The client itself 20 ms late after each slot freed: behind, and the
+	// reason says the ceiling's part was left out.
+	s, err = Summarize(FromRecords(mk(20*ms)), Options{Streaming: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Lateness.Behind || !strings.Contains(s.Lateness.Reason, "p99 send lateness 20.00 ms") || !strings.Contains(s.Lateness.Reason, "--concurrency slot") {
+		t.Errorf("lateness %+v", s.Lateness)
+	}
+}

@@ -150,6 +150,12 @@ func Parse(line []byte, r *Record) error {
 			}
 			*timeField(r, k) = x
 			haveFirstOutput = haveFirstOutput || k == "first_output_unix_ns"
+		case "ceiling_wait_ns":
+			x, err := parseInt(k, v, 0, math.MaxInt64)
+			if err != nil {
+				return err
+			}
+			r.CeilingWaitNS = x
 		case "client_output_tokens", "client_reasoning_tokens":
 			x, err := parseInt(k, v, 0, math.MaxInt64)
 			if err != nil {

@@ -21,6 +21,7 @@ func Append(dst []byte, r *Record) []byte {
 	dst = appendStr(dst, "x_correlation_id", r.CorrelationID)
 	dst = appendStr(dst, "phase", r.Phase)
 	dst = appendInt(dst, "intended_unix_ns", r.IntendedNS, true)
+	dst = appendInt(dst, "ceiling_wait_ns", r.CeilingWaitNS, false)
 	dst = appendInt(dst, "sent_unix_ns", r.SentNS, true)
 	dst = appendInt(dst, "first_byte_unix_ns", r.FirstByteNS, false)
 	dst = appendInt(dst, "first_token_unix_ns", r.FirstTokenNS, false)

@@ -59,6 +59,11 @@ type Record struct {
 	// process's time for a rate, the moment a slot or the previous turn (plus
 	// its delay) freed it for closed-loop modes ("intended_unix_ns").
 	IntendedNS int64
+	// CeilingWaitNS is how long the --concurrency ceiling held the request
+	// past IntendedNS, waiting for a session slot the user capped (0 when
+	// it did not; "ceiling_wait_ns", omitted when 0). The client's own
+	// lateness is SentNS - IntendedNS - CeilingWaitNS.
+	CeilingWaitNS int64
 	// SentNS is when the request was handed to the connection, the start of
 	// every latency below ("sent_unix_ns").
 	SentNS int64

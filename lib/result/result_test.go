@@ -24,7 +24,7 @@ func sample() []Record {
 			Usage: &Usage{PromptTokens: 4, CompletionTokens: 11, TotalTokens: 15, ReasoningTokens: 2}},
 		// Client counted zero tokens: still present.
 		{Record: 5, SentNS: 1, EndNS: 2, ChunkOffsetsNS: []int64{1}, OutputSource: SourceUsage, OutputTokens: 1, ClientCounted: true},
-		{Record: 1, Session: "s\"1\n", Turn: 2, Phase: PhaseWarmup, IntendedNS: 5, SentNS: 4, EndNS: 9, Status: 503,
+		{Record: 1, Session: "s\"1\n", Turn: 2, Phase: PhaseWarmup, IntendedNS: 5, CeilingWaitNS: 7, SentNS: 4, EndNS: 9, Status: 503,
 			Err: &Error{Code: 503, Type: "HTTPError", Message: "service unavailable: ✓"}},
 		{Record: 2, Session: "s2", SentNS: 10, EndNS: 20, Err: &Error{Code: 499, Type: "RequestCancellationError", Message: "cancelled after 1ms"}, Cancelled: true},
 		// Reasoning first, then no output at all: first_output must stay 0.

@@ -3,10 +3,9 @@
 package hashcmd
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 
+	"github.com/aiperf/toolkit/lib/cachedir"
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/digest"
 	"github.com/urfave/cli/v2"
@@ -43,38 +42,27 @@ func memoFlags(o *memoOptions) []cli.Flag {
 	}
 }
 
-// cacheRoot resolves the cache root, absolute: --dir, else
-// $AIPERF_CACHE_DIR, else the user cache directory + "/aiperf". The cache
-// stage's lib/cachedir (Resolve, and Memo for the folder below) owns this
-// rule and is not on main yet; this copy follows it exactly and goes when
-// aiperf-hash can import it.
-func cacheRoot(flag string) (string, error) {
-	dir := flag
-	if dir == "" {
-		dir = os.Getenv("AIPERF_CACHE_DIR")
-	}
-	if dir == "" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("no cache root: %w (set AIPERF_CACHE_DIR or --dir)", err)
-		}
-		dir = filepath.Join(d, "aiperf")
-	}
-	return filepath.Abs(dir)
-}
-
-// memoDir is the folder of the cache root reserved for the digest memo.
-const memoDir = "memo"
-
 // openMemo returns the memo the options choose, or nil with the reason
 // (--no-memo, or no cache root) for a verbose note.
 func openMemo(o *memoOptions) (*digest.Memo, string) {
 	if o.noMemo {
 		return nil, "--no-memo"
 	}
-	root, err := cacheRoot(o.dir)
+	root, err := cachedir.Resolve(o.dir)
 	if err != nil {
 		return nil, err.Error()
 	}
-	return digest.OpenMemo(filepath.Join(root, memoDir)), ""
+	// The root is aiperf-cache's too: made as it makes it (0700, or kept
+	// as it is), the memo folder and file with the root's sharing mode.
+	shared, err := cachedir.Create(root, false)
+	if err != nil {
+		return nil, err.Error()
+	}
+	dir := filepath.Join(root, cachedir.Memo)
+	if err := cachedir.Mkdir(dir, shared); err != nil {
+		return nil, err.Error()
+	}
+	m := digest.OpenMemo(dir)
+	m.Perm = cachedir.FileMode(shared).Perm()
+	return m, ""
 }

@@ -1,10 +1,13 @@
 package hashcmd
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aiperf/toolkit/lib/cachedir"
 )
 
 // TestDeps: aiperf-hash, the cachekey library it keys with and the stage
@@ -60,25 +63,43 @@ func TestDeps(t *testing.T) {
 }
 
 func TestCacheRoot(t *testing.T) {
-	t.Setenv("AIPERF_CACHE_DIR", "/env/root")
-	if got, _ := cacheRoot("/flag/root"); got != "/flag/root" {
-		t.Errorf("--dir: got %s", got)
+	// The memo lives in aiperf-cache's root, found by lib/cachedir's rule
+	// (its own tests cover --dir, $AIPERF_CACHE_DIR and the user cache dir).
+	base := t.TempDir()
+	t.Setenv("AIPERF_CACHE_DIR", filepath.Join(base, "env"))
+	m, note := openMemo(&memoOptions{})
+	if m == nil || m.Dir() != filepath.Join(base, "env", "memo") || note != "" {
+		t.Fatalf("AIPERF_CACHE_DIR: %v %q", m, note)
 	}
-	if got, _ := cacheRoot(""); got != "/env/root" {
-		t.Errorf("AIPERF_CACHE_DIR: got %s", got)
+	root := filepath.Join(base, "private")
+	m, note = openMemo(&memoOptions{dir: root})
+	if m == nil || m.Dir() != filepath.Join(root, "memo") || note != "" {
+		t.Fatalf("--dir: %v %q", m, note)
 	}
-	t.Setenv("AIPERF_CACHE_DIR", "")
-	t.Setenv("XDG_CACHE_HOME", "/xdg")
-	if got, _ := cacheRoot(""); got != filepath.Join("/xdg", "aiperf") {
-		t.Errorf("user cache dir: got %s", got)
+	for _, dir := range []string{root, m.Dir()} {
+		if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v, want a private folder (0700) as aiperf-cache makes it", dir, fi.Mode())
+		}
 	}
-	t.Chdir(t.TempDir())
-	if got, _ := cacheRoot("rel"); !filepath.IsAbs(got) || filepath.Base(got) != "rel" {
-		t.Errorf("a relative --dir: got %s, want it made absolute", got)
+	if m.Perm != 0o600 {
+		t.Errorf("private root: memo file mode %v, want 0600", m.Perm)
 	}
-	m, note := openMemo(&memoOptions{dir: "/r"})
-	if m == nil || m.Dir() != filepath.Join("/r", "memo") || note != "" {
-		t.Errorf("memo dir: %v %q", m, note)
+	shared := filepath.Join(base, "shared")
+	if _, err := cachedir.Create(shared, true); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ = openMemo(&memoOptions{dir: shared}); m == nil || m.Perm != 0o664 {
+		t.Errorf("shared root: memo %v, want its file 0664 so the group can update it", m)
+	}
+	world := filepath.Join(base, "world")
+	if err := os.Mkdir(world, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(world, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if m, note := openMemo(&memoOptions{dir: world}); m != nil || note == "" {
+		t.Errorf("world-writable root: %v %q, want no memo and the reason", m, note)
 	}
 	if m, note := openMemo(&memoOptions{noMemo: true}); m != nil || note == "" {
 		t.Errorf("--no-memo: %v %q", m, note)

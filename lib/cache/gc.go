@@ -1,0 +1,343 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
+)
+
+// Info is one folder found in entries/: a complete entry, or a bad one.
+type Info struct {
+	Key      Key    // zero for a folder whose name is no key
+	Shard    string // the shard folder it is in
+	Name     string // the folder's name, inside its shard
+	Dir      string
+	Manifest *Manifest // nil when Err is set
+	Err      error     // why the entry cannot be used, or nil
+	Size     int64     // bytes on disk (the manifest's sizes for a good entry)
+	LastUsed time.Time
+}
+
+// List walks entries/ and reports every entry folder, sorted by key (bad
+// folders last). Only entries/ is read: memo/ and the other folders of
+// the root are not entries.
+func (c *Cache) List() ([]Info, error) {
+	shards, err := c.ents.names()
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(shards)
+	var out []Info
+	for _, s := range shards {
+		if !isShardName(s) {
+			continue // not ours; left alone
+		}
+		sh, err := c.ents.sub(s)
+		if err != nil {
+			continue // a link or worse where a shard should be: not ours
+		}
+		names, err := sh.names()
+		if err != nil {
+			sh.close()
+			return nil, err
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			out = append(out, c.info(sh, s, n))
+		}
+		sh.close()
+	}
+	slices.SortStableFunc(out, func(a, b Info) int {
+		if (a.Err == nil) != (b.Err == nil) {
+			if a.Err == nil {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Key.String(), b.Key.String())
+	})
+	return out, nil
+}
+
+func isShardName(s string) bool {
+	return len(s) == 2 && isHexByte(s[0]) && isHexByte(s[1])
+}
+
+func isHexByte(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+
+func (c *Cache) info(sh *dir, shard, name string) Info {
+	in := Info{Shard: shard, Name: name, Dir: sh.join(name)}
+	st, err := sh.lstat(name)
+	if err == nil {
+		in.LastUsed = mtime(&st)
+	}
+	k, ok := keyFromName(name)
+	if !ok || k.shard() != shard {
+		in.Err = fmt.Errorf("%s: not an entry folder name", in.Dir)
+		in.Size = diskUsage(sh, name)
+		return in
+	}
+	in.Key = k
+	ed, e, err := c.check(sh, name, k)
+	if err != nil {
+		in.Err = err
+		in.Size = diskUsage(sh, name)
+		return in
+	}
+	ed.close()
+	in.Manifest, in.Size, in.LastUsed = e.Manifest, e.Size(), e.LastUsed
+	return in
+}
+
+// diskUsage adds up the sizes of the regular files in the folder name
+// inside d, one level deep (entries have no subfolders), never following links.
+func diskUsage(d *dir, name string) int64 {
+	st, err := d.lstat(name)
+	if err != nil {
+		return 0
+	}
+	if !isDir(&st) {
+		return st.Size
+	}
+	sub, err := d.sub(name)
+	if err != nil {
+		return 0
+	}
+	defer sub.close()
+	names, _ := sub.names()
+	var n int64
+	for _, f := range names {
+		if st, err := sub.lstat(f); err == nil && isReg(&st) {
+			n += st.Size
+		}
+	}
+	return n
+}
+
+// TrimOptions configures Trim.
+type TrimOptions struct {
+	MaxSize int64         // trim to TrimTarget of it when the total exceeds it; 0: no cap
+	MaxAge  time.Duration // remove entries unused for longer; 0: no cap
+	DryRun  bool          // report, remove nothing
+	Keep    Key           // never remove this key (the entry just published)
+}
+
+// TrimResult reports what Trim removed and what is left.
+type TrimResult struct {
+	Removed   []Info
+	Freed     int64
+	Kept      int
+	KeptSize  int64
+	Garbage   int   // abandoned staging folders and idle lock files removed
+	GarbageSz int64 // their bytes
+}
+
+// Trim removes entries unused for longer than MaxAge, then, if the total
+// size exceeds MaxSize, the least recently used ones until the total is at
+// most 80% of it (ccache's rule: a full cache does not trim on every
+// populate). It never touches an entry being built: those live in tmp/
+// until complete. Staging folders whose builder died are removed too.
+func (c *Cache) Trim(opt TrimOptions) (TrimResult, error) {
+	var res TrimResult
+	all, err := c.List()
+	if err != nil {
+		return res, err
+	}
+	slices.SortStableFunc(all, func(a, b Info) int { return a.LastUsed.Compare(b.LastUsed) })
+	var total int64
+	for _, in := range all {
+		total += in.Size
+	}
+	now := c.now()
+	target := int64(float64(opt.MaxSize) * trimTarget)
+	overCap := opt.MaxSize > 0 && total > opt.MaxSize
+	for _, in := range all {
+		keep := !in.Key.IsZero() && in.Key == opt.Keep
+		old := opt.MaxAge > 0 && now.Sub(in.LastUsed) > opt.MaxAge
+		big := overCap && total > target
+		if keep || !(old || big) {
+			res.Kept++
+			res.KeptSize += in.Size
+			continue
+		}
+		if !opt.DryRun {
+			sh, err := c.ents.sub(in.Shard)
+			if err == nil {
+				err = c.removeAll(sh, in.Name)
+				sh.close()
+			}
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				res.Kept++
+				res.KeptSize += in.Size
+				continue
+			}
+		}
+		total -= in.Size
+		res.Removed = append(res.Removed, in)
+		res.Freed += in.Size
+	}
+	if !opt.DryRun {
+		n, sz := c.collectGarbage()
+		res.Garbage, res.GarbageSz = n, sz
+	}
+	return res, nil
+}
+
+// AutoTrim applies the root's size cap, if its config sets one, keeping k.
+func (c *Cache) AutoTrim(k Key) (TrimResult, error) {
+	if c.cfg.MaxSize <= 0 {
+		return TrimResult{}, nil
+	}
+	return c.Trim(TrimOptions{MaxSize: c.cfg.MaxSize, Keep: k})
+}
+
+// staleStaging is how old a staging folder must be before gc removes it on
+// a filesystem where its lock cannot tell whether its builder is alive.
+const staleStaging = 24 * time.Hour
+
+// collectGarbage removes staging folders whose builders are gone (their
+// lock is free, or missing), leftover removals (tmp/rm-*), and lock files
+// nobody holds. It returns how many it removed and their bytes.
+func (c *Cache) collectGarbage() (n int, size int64) {
+	names, err := c.tmp.names()
+	if err != nil {
+		return 0, 0
+	}
+	have := make(map[string]bool, len(names))
+	for _, nm := range names {
+		have[nm] = true
+	}
+	for _, nm := range names {
+		if strings.HasSuffix(nm, ".lock") {
+			continue
+		}
+		st, err := c.tmp.lstat(nm)
+		if err != nil {
+			continue
+		}
+		var fl *flock.Flock
+		if have[nm+".lock"] {
+			var busy bool
+			fl, busy = c.tryIdle(c.tmp, nm+".lock", &st)
+			if busy {
+				continue
+			}
+		}
+		sz := diskUsage(c.tmp, nm)
+		if c.tmp.removeTree(nm) == nil {
+			n++
+			size += sz
+		}
+		if fl != nil {
+			c.tmp.unlink(nm + ".lock")
+			fl.Unlock()
+		}
+	}
+	// Lock files of staging folders that are gone.
+	for _, nm := range names {
+		base, ok := strings.CutSuffix(nm, ".lock")
+		if !ok || have[base] {
+			continue
+		}
+		st, err := c.tmp.lstat(nm)
+		if err != nil {
+			continue
+		}
+		if fl, busy := c.tryIdle(c.tmp, nm, &st); !busy {
+			c.tmp.unlink(nm)
+			if fl != nil {
+				fl.Unlock()
+			}
+		}
+	}
+	// Key lock files nobody holds.
+	shards, _ := c.locks.names()
+	for _, s := range shards {
+		if !isShardName(s) {
+			continue
+		}
+		sh, err := c.locks.sub(s)
+		if err != nil {
+			continue
+		}
+		lnames, _ := sh.names()
+		for _, nm := range lnames {
+			if strings.Contains(nm, ".held") {
+				continue // lock files of lock-file mode go when released or broken
+			}
+			if fl, busy := c.tryIdle(sh, nm, nil); !busy && fl != nil {
+				sh.unlink(nm)
+				fl.Unlock()
+			}
+		}
+		sh.close()
+	}
+	return n, size
+}
+
+// tryIdle reports whether the lock file name inside d is held. When it is
+// not, and flock works here, it returns the lock, still held, so that the
+// caller can remove the file before anyone else takes it. Where flock does
+// not work, a lock is taken as idle when what it guards (st) is older than
+// staleStaging.
+func (c *Cache) tryIdle(d *dir, name string, st *unix.Stat_t) (*flock.Flock, bool) {
+	fl := flock.New(d.join(name), flock.SetFlag(os.O_RDONLY|unix.O_NOFOLLOW))
+	ok, err := tryLock(fl)
+	switch {
+	case err != nil && noFlock(err):
+		return nil, st == nil || c.now().Sub(mtime(st)) < staleStaging
+	case err != nil:
+		return nil, true
+	case !ok:
+		return nil, true
+	case !c.sameFile(fl, d, name):
+		fl.Unlock()
+		return nil, true
+	}
+	return fl, false
+}
+
+// Remove deletes k's entry, good or bad. It returns ErrMiss when there is none.
+func (c *Cache) Remove(k Key) error {
+	sh, err := c.ents.sub(k.shard())
+	if errors.Is(err, fs.ErrNotExist) {
+		return ErrMiss
+	}
+	if err != nil {
+		return err
+	}
+	defer sh.close()
+	if err := c.removeAll(sh, k.name()); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return ErrMiss
+		}
+		return err
+	}
+	return nil
+}
+
+// Quarantine moves the folder of a bad entry (as List reports it) into
+// quarantine/, out of the cache's way but kept for a look, and returns its
+// new path.
+func (c *Cache) Quarantine(in Info) (string, error) {
+	if !isShardName(in.Shard) {
+		return "", fmt.Errorf("cache: %s is not inside a shard", in.Dir)
+	}
+	sh, err := c.ents.sub(in.Shard)
+	if err != nil {
+		return "", err
+	}
+	defer sh.close()
+	to := fmt.Sprintf("%s-%d", in.Name, c.now().UnixNano())
+	if err := sh.rename(in.Name, c.quar, to); err != nil {
+		return "", err
+	}
+	return c.quar.join(to), nil
+}

@@ -1,0 +1,371 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/aiperf/toolkit/lib/cachedir"
+	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
+)
+
+// Staging is an entry being built: a folder tmp/p-RAND inside the root,
+// invisible to lookups, that becomes the entry folder by one rename once
+// its files are complete and synced and its manifest is written. While it
+// exists its owner holds the flock of tmp/p-RAND.lock, which tells gc that
+// it is in use; a staging folder whose lock is free (its owner died) is
+// garbage.
+type Staging struct {
+	c     *Cache
+	name  string
+	d     *dir
+	fl    *flock.Flock
+	files []File
+	moved []string // sources of --move copies, removed on publish
+	move  bool     // a file came in by --move
+	done  bool
+}
+
+// Stage starts a new entry.
+func (c *Cache) Stage() (*Staging, error) {
+	for range 8 {
+		name := "p-" + randName()
+		fl, err := c.lockStaging(name)
+		if err != nil {
+			return nil, err
+		}
+		if fl == nil {
+			continue
+		}
+		d, err := c.tmp.mkSub(name, cachedir.DirMode(c.shared))
+		if err != nil {
+			c.unlockStaging(name, fl)
+			return nil, err
+		}
+		return &Staging{c: c, name: name, d: d, fl: fl}, nil
+	}
+	return nil, errors.New("cache: could not start a staging folder")
+}
+
+// lockStaging creates and locks tmp/name.lock. It returns nil, nil when it
+// lost a race with gc (retry with another name). On a filesystem without
+// flock it returns a Flock that holds nothing; gc then goes by age.
+func (c *Cache) lockStaging(name string) (*flock.Flock, error) {
+	lk := name + ".lock"
+	f, err := c.tmp.create(lk, c.fileMode(true))
+	if err != nil {
+		return nil, err
+	}
+	f.WriteString(Holder{Host: c.host, PID: os.Getpid(), Since: c.now()}.line())
+	f.Close()
+	fl := flock.New(c.tmp.join(lk), flock.SetFlag(os.O_RDONLY|unix.O_NOFOLLOW))
+	ok, err := tryLock(fl)
+	switch {
+	case err != nil && noFlock(err):
+		return fl, nil
+	case err != nil:
+		c.tmp.unlink(lk)
+		return nil, err
+	case !ok || !c.sameFile(fl, c.tmp, lk):
+		fl.Unlock()
+		return nil, nil
+	}
+	return fl, nil
+}
+
+func (c *Cache) unlockStaging(name string, fl *flock.Flock) {
+	// Remove the lock file while still holding it: anyone who then locks the
+	// unlinked file sees that it is no longer the path's (sameFile).
+	c.tmp.unlink(name + ".lock")
+	fl.Unlock()
+}
+
+// Dir returns the staging folder's path: a command building the entry
+// writes its files there.
+func (s *Staging) Dir() string { return s.d.path }
+
+// AddOptions says how Add brings a file in.
+type AddOptions struct {
+	// Move renames the file into the cache instead of linking it (the
+	// source name disappears); across filesystems it copies, then removes
+	// the source once the entry is published.
+	Move bool
+	// Copy copies even when a link would do.
+	Copy bool
+}
+
+// Add brings the file src into the entry under its base name. On the same
+// filesystem it is a hard link (or a rename with Move): O(1), and the file
+// becomes read-only (0444), since it now is the entry's file too. Otherwise
+// it is copied with copy_file_range(2), or with read and write where the
+// kernel cannot. src may be a symbolic link (it is outside the root).
+func (s *Staging) Add(src string, opt AddOptions) error {
+	name := filepath.Base(src)
+	if err := validFileName(name); err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	if slices.ContainsFunc(s.files, func(f File) bool { return f.Name == name }) {
+		return fmt.Errorf("%s: two files named %s", src, name)
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", src)
+	}
+	placed := false
+	if !opt.Copy {
+		var err error
+		if opt.Move {
+			s.move = true
+			err = unix.Renameat(unix.AT_FDCWD, src, s.d.fd, name)
+		} else {
+			err = unix.Linkat(unix.AT_FDCWD, src, s.d.fd, name, unix.AT_SYMLINK_FOLLOW)
+		}
+		switch {
+		case err == nil:
+			placed = true
+			// The entry's files are read-only; a file we may link but not
+			// chmod (another user's, in a shared cache) is copied instead.
+			if err := unix.Fchmodat(s.d.fd, name, uint32(s.c.fileMode(false)), 0); err != nil && !opt.Move {
+				if err := s.d.unlink(name); err != nil {
+					return err
+				}
+				placed = false
+			}
+		case err == unix.EXDEV || err == unix.EPERM || err == unix.EMLINK || err == unix.EOPNOTSUPP || err == unix.EACCES:
+			// Another filesystem, or one that refuses links here: copy.
+		default:
+			return &os.LinkError{Op: "link", Old: src, New: s.d.join(name), Err: err}
+		}
+	}
+	if !placed {
+		if err := s.copyIn(src, name); err != nil {
+			return err
+		}
+		if opt.Move {
+			s.move = true
+			s.moved = append(s.moved, src) // removed once published
+		}
+	}
+	return s.adopt(name)
+}
+
+func (s *Staging) copyIn(src, name string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := s.d.create(name, s.c.fileMode(true))
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if err := copyFile(out, in, s.c.opt.PlainCopy); err != nil {
+		return fmt.Errorf("copy %s into the cache: %w", src, err)
+	}
+	return nil
+}
+
+// Adopt takes the file name, already written inside the staging folder,
+// into the entry.
+func (s *Staging) Adopt(name string) error {
+	if err := validFileName(name); err != nil {
+		return err
+	}
+	return s.adopt(name)
+}
+
+// adopt records the digest of the staged file name and makes it read-only.
+func (s *Staging) adopt(name string) error {
+	f, err := s.d.open(name, unix.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", s.d.join(name))
+	}
+	if err := f.Chmod(s.c.fileMode(false)); err != nil {
+		return err
+	}
+	file, err := digest(f, name, fi.Size())
+	if err != nil {
+		return err
+	}
+	// The data must be on disk before the manifest that vouches for it
+	// (see publish). fdatasync: a linked file's data is usually clean
+	// already (its writer synced it), and then this costs one device flush;
+	// its new link and mode need not be durable (a lost link is a miss).
+	if err := datasync(f); err != nil {
+		return err
+	}
+	s.files = append(s.files, file)
+	return nil
+}
+
+// Files returns the files added so far.
+func (s *Staging) Files() []File { return slices.Clone(s.files) }
+
+// Publish writes the manifest and renames the staging folder into place as
+// k's entry. If a complete entry for k appeared meanwhile, it wins: the
+// staged files are dropped and Publish returns that entry with stored
+// false. A damaged entry in the way is replaced. When the root's config
+// sets a size cap, a published entry is followed by a trim to it (as ccache
+// trims after every write), which never removes the new entry.
+func (s *Staging) Publish(k Key, explain string) (*Entry, bool, error) {
+	if s.done {
+		return nil, false, errors.New("cache: publish after publish or abort")
+	}
+	if len(s.files) == 0 {
+		return nil, false, errors.New("cache: an entry needs at least one file")
+	}
+	m := &Manifest{V: ManifestVersion, Key: k.String(), CreatedUnixNS: s.c.now().UnixNano(), Tool: s.c.opt.Tool, Files: s.files, Explain: explain}
+	return s.publish(k, m)
+}
+
+func (s *Staging) publish(k Key, m *Manifest) (*Entry, bool, error) {
+	defer s.Abort()
+	b, err := m.Encode()
+	if err != nil {
+		return nil, false, err
+	}
+	// Nobody sees the staging folder, so the manifest goes straight to its
+	// name; the whole folder appears at once with the rename below.
+	//
+	// What must reach the disk first is what the manifest vouches for: each
+	// file's data was synced when it was added. The manifest, the folder's
+	// names and the rename need no sync of their own for an entry to be
+	// whole or absent after a power loss: losing any of them leaves no
+	// manifest, a manifest that does not parse (a JSON object cut short, or
+	// the zeros or emptiness filesystems show for unwritten blocks) or a
+	// missing file, and each of those is a miss. So a populate costs one
+	// device flush per file (none more), not a journal commit on top. Only
+	// --move, which removes its sources next, makes the entry durable first.
+	if err := s.writeManifest(b, s.move); err != nil {
+		return nil, false, fmt.Errorf("cache: write manifest: %w", err)
+	}
+	if s.move {
+		if err := s.d.sync(); err != nil {
+			return nil, false, err
+		}
+	}
+	c := s.c
+	sh, err := c.ents.mkSub(k.shard(), cachedir.DirMode(c.shared))
+	if err != nil {
+		return nil, false, err
+	}
+	defer sh.close()
+	now := c.now()
+	c.tmp.touch(s.name, now)
+	for range 4 {
+		err := c.tmp.rename(s.name, sh, k.name())
+		if err == nil {
+			s.done = true
+			s.d.close()
+			c.unlockStaging(s.name, s.fl)
+			// A power loss can at worst lose the entry (see above): a miss,
+			// and the sources are still there to populate again. A --move
+			// must make the rename durable before it removes them.
+			if s.move {
+				if err := sh.sync(); err != nil {
+					return nil, false, err
+				}
+			}
+			s.removeMoved()
+			c.AutoTrim(k)
+			return &Entry{Key: k, Dir: sh.join(k.name()), Manifest: m, LastUsed: now}, true, nil
+		}
+		// EEXIST, ENOTEMPTY: a folder is there; ENOTDIR: something else is.
+		if !errors.Is(err, unix.EEXIST) && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.ENOTDIR) {
+			return nil, false, err
+		}
+		ed, e, cerr := c.check(sh, k.name(), k)
+		if cerr == nil {
+			ed.close()
+			s.removeMoved()
+			return e, false, nil // the first complete entry wins
+		}
+		if errors.Is(cerr, ErrMiss) && !errors.As(cerr, new(*BadEntryError)) {
+			continue // it vanished meanwhile
+		}
+		// A damaged entry: move it out of the way and try again.
+		if err := c.removeAll(sh, k.name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, false, err
+		}
+	}
+	return nil, false, fmt.Errorf("cache: could not publish %s: the entry keeps changing", k)
+}
+
+func (s *Staging) writeManifest(b []byte, sync bool) error {
+	f, err := s.d.create(manifestName, s.c.fileMode(false))
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if sync {
+		if err := datasync(f); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+func (s *Staging) removeMoved() {
+	for _, src := range s.moved {
+		os.Remove(src)
+	}
+	s.moved = nil
+}
+
+// Abort removes the staging folder. It is a no-op after Publish.
+func (s *Staging) Abort() {
+	if s.done {
+		return
+	}
+	s.done = true
+	s.d.close()
+	s.c.tmp.removeTree(s.name)
+	s.c.unlockStaging(s.name, s.fl)
+}
+
+// PopulateOptions configures Populate.
+type PopulateOptions struct {
+	AddOptions
+	Explain string
+}
+
+// Populate stores files as k's entry (see Staging.Add for how each comes in)
+// and returns the entry; stored is false when a complete entry was there
+// first. With a size cap in the root's config, a stored entry is followed
+// by a trim (see Staging.Publish).
+func (c *Cache) Populate(k Key, files []string, opt PopulateOptions) (*Entry, bool, error) {
+	if len(files) == 0 {
+		return nil, false, errors.New("cache: populate needs at least one file")
+	}
+	s, err := c.Stage()
+	if err != nil {
+		return nil, false, err
+	}
+	defer s.Abort()
+	for _, f := range files {
+		if err := s.Add(f, opt.AddOptions); err != nil {
+			return nil, false, err
+		}
+	}
+	return s.Publish(k, opt.Explain)
+}

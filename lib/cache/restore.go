@@ -1,0 +1,131 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// RestoreOptions configures Restore.
+type RestoreOptions struct {
+	// Copy makes every restored file an independent, writable copy instead
+	// of a hard link to the entry's (read-only) file.
+	Copy bool
+}
+
+// Restored tells where a file of an entry went and how.
+type Restored struct {
+	Name   string // the file's name in the entry
+	Path   string
+	Linked bool // a hard link (else a copy)
+}
+
+// Restore puts k's entry at dest. When dest is a folder (it exists, or ends
+// in a slash: it is then created), every file of the entry goes into it
+// under its own name; otherwise dest becomes the entry's first file (its
+// store). Each file appears at once
+// and complete: it is linked or copied to a temporary name beside its
+// destination, then renamed over it.
+//
+// A restored file is a hard link to the entry's file (O(1), no space) unless
+// opt.Copy is set or the destination is on another filesystem, in which case
+// it is copied (copy_file_range(2), then read and write). The hazard of a
+// link: writing into the restored file in place would write into the cached
+// entry too, so entry files are read-only (0444) and a link inherits that.
+// Replacing the file (write a new one and rename it, as every aiperf tool
+// does) is safe. Use opt.Copy for a file that will be modified in place.
+func (c *Cache) Restore(k Key, dest string, opt RestoreOptions) ([]Restored, error) {
+	h, err := c.find(k)
+	if err != nil {
+		return nil, err
+	}
+	defer h.close()
+	e := h.e
+	if now := c.now(); now.Sub(e.LastUsed) > refreshAfter {
+		h.sh.touch(k.name(), now)
+	}
+	files := e.Manifest.Files
+	var targets []string
+	fi, serr := os.Stat(dest)
+	if strings.HasSuffix(dest, "/") || (serr == nil && fi.IsDir()) {
+		if err := os.MkdirAll(dest, 0o777); err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			targets = append(targets, filepath.Join(dest, f.Name))
+		}
+	} else {
+		files, targets = files[:1], []string{dest}
+	}
+	out := make([]Restored, len(files))
+	for i, f := range files {
+		linked, err := c.restoreFile(h.ed, f, targets[i], opt.Copy)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = Restored{Name: f.Name, Path: targets[i], Linked: linked}
+	}
+	return out, nil
+}
+
+func (c *Cache) restoreFile(ed *dir, f File, target string, forceCopy bool) (linked bool, err error) {
+	tdir, base := filepath.Split(target)
+	if tdir == "" {
+		tdir = "."
+	}
+	if base == "" {
+		return false, fmt.Errorf("restore: destination %q names a folder", target)
+	}
+	tmp := filepath.Join(tdir, "."+base+".tmp-"+randName())
+	if !forceCopy {
+		// Flags 0: the entry's name itself, never a link's target.
+		err := unix.Linkat(ed.fd, f.Name, unix.AT_FDCWD, tmp, 0)
+		switch {
+		case err == nil:
+			if err := os.Rename(tmp, target); err != nil {
+				os.Remove(tmp)
+				return false, err
+			}
+			return true, nil
+		case err == unix.EXDEV || err == unix.EPERM || err == unix.EMLINK || err == unix.EOPNOTSUPP || err == unix.EACCES:
+		default:
+			return false, &os.LinkError{Op: "link", Old: ed.join(f.Name), New: tmp, Err: err}
+		}
+	}
+	src, err := ed.open(f.Name, unix.O_RDONLY, 0)
+	if err != nil {
+		return false, err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp) // a no-op once renamed
+	if err := copyFile(dst, src, c.opt.PlainCopy); err != nil {
+		dst.Close()
+		return false, err
+	}
+	if fi, err := dst.Stat(); err == nil && fi.Size() != f.Size {
+		dst.Close()
+		return false, fmt.Errorf("restore: copied %d bytes of %s, want %d", fi.Size(), f.Name, f.Size)
+	}
+	// No fsync: DEST is the user's file, not the cache's, and a copy of an
+	// entry that stays in the cache; like cp, restore leaves writeback to
+	// the kernel. The rename makes DEST appear complete to every reader.
+	if err := dst.Close(); err != nil {
+		return false, err
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return false, fmt.Errorf("restore: %s exists and is not a file: %w", target, err)
+		}
+		return false, err
+	}
+	return false, nil
+}

@@ -1,0 +1,197 @@
+// Package cachedir locates and creates the aiperf cache root, the folder that
+// aiperf-cache keeps its entries in and aiperf-hash keeps its digest memo in.
+//
+// It depends on the standard library only, so that every binary can find the
+// root without pulling in the cache itself.
+package cachedir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Env names the environment variable that sets the root when no --dir is given.
+const Env = "AIPERF_CACHE_DIR"
+
+// Memo is the folder inside the root reserved for aiperf-hash's digest memo.
+// aiperf-cache never lists, trims, verifies or removes anything in it.
+const Memo = "memo"
+
+// Modes of the root and of every folder and plain file made inside it. A
+// private root is the user's alone; a shared root is a team cache: group
+// members read and write it, and the setgid bit keeps new folders in the
+// root's group. Nothing is ever world-writable.
+const (
+	PrivateDir  fs.FileMode = 0o700
+	PrivateFile fs.FileMode = 0o600
+	SharedDir   fs.FileMode = 0o775 | fs.ModeSetgid
+	SharedFile  fs.FileMode = 0o664
+)
+
+// Resolve returns the cache root: dir if it is not empty, else $AIPERF_CACHE_DIR,
+// else os.UserCacheDir()/aiperf (~/.cache/aiperf on Linux). The result is
+// absolute and cleaned; it is not created.
+func Resolve(dir string) (string, error) {
+	if dir == "" {
+		dir = os.Getenv(Env)
+	}
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("cachedir: no --dir, no $%s and no user cache folder: %w", Env, err)
+		}
+		dir = filepath.Join(base, "aiperf")
+	}
+	return filepath.Abs(dir)
+}
+
+// Create makes the root folder if it is missing (with its parents, which get
+// the usual 0777 less the umask) and returns whether the root is shared. A
+// new root is private (0700) unless shared is set (2775). An existing root
+// keeps its mode: a root is shared when its group may write it. Create
+// refuses a world-writable root, and shared on a root that was made private
+// (say so rather than quietly leave the team unable to write).
+func Create(root string, shared bool) (isShared bool, err error) {
+	fi, err := os.Stat(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(root), 0o777); err != nil {
+			return false, fmt.Errorf("cachedir: %w", err)
+		}
+		mode := PrivateDir
+		if shared {
+			mode = SharedDir
+		}
+		if err := os.Mkdir(root, mode.Perm()); err != nil && !errors.Is(err, fs.ErrExist) {
+			return false, fmt.Errorf("cachedir: %w", err)
+		} else if err == nil {
+			// Mkdir's mode passes through the umask; set it exactly.
+			if err := os.Chmod(root, mode); err != nil {
+				return false, fmt.Errorf("cachedir: %w", err)
+			}
+		}
+		fi, err = os.Stat(root)
+	}
+	if err != nil {
+		return false, fmt.Errorf("cachedir: %w", err)
+	}
+	if !fi.IsDir() {
+		return false, fmt.Errorf("cachedir: %s is not a folder", root)
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o002 != 0 {
+		return false, fmt.Errorf("cachedir: %s is world-writable (mode %04o); refusing to use it (chmod o-w it)", root, perm)
+	}
+	isShared = perm&0o020 != 0
+	if shared && !isShared {
+		return false, fmt.Errorf("cachedir: %s was created private (mode %04o); --shared applies when a root is created (to convert it: chmod -R g+rwX,g+s %s)", root, perm, root)
+	}
+	for _, f := range []struct{ name, text string }{{TagName, Tag}, {ReadmeName, Readme}} {
+		if err := writeOnce(filepath.Join(root, f.name), f.text, isShared); err != nil {
+			return false, fmt.Errorf("cachedir: %w", err)
+		}
+	}
+	return isShared, nil
+}
+
+// TagName and Tag are the Cache Directory Tagging Specification's file
+// (https://bford.info/cachedir/): backup tools that honour it skip the root.
+const (
+	TagName = "CACHEDIR.TAG"
+	Tag     = "Signature: 8a477f597d28d172789f06886806bc55\n" +
+		"# This file is a cache directory tag created by aiperf.\n" +
+		"# For information about cache directory tags, see https://bford.info/cachedir/\n"
+)
+
+// ReadmeName and Readme describe the root to whoever finds it.
+const (
+	ReadmeName = "README"
+	Readme     = `This folder is the aiperf cache: packed request stores keyed by what made them.
+Every file here can be deleted; aiperf rebuilds what it needs. Use aiperf-cache
+(ls, gc, verify, rm) rather than editing it by hand.
+
+  version       layout version (aiperf-cache refuses a root newer than it knows)
+  config        optional settings, one "name = value" per line:
+                  max-size = 50GiB   every populate trims to 80% of it, least recently used first
+                  max-age  = 30d     the default age cap of aiperf-cache gc
+  entries/XX/   one folder per entry, XX the first byte of the key in hex; an entry
+                holds its files (read-only) and a manifest written last; the
+                folder's mtime is the last use (refreshed at most hourly)
+  locks/XX/     the lock file of each key (flock), held while an entry is built
+  tmp/          entries being written; appear in entries/ by one rename
+  quarantine/   entries that failed aiperf-cache verify --repair, kept for a look
+  memo/         aiperf-hash's memo of file digests (aiperf-cache leaves it alone)
+
+Entry files are hard links when restored: do not write into a restored store
+in place (they are read-only for that reason); aiperf-cache restore --copy
+gives an independent copy.
+`
+)
+
+// writeOnce writes text to name unless name exists, through a temporary
+// file and a rename so nobody ever reads half of it.
+func writeOnce(name, text string, shared bool) error {
+	if _, err := os.Lstat(name); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(FileMode(shared) &^ 0o222); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), name)
+}
+
+// Mkdir makes the folder name inside a root with the root's sharing mode,
+// leaving an existing folder alone. It refuses a symbolic link in its place.
+func Mkdir(name string, shared bool) error {
+	mode := PrivateDir
+	if shared {
+		mode = SharedDir
+	}
+	err := os.Mkdir(name, mode.Perm())
+	if err == nil {
+		return os.Chmod(name, mode)
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fi, lerr := os.Lstat(name)
+	if lerr != nil {
+		return lerr
+	}
+	if !fi.IsDir() {
+		return &fs.PathError{Op: "mkdir", Path: name, Err: syscall.ENOTDIR}
+	}
+	return nil
+}
+
+// FileMode returns the mode for a plain (writable) file inside a root.
+func FileMode(shared bool) fs.FileMode {
+	if shared {
+		return SharedFile
+	}
+	return PrivateFile
+}
+
+// DirMode returns the mode for a folder inside a root.
+func DirMode(shared bool) fs.FileMode {
+	if shared {
+		return SharedDir
+	}
+	return PrivateDir
+}

@@ -1,0 +1,109 @@
+package cachedir
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResolve(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "xdg"))
+	t.Setenv("HOME", home)
+	t.Setenv(Env, "")
+	got, err := Resolve("")
+	if err != nil || got != filepath.Join(home, "xdg", "aiperf") {
+		t.Errorf("default: %q %v, want $XDG_CACHE_HOME/aiperf", got, err)
+	}
+	t.Setenv(Env, filepath.Join(home, "env"))
+	if got, _ := Resolve(""); got != filepath.Join(home, "env") {
+		t.Errorf("$%s: %q", Env, got)
+	}
+	if got, _ := Resolve(filepath.Join(home, "flag")); got != filepath.Join(home, "flag") {
+		t.Errorf("--dir: %q", got)
+	}
+	wd, _ := os.Getwd()
+	if got, _ := Resolve("rel"); got != filepath.Join(wd, "rel") {
+		t.Errorf("relative --dir: %q, want it made absolute", got)
+	}
+}
+
+func mode(t *testing.T, p string) fs.FileMode {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode() & (fs.ModePerm | fs.ModeSetgid)
+}
+
+func TestCreatePrivateAndShared(t *testing.T) {
+	priv := filepath.Join(t.TempDir(), "a", "b", "root")
+	shared, err := Create(priv, false)
+	if err != nil || shared {
+		t.Fatalf("Create private: shared=%v %v", shared, err)
+	}
+	if m := mode(t, priv); m != 0o700 {
+		t.Errorf("private root mode %v, want 0700", m)
+	}
+	tag, _ := os.ReadFile(filepath.Join(priv, TagName))
+	if string(tag) != Tag {
+		t.Errorf("CACHEDIR.TAG = %q", tag)
+	}
+	if _, err := Create(priv, true); err == nil || !strings.Contains(err.Error(), "created private") {
+		t.Errorf("--shared on a private root: %v", err)
+	}
+	team := filepath.Join(t.TempDir(), "team")
+	if shared, err := Create(team, true); err != nil || !shared {
+		t.Fatalf("Create shared: %v %v", shared, err)
+	}
+	if m := mode(t, team); m != 0o775|fs.ModeSetgid {
+		t.Errorf("shared root mode %v, want 2775", m)
+	}
+	if shared, err := Create(team, false); err != nil || !shared {
+		t.Errorf("reopening a shared root without --shared: %v %v, want it still shared", shared, err)
+	}
+	if err := Mkdir(filepath.Join(team, "memo"), true); err != nil {
+		t.Fatal(err)
+	}
+	if m := mode(t, filepath.Join(team, "memo")); m != 0o775|fs.ModeSetgid {
+		t.Errorf("memo mode %v", m)
+	}
+	os.Chmod(team, 0o777)
+	if _, err := Create(team, false); err == nil || !strings.Contains(err.Error(), "world-writable") {
+		t.Errorf("world-writable root: %v", err)
+	}
+}
+
+func TestCreateKeepsReadme(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "r")
+	if _, err := Create(root, false); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, ReadmeName)
+	os.Chmod(p, 0o600)
+	os.WriteFile(p, []byte("mine"), 0o600)
+	if _, err := Create(root, false); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "mine" {
+		t.Errorf("README rewritten: %q", b)
+	}
+	if !strings.Contains(Readme, Memo+"/") {
+		t.Error("README does not describe the memo folder")
+	}
+}
+
+func TestMkdirRefusesLink(t *testing.T) {
+	root := t.TempDir()
+	os.Symlink(t.TempDir(), filepath.Join(root, "memo"))
+	if err := Mkdir(filepath.Join(root, "memo"), false); err == nil {
+		t.Error("Mkdir accepted a symbolic link")
+	}
+	os.WriteFile(filepath.Join(root, "file"), nil, 0o600)
+	if err := Mkdir(filepath.Join(root, "file"), false); err == nil {
+		t.Error("Mkdir accepted a file")
+	}
+}

@@ -1,0 +1,225 @@
+package cachecmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/cache"
+	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/urfave/cli/v2"
+)
+
+// OutEnv names the variable that tells ensure's CMD where to write.
+const OutEnv = "AIPERF_CACHE_OUT"
+
+type ensureOptions struct {
+	lockTimeout time.Duration
+	lockReport  time.Duration
+	restore     cache.RestoreOptions
+	explain     string
+	explainFile string
+}
+
+func ensureCommand(o *options) *cli.Command {
+	var eo ensureOptions
+	flags := []cli.Flag{
+		&cli.DurationFlag{Name: "lock-timeout", Value: 30 * time.Minute, Usage: "after waiting `DUR` for another builder's lock, warn and build without it", Destination: &eo.lockTimeout},
+		&cli.DurationFlag{Name: "lock-report", Value: 10 * time.Second, Usage: "while waiting, say every `DUR` who holds the lock", Destination: &eo.lockReport},
+		&cli.BoolFlag{Name: "copy", Usage: "restore a copy instead of a hard link", Destination: &eo.restore.Copy},
+	}
+	return &cli.Command{
+		Name:  "ensure",
+		Usage: "restore KEY to DEST, building it first with CMD if the cache does not have it",
+		Description: "The get-or-build step for Makefiles and pipelines. On a miss, ensure takes KEY's lock, looks\n" +
+			"again, and runs CMD with $" + OutEnv + " naming where to write: a file path named like DEST,\n" +
+			"or, when DEST is a folder (it exists, or ends in /), a folder for CMD to fill. Every file CMD\n" +
+			"leaves there becomes the entry, published atomically; then DEST is restored from it. If CMD\n" +
+			"fails, ensure exits with CMD's status and caches nothing. Waiters report who holds the lock\n" +
+			"every --lock-report; past --lock-timeout they build without it (safe: populate is atomic).\n" +
+			"A builder killed by any signal releases its lock with its process.\n\n" +
+			"  aiperf-cache ensure \"$KEY\" store.aipk -- sh -c 'aiperf-tokenize t.jsonl | aiperf-pack --model m -o \"$" + OutEnv + "\"'",
+		ArgsUsage: "KEY DEST -- CMD [ARGS...]",
+		Flags:     append(flags, explainFlags(&eo.explain, &eo.explainFile)...),
+		Action: func(c *cli.Context) error {
+			args := c.Args().Slice()
+			if len(args) >= 3 && args[2] == "--" {
+				args = slices.Delete(args, 2, 3)
+			}
+			if len(args) < 3 {
+				return base.UsageError("ensure: want KEY DEST -- CMD [ARGS...]")
+			}
+			k, err := keyArg(c, args[0])
+			if err != nil {
+				return err
+			}
+			explain, err := readExplain(eo.explain, eo.explainFile)
+			if err != nil {
+				return err
+			}
+			cc, err := o.open(c)
+			if err != nil {
+				return err
+			}
+			defer cc.Close()
+			return o.ensure(c, cc, k, args[1], args[2:], explain, &eo)
+		},
+	}
+}
+
+func (o *options) ensure(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, argv []string, explain string, eo *ensureOptions) error {
+	if _, err := cc.Lookup(k); err == nil {
+		o.logf(c, "hit %s", k)
+		return o.restore(c, cc, k, dest, eo.restore)
+	}
+	lk, err := cc.Lock(c.Context, k, cache.LockOptions{
+		Timeout: eo.lockTimeout,
+		Report:  eo.lockReport,
+		OnWait: func(h cache.Holder, waited time.Duration) {
+			fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: waiting for the lock on %s, held by %v (waited %v)\n", k, h, waited.Truncate(100*time.Millisecond))
+		},
+		Stop: func() bool { _, err := cc.Lookup(k); return err == nil },
+	})
+	switch {
+	case errors.Is(err, cache.ErrLockStopped):
+		o.logf(c, "%s was built by another process while we waited", k)
+		return o.restore(c, cc, k, dest, eo.restore)
+	case errors.Is(err, cache.ErrLockTimeout):
+		fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: warning: %v; building without the lock (populate is atomic; the work may be done twice)\n", err)
+	case err != nil:
+		return err
+	default:
+		defer lk.Release()
+	}
+	if _, err := cc.Lookup(k); err == nil {
+		o.logf(c, "%s was built by another process while we waited", k)
+		lk.Release()
+		return o.restore(c, cc, k, dest, eo.restore)
+	}
+
+	st, err := cc.Stage()
+	if err != nil {
+		return err
+	}
+	defer st.Abort()
+	out, primary := st.Dir(), ""
+	if !isDirDest(dest) {
+		primary = filepath.Base(dest)
+		out = filepath.Join(st.Dir(), primary)
+	}
+	o.logf(c, "miss %s: running %s with %s=%s", k, strings.Join(argv, " "), OutEnv, out)
+	if err := run(c, argv, out, k); err != nil {
+		return err
+	}
+	if err := adoptOutputs(st, primary); err != nil {
+		return err
+	}
+	e, stored, err := st.Publish(k, explain)
+	if err != nil {
+		return err
+	}
+	if stored {
+		o.logf(c, "stored %s: %d file(s), %s", k, len(e.Manifest.Files), cache.FormatSize(e.Size()))
+	}
+	lk.Release()
+	return o.restore(c, cc, k, dest, eo.restore)
+}
+
+// isDirDest reports whether dest names a folder.
+func isDirDest(dest string) bool {
+	if strings.HasSuffix(dest, "/") {
+		return true
+	}
+	fi, err := os.Stat(dest)
+	return err == nil && fi.IsDir()
+}
+
+// run runs argv with OutEnv set, passing its exit status through.
+func run(c *cli.Context, argv []string, out string, k cache.Key) error {
+	cmd := exec.CommandContext(c.Context, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), OutEnv+"="+out, "AIPERF_CACHE_KEY="+k.String())
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.Writer, c.App.ErrWriter
+	cmd.SysProcAttr = sysProcAttr()
+	// On SIGINT/SIGTERM ask CMD to stop too, then kill it if it lingers.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	// The parent-death signal is tied to the thread that forks; keep this
+	// goroutine on it until CMD is done.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err := cmd.Run()
+	if c.Context.Err() != nil {
+		return c.Context.Err()
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code := ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+		if code <= 0 {
+			code = base.ExitTrouble
+		}
+		return &base.Error{Code: code, Err: fmt.Errorf("ensure: %s exited with status %d; nothing cached", argv[0], code)}
+	}
+	if err != nil {
+		return fmt.Errorf("ensure: %w", err)
+	}
+	return nil
+}
+
+// adoptOutputs takes what CMD wrote into the staging folder into the entry:
+// primary first (it must exist), then every other file by name, stores
+// before anything else. Hidden files (a CMD's own temporaries) are removed.
+func adoptOutputs(st *cache.Staging, primary string) error {
+	ents, err := os.ReadDir(st.Dir())
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") {
+			os.RemoveAll(filepath.Join(st.Dir(), n))
+			continue
+		}
+		if !e.Type().IsRegular() {
+			return fmt.Errorf("ensure: CMD left %s in %s, which is not a regular file", n, OutEnv)
+		}
+		if n != primary {
+			names = append(names, n)
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		as, bs := strings.HasSuffix(a, ".aipk"), strings.HasSuffix(b, ".aipk")
+		if as != bs {
+			if as {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	if primary != "" {
+		if _, err := os.Lstat(filepath.Join(st.Dir(), primary)); err != nil {
+			return fmt.Errorf("ensure: CMD succeeded but did not write $%s (%s)", OutEnv, filepath.Join(st.Dir(), primary))
+		}
+		names = append([]string{primary}, names...)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("ensure: CMD succeeded but wrote nothing into $%s (%s)", OutEnv, st.Dir())
+	}
+	for _, n := range names {
+		if err := st.Adopt(n); err != nil {
+			return fmt.Errorf("ensure: %w", err)
+		}
+	}
+	return nil
+}

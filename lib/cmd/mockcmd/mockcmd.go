@@ -1,0 +1,164 @@
+// Package mockcmd is the aiperf-mock command: an OpenAI-compatible test
+// server on loopback.
+package mockcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/mock"
+	"github.com/aiperf/toolkit/lib/tokenizer"
+	"github.com/urfave/cli/v2"
+)
+
+type options struct {
+	listen                           string
+	ttft, itl, ttftJitter, itlJitter string
+	fast                             bool
+	errorRate, faultRate             float64
+	seed                             uint64
+	fault, faultDelay                string
+	tokenizer, model                 string
+	reasoning                        int
+}
+
+// New returns the aiperf-mock application.
+func New() *cli.App {
+	var o options
+	return &cli.App{
+		Name:  "aiperf-mock",
+		Usage: "an OpenAI-compatible test server: chat and completions, streamed (SSE) or not",
+		Description: "Serves POST /v1/chat/completions and /v1/completions, GET /v1/models and /health. Prints its base\n" +
+			"URL on stdout once it listens (with --listen 127.0.0.1:0 the port is picked free), then serves until\n" +
+			"SIGINT or SIGTERM. Replies are max_tokens tokens long (0.8-1.2x the prompt without it); usage counts\n" +
+			"prompt tokens with the tokenizer. Latencies take a Go duration (20ms, 1.5s) or a number of ms.\n\n" +
+			"Faults (--fault): reset (reset the connection mid-stream), stall (stop sending mid-stream for\n" +
+			"--fault-delay), malformed (one chunk of truncated JSON), slow-headers (wait --fault-delay before the\n" +
+			"headers), 429, 503. A request header X-Mock-Fault: MODE selects a fault for that request alone.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "`ADDR` to listen on (port 0 picks a free port)", Destination: &o.listen},
+			&cli.StringFlag{Name: "ttft", Value: "20ms", Usage: "time to first token", Destination: &o.ttft},
+			&cli.StringFlag{Name: "itl", Value: "5ms", Usage: "inter-token latency", Destination: &o.itl},
+			&cli.StringFlag{Name: "ttft-jitter", Value: "0", Usage: "uniform jitter `J`: each TTFT is ttft ± J", Destination: &o.ttftJitter},
+			&cli.StringFlag{Name: "itl-jitter", Value: "0", Usage: "uniform jitter `J`: each token gap is itl ± J", Destination: &o.itlJitter},
+			&cli.BoolFlag{Name: "fast", Usage: "no latency at all (for client benchmarks)", Destination: &o.fast},
+			&cli.Float64Flag{Name: "error-rate", Usage: "answer `PCT` percent of requests with HTTP 500", Destination: &o.errorRate},
+			&cli.Uint64Flag{Name: "seed", Usage: "seed errors, faults, jitter and reply lengths", Destination: &o.seed},
+			&cli.StringFlag{Name: "fault", Usage: "inject `MODE`: " + strings.Join(mock.Faults, ", "), Destination: &o.fault},
+			&cli.Float64Flag{Name: "fault-rate", Value: 100, Usage: "give the fault to `PCT` percent of requests", Destination: &o.faultRate},
+			&cli.StringFlag{Name: "fault-delay", Value: "2s", Usage: "how long slow-headers waits and stall stalls", Destination: &o.faultDelay},
+			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "`builtin` (Qwen3), none (4 bytes a token), or a tokenizer.json path", Destination: &o.tokenizer},
+			&cli.StringFlag{Name: "model", Value: "mock-model", Usage: "model `NAME` listed by /v1/models", Destination: &o.model},
+			&cli.IntFlag{Name: "reasoning-tokens", Usage: "send the first `N` tokens of each chat reply as reasoning_content", Destination: &o.reasoning},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return base.UsageError("unexpected argument %q", c.Args().First())
+			}
+			cfg, err := o.config()
+			if err != nil {
+				return base.UsageError("%v", err)
+			}
+			return serve(c.Context, c, o.listen, cfg)
+		},
+	}
+}
+
+func (o *options) config() (mock.Config, error) {
+	cfg := mock.Config{Fast: o.fast, Seed: o.seed, Fault: o.fault, Model: o.model, ReasoningTokens: o.reasoning}
+	for _, d := range []struct {
+		name string
+		s    string
+		dst  *time.Duration
+	}{{"--ttft", o.ttft, &cfg.TTFT}, {"--itl", o.itl, &cfg.ITL}, {"--ttft-jitter", o.ttftJitter, &cfg.TTFTJitter},
+		{"--itl-jitter", o.itlJitter, &cfg.ITLJitter}, {"--fault-delay", o.faultDelay, &cfg.FaultDelay}} {
+		v, err := ParseMS(d.s)
+		if err != nil {
+			return cfg, fmt.Errorf("%s: %v", d.name, err)
+		}
+		*d.dst = v
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+		dst  *float64
+	}{{"--error-rate", o.errorRate, &cfg.ErrorRate}, {"--fault-rate", o.faultRate, &cfg.FaultRate}} {
+		if p.v < 0 || p.v > 100 {
+			return cfg, fmt.Errorf("%s %v: want a percentage in [0, 100]", p.name, p.v)
+		}
+		*p.dst = p.v / 100
+	}
+	if o.faultRate == 0 {
+		cfg.Fault = mock.FaultNone
+	}
+	if o.reasoning < 0 {
+		return cfg, errors.New("--reasoning-tokens must not be negative")
+	}
+	switch o.tokenizer {
+	case "none":
+	case "", "builtin":
+		t, err := tokenizer.Builtin()
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Tokenizer = t
+	default:
+		t, err := tokenizer.Load(o.tokenizer)
+		if err != nil {
+			return cfg, fmt.Errorf("--tokenizer: %v", err)
+		}
+		cfg.Tokenizer = t
+	}
+	return cfg, nil
+}
+
+// ParseMS reads a Go duration ("20ms", "1.5s") or a plain number of
+// milliseconds ("20", "0.5"), the unit the Python aiperf's flags use.
+func ParseMS(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var d time.Duration
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		d = time.Duration(f * float64(time.Millisecond))
+	} else if d, err = time.ParseDuration(s); err != nil {
+		return 0, fmt.Errorf("%q is not a duration (20ms, 1.5s) or a number of milliseconds", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	return d, nil
+}
+
+func serve(ctx context.Context, c *cli.Context, addr string, cfg mock.Config) error {
+	srv, err := mock.New(cfg)
+	if err != nil {
+		return base.UsageError("%v", err)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs, done := srv.Serve(l)
+	fmt.Fprintf(c.App.Writer, "http://%s\n", l.Addr())
+	if f, ok := c.App.Writer.(interface{ Sync() error }); ok {
+		f.Sync()
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	// Stopping is this server's normal end: close the listener and the
+	// idle connections, give streams in flight a moment, exit 0.
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	return <-done
+}

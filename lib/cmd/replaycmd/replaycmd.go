@@ -1,0 +1,398 @@
+// Package replaycmd is the aiperf-replay command: replay a store against an
+// OpenAI-compatible endpoint, write per-request records and report the
+// metrics.
+package replaycmd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/internal/atomicfile"
+	"github.com/aiperf/toolkit/lib/metrics"
+	"github.com/aiperf/toolkit/lib/replay"
+	"github.com/aiperf/toolkit/lib/request"
+	"github.com/aiperf/toolkit/lib/store"
+	"github.com/aiperf/toolkit/lib/tokenizer"
+	"github.com/urfave/cli/v2"
+)
+
+type options struct {
+	url, endpoint, path    string
+	headers                cli.StringSlice
+	apiKeyEnv              string
+	insecure               bool
+	schedule               string
+	concurrency            int
+	rate                   float64
+	arrival                string
+	smoothness             float64
+	speedup                float64
+	startOffset, endOffset string
+	requestCount, warmup   int64
+	duration, grace        string
+	cancelRate             float64
+	cancelAfter, timeout   string
+	history                string
+	seed                   uint64
+	tokenizer              string
+	out                    string
+	maxErrorRate           float64
+	goodput                string
+	quiet                  bool
+}
+
+// New returns the aiperf-replay application.
+func New() *cli.App {
+	var o options
+	return &cli.App{
+		Name:      "aiperf-replay",
+		Usage:     "replay a store against an OpenAI-compatible server and report latency metrics",
+		ArgsUsage: "STORE",
+		Description: "Sends every body of STORE verbatim, straight from its mapping, on the schedule chosen:\n" +
+			"  auto         fixed when the store has timestamps, else concurrency (rate when --rate is given)\n" +
+			"  fixed        first turns at their trace timestamps (relative to the first) divided by --speedup\n" +
+			"  concurrency  --concurrency sessions in flight; each next one starts when a slot frees\n" +
+			"  rate         sessions start at --rate per second (--arrival poisson|constant|gamma)\n" +
+			"Later turns of a session go once the previous turn is complete, plus the turn's delay. The schedule is\n" +
+			"open loop: a slow answer never delays a fixed or rate send; each record says how late its send was.\n\n" +
+			"Writes DIR/records.jsonl (one line per request sent), DIR/profile_export_aiperf.json and .csv,\n" +
+			"DIR/profile_export.jsonl (the Python aiperf's shapes) and the summary table on stderr. On a terminal a\n" +
+			"live line shows progress. SIGINT stops sending, lets requests in flight finish within --grace, writes\n" +
+			"everything and exits 130. --max-error-rate turns a failed run into exit 1.\n\n" +
+			"The API key is read from the environment variable --api-key-env names, never from a flag, and is\n" +
+			"written nowhere.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "url", Usage: "server base `URL` (http://host:port); the path is appended", Destination: &o.url},
+			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat or completions (default: the store's)", Destination: &o.endpoint},
+			&cli.StringFlag{Name: "path", Usage: "request `PATH` (overrides --endpoint and the store's)", Destination: &o.path},
+			&cli.StringSliceFlag{Name: "H", Aliases: []string{"header"}, Usage: "extra request header `K:V`; repeatable", Destination: &o.headers},
+			&cli.StringFlag{Name: "api-key-env", Usage: "send Authorization: Bearer $`VAR`", Destination: &o.apiKeyEnv},
+			&cli.BoolFlag{Name: "insecure", Usage: "https: do not verify the server's certificate", Destination: &o.insecure},
+			&cli.StringFlag{Name: "schedule", Value: replay.ScheduleAuto, Usage: "`MODE`: auto, fixed, concurrency or rate", Destination: &o.schedule},
+			&cli.IntFlag{Name: "concurrency", Usage: "sessions in flight (concurrency; a ceiling for fixed and rate)", Destination: &o.concurrency},
+			&cli.Float64Flag{Name: "rate", Usage: "session starts per second (rate)", Destination: &o.rate},
+			&cli.StringFlag{Name: "arrival", Value: replay.ArrivalPoisson, Usage: "rate: arrival `PROCESS` poisson, constant or gamma", Destination: &o.arrival},
+			&cli.Float64Flag{Name: "smoothness", Value: 1, Usage: "gamma arrivals: shape (1 = poisson, <1 burstier, >1 smoother); alone it selects gamma", Destination: &o.smoothness},
+			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "divide trace times (timestamps and delays) by `X`", Destination: &o.speedup},
+			&cli.StringFlag{Name: "start-offset", Usage: "fixed: keep sessions starting at trace time `MS` or later; it becomes the zero", Destination: &o.startOffset},
+			&cli.StringFlag{Name: "end-offset", Usage: "fixed: keep sessions starting at trace time `MS` or earlier", Destination: &o.endOffset},
+			&cli.Int64Flag{Name: "request-count", Usage: "stop after `N` profiling requests (default: every record once)", Destination: &o.requestCount},
+			&cli.Int64Flag{Name: "warmup", Usage: "send `N` warmup requests first, excluded from the metrics", Destination: &o.warmup},
+			&cli.StringFlag{Name: "duration", Usage: "stop sending after `D` (1m, 30s)", Destination: &o.duration},
+			&cli.StringFlag{Name: "grace", Value: "30s", Usage: "after sending stops, wait up to `D` for requests in flight, then cut them", Destination: &o.grace},
+			&cli.Float64Flag{Name: "cancel-rate", Usage: "cancel `PCT` percent of requests on purpose", Destination: &o.cancelRate},
+			&cli.StringFlag{Name: "cancel-after", Value: "0", Usage: "cut a cancelled request `D` after it is fully written", Destination: &o.cancelAfter},
+			&cli.StringFlag{Name: "timeout", Usage: "per-request timeout `D` (default none)", Destination: &o.timeout},
+			&cli.StringFlag{Name: "history", Value: replay.HistoryAuto, Usage: "multi-turn: splice earlier turns and the server's replies into each body: `auto`, on, off", Destination: &o.history},
+			&cli.Uint64Flag{Name: "seed", Usage: "seed of the arrival process and of the cancelled requests", Destination: &o.seed},
+			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count output tokens of answers without usage with `builtin`, none or a tokenizer.json", Destination: &o.tokenizer},
+			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Value: "artifacts", Usage: "output `DIR`", Destination: &o.out},
+			&cli.Float64Flag{Name: "max-error-rate", Value: -1, Usage: "exit 1 when more than `PCT` percent of the profiling requests failed", Destination: &o.maxErrorRate},
+			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` in display units, e.g. \"time_to_first_token:100 inter_token_latency:3.4\"", Destination: &o.goodput},
+			&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no summary table and no live line", Destination: &o.quiet},
+		},
+		Action: func(c *cli.Context) error {
+			return runReplay(c, &o)
+		},
+		Commands: []*cli.Command{reportCommand()},
+	}
+}
+
+// duration reads an optional duration flag ("" means unset).
+func duration(name, s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := parseMS(s)
+	if err != nil {
+		return 0, base.UsageError("%s: %v", name, err)
+	}
+	return d, nil
+}
+
+// parseMS reads a Go duration ("20ms", "1.5s") or a plain number of
+// milliseconds ("20", "0.5"), the unit the Python aiperf's flags use.
+// (aiperf-mock's flags read the same; each binary keeps its own copy so
+// that neither imports the other.)
+func parseMS(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var d time.Duration
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		d = time.Duration(f * float64(time.Millisecond))
+	} else if d, err = time.ParseDuration(s); err != nil {
+		return 0, fmt.Errorf("%q is not a duration (20ms, 1.5s) or a number of milliseconds", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	return d, nil
+}
+
+func percent(name string, v float64) (float64, error) {
+	if v < 0 || v > 100 {
+		return 0, base.UsageError("%s %v: want a percentage in [0, 100]", name, v)
+	}
+	return v / 100, nil
+}
+
+// replayOptions turns the flags into library options (all but the
+// outputs).
+func (o *options) replayOptions(st *store.Reader) (replay.Options, error) {
+	ro := replay.Options{
+		URL:          o.url,
+		Path:         o.path,
+		Insecure:     o.insecure,
+		Schedule:     o.schedule,
+		Concurrency:  o.concurrency,
+		Rate:         o.rate,
+		Arrival:      o.arrival,
+		Smoothness:   o.smoothness,
+		Speedup:      o.speedup,
+		RequestCount: o.requestCount,
+		Warmup:       o.warmup,
+		History:      o.history,
+		Seed:         o.seed,
+		UserAgent:    "aiperf-replay/" + base.Version,
+	}
+	if o.url == "" {
+		return ro, base.UsageError("--url is required")
+	}
+
+	if ro.Path == "" && o.endpoint != "" {
+		switch o.endpoint {
+		case request.Chat, request.Completions:
+			ro.Path = request.Path(o.endpoint)
+		default:
+			return ro, base.UsageError("--endpoint %q: want chat or completions", o.endpoint)
+		}
+	}
+	var err error
+	for _, d := range []struct {
+		name string
+		s    string
+		dst  *time.Duration
+	}{{"--duration", o.duration, &ro.Duration}, {"--grace", o.grace, &ro.Grace}, {"--cancel-after", o.cancelAfter, &ro.CancelAfter},
+		{"--timeout", o.timeout, &ro.Timeout}} {
+		if d.s == "" {
+			continue
+		}
+		if *d.dst, err = duration(d.name, d.s); err != nil {
+			return ro, err
+		}
+	}
+	for _, d := range []struct {
+		name string
+		s    string
+		dst  **time.Duration
+	}{{"--start-offset", o.startOffset, &ro.StartOffset}, {"--end-offset", o.endOffset, &ro.EndOffset}} {
+		if d.s == "" {
+			continue
+		}
+		v, err := duration(d.name, d.s)
+		if err != nil {
+			return ro, err
+		}
+		*d.dst = &v
+	}
+	if ro.CancelRate, err = percent("--cancel-rate", o.cancelRate); err != nil {
+		return ro, err
+	}
+	for _, h := range o.headers.Value() {
+		k, v, ok := cutHeader(h)
+		if !ok {
+			return ro, base.UsageError("-H %q: want NAME:VALUE", h)
+		}
+		ro.Headers = append(ro.Headers, replay.Header{Name: k, Value: v})
+	}
+	if o.apiKeyEnv != "" {
+		key := os.Getenv(o.apiKeyEnv)
+		if key == "" {
+			return ro, base.UsageError("--api-key-env: the environment variable %s is empty or unset", o.apiKeyEnv)
+		}
+		if strings.ContainsAny(key, "\r\n\x00") {
+			return ro, base.UsageError("--api-key-env: the value of %s holds a line break", o.apiKeyEnv)
+		}
+		ro.APIKey = key
+	}
+	switch o.tokenizer {
+	case "none":
+	case "", "builtin":
+		ro.Tokenizer = tokenizer.Builtin
+	default:
+		path := o.tokenizer
+		ro.Tokenizer = func() (*tokenizer.Tokenizer, error) { return tokenizer.Load(path) }
+	}
+	if o.schedule == replay.ScheduleFixed && !st.HasTimestamps() {
+		return ro, base.UsageError("--schedule fixed: the store has no timestamps")
+	}
+	return ro, nil
+}
+
+// cutHeader splits "Name: value".
+func cutHeader(h string) (name, value string, ok bool) {
+	k, v, ok := strings.Cut(h, ":")
+	k = strings.TrimSpace(k)
+	return k, strings.TrimSpace(v), ok && k != ""
+}
+
+func runReplay(c *cli.Context, o *options) error {
+	if c.NArg() != 1 {
+		return base.UsageError("want one STORE argument, got %d", c.NArg())
+	}
+	maxErr := -1.0
+	if o.maxErrorRate != -1 {
+		v, err := percent("--max-error-rate", o.maxErrorRate)
+		if err != nil {
+			return err
+		}
+		maxErr = v
+	}
+	goodput, err := parseGoodput(o.goodput)
+	if err != nil {
+		return base.UsageError("--goodput: %v", err)
+	}
+	if c.IsSet("smoothness") && !c.IsSet("arrival") {
+		o.arrival = replay.ArrivalGamma // as in aiperf: the smoothness alone selects gamma
+	}
+	storePath := c.Args().First()
+	st, err := store.Open(storePath, store.DefaultOpenOptions())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ro, err := o.replayOptions(st)
+	if err != nil {
+		return err
+	}
+	mo := metrics.Options{Streaming: st.Meta()[replay.MetaStreaming] == "true", Goodput: goodput}
+	live, err := newLiveLine(c.App.ErrWriter, o.quiet, mo)
+	if err != nil {
+		return base.UsageError("%v", err)
+	}
+	if err := os.MkdirAll(o.out, 0o777); err != nil {
+		return err
+	}
+	recPath := filepath.Join(o.out, recordsFile)
+	f, err := atomicfile.Create(recPath)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	ro.Records = f
+	ro.Observe = live.observe
+	ro.Counters = &live.counters
+
+	live.start()
+	stats, runErr := replay.Run(c.Context, st, ro)
+	live.stop()
+	if stats == nil { // nothing was sent: the options or the server were wrong
+		return base.UsageError("%v", runErr)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	w := c.App.ErrWriter
+	if stats.CeilingWaits > 0 {
+		fmt.Fprintf(w, "aiperf-replay: the concurrency ceiling (--concurrency %d) delayed %d session starts, the longest by %v (send_lateness includes these waits; the fell-behind check does not)\n",
+			ro.Concurrency, stats.CeilingWaits, stats.CeilingMaxWait.Round(time.Microsecond))
+	}
+	files := []string{recPath}
+	sum, err := summarize(files, mo)
+	if err != nil {
+		return err
+	}
+	run := metrics.Run{
+		BenchmarkID:  stats.RunID,
+		Version:      "aiperf-replay " + base.Version,
+		InputConfig:  o.inputConfig(storePath, stats.Schedule),
+		WasCancelled: stats.Interrupted,
+	}
+	if err := writeOutputs(o.out, sum, mo, run, files); err != nil {
+		return err
+	}
+	if !o.quiet {
+		metrics.WriteConsole(w, sum, "")
+		cpu := ""
+		if stats.Sent > 0 && stats.CPU > 0 {
+			cpu = fmt.Sprintf(", client CPU %.1f µs a request", float64(stats.CPU.Nanoseconds())/1e3/float64(stats.Sent))
+		}
+		fmt.Fprintf(w, "aiperf-replay: %d requests sent (%d failed) in %v, schedule %s%s; outputs in %s/ (%s, %s, %s, %s)\n",
+			stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, cpu, o.out,
+			recordsFile, exportJSONFile, exportCSVFile, exportRecordFile)
+	}
+	if stats.Interrupted {
+		return c.Context.Err()
+	}
+	if maxErr >= 0 {
+		if rate := sum.ErrorRate(); rate > maxErr {
+			return base.No("error rate %.2f%% exceeds --max-error-rate %.2f%%", 100*rate, 100*maxErr)
+		}
+	}
+	return nil
+}
+
+func reportCommand() *cli.Command {
+	var out, goodput, streaming string
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "recompute the summary from one or many records files (shards)",
+		ArgsUsage: "RECORDS...",
+		Description: "Reads records.jsonl files (a run's, or the shards of one run) and prints the summary table on\n" +
+			"stdout, exact (every percentile from the values, in bounded memory). For one run's file it is that\n" +
+			"run's summary. With -o DIR it also writes the export files there.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "also write the export files into `DIR`", Destination: &out},
+			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"`", Destination: &goodput},
+			&cli.StringFlag{Name: "streaming", Value: "auto", Usage: "streaming metrics (TTFT, ITL, ...): `auto` (from the records), true or false", Destination: &streaming},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return base.UsageError("want at least one records file")
+			}
+			gp, err := parseGoodput(goodput)
+			if err != nil {
+				return base.UsageError("--goodput: %v", err)
+			}
+			files := c.Args().Slice()
+			for _, f := range files {
+				if _, err := os.Stat(f); err != nil {
+					return &base.Error{Code: base.ExitTrouble, Err: err}
+				}
+			}
+			mo := metrics.Options{Goodput: gp}
+			switch streaming {
+			case "auto":
+				if mo.Streaming, err = inferStreaming(files); err != nil {
+					return err
+				}
+			case "true":
+				mo.Streaming = true
+			case "false":
+			default:
+				return base.UsageError("--streaming %q: want auto, true or false", streaming)
+			}
+			sum, err := summarize(files, mo)
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				if err := os.MkdirAll(out, 0o777); err != nil {
+					return err
+				}
+				run := metrics.Run{Version: "aiperf-replay " + base.Version}
+				if err := writeOutputs(out, sum, mo, run, files); err != nil {
+					return err
+				}
+			}
+			return metrics.WriteConsole(c.App.Writer, sum, "")
+		},
+	}
+}

@@ -1,0 +1,730 @@
+package replay
+
+import (
+	"container/heap"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/internal/pace"
+	"github.com/aiperf/toolkit/lib/store"
+	"github.com/aiperf/toolkit/lib/tokenizer"
+)
+
+// Store metadata keys that replay reads (written by aiperf-pack).
+const (
+	MetaPath      = "path"
+	MetaStreaming = "streaming"
+)
+
+// clock gives wall-clock nanoseconds that advance with the monotonic
+// clock: one wall-clock reading at the start, monotonic offsets after it,
+// so differences between two readings are true durations.
+type clock struct {
+	base     time.Time
+	baseUnix int64
+}
+
+func newClock() clock {
+	t := time.Now()
+	return clock{base: t, baseUnix: t.UnixNano()}
+}
+
+func (c *clock) now() int64 { return c.baseUnix + int64(time.Since(c.base)) }
+
+// at converts a reading back to a time.Time (with a monotonic reading) for
+// deadlines.
+func (c *clock) at(ns int64) time.Time { return c.base.Add(time.Duration(ns - c.baseUnix)) }
+
+// session is one run of a store session (a store session may run more than
+// once when the schedule goes around the store).
+type session struct {
+	s       uint32 // store session
+	turns   int
+	turn    int   // next turn to send
+	prevEnd int64 // end of the previous turn
+	corr    string
+	num     int64 // the run's number, in start order
+	id      string
+	hist    *history
+	slot    bool  // holds a concurrency slot
+	wait    int64 // the ceiling's hold on the first turn (start.ceilingWait)
+}
+
+// due is a later turn waiting for its time.
+type due struct {
+	at   int64
+	sess *session
+}
+
+type dueHeap []due
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(due)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = due{}
+	*h = old[:len(old)-1]
+	return x
+}
+
+type runner struct {
+	o         Options
+	st        *store.Reader
+	ep        endpoint
+	pool      *pool
+	clk       clock
+	sink      *sink
+	mode      string
+	streaming bool
+	runID     string
+	hdr       []byte // request head up to "Content-Length: "
+	speedup   float64
+	t0        int64 // the schedule's start (clock reading)
+	zero      int64 // fixed: the trace time that maps to t0
+
+	// the start of session runs
+	gen genState
+
+	limit  int64 // requests to send in all (warmup included); MaxInt64 = no limit
+	issued atomic.Int64
+
+	takeMu   sync.Mutex
+	stopped  atomic.Bool
+	stopCh   chan struct{}
+	stopOnce sync.Once
+	abortCtx context.Context
+	abort    context.CancelFunc
+
+	inflight sync.WaitGroup // requests between take and their record
+	workers  sync.WaitGroup // every goroutine that may touch the store
+	active   atomic.Int64   // session runs started and not ended
+	wake     chan struct{}
+	waiter   atomic.Pointer[pace.Waiter] // the dispatcher's, for signal
+
+	hmu  sync.Mutex
+	dues dueHeap
+
+	ceiling      int64
+	free         atomic.Int64
+	ceilingWaits atomic.Int64
+	ceilingMax   atomic.Int64
+
+	states stateList
+	tok    lazyTokenizer
+
+	errors, cancelled atomic.Int64
+}
+
+// genState hands out session starts.
+type genState struct {
+	mu        sync.Mutex
+	order     []uint32 // fixed: sessions by first timestamp; nil: in store order
+	n         int64    // sessions per pass
+	pos       int64
+	cycle     bool
+	exhausted atomic.Bool
+	// fixed
+	times []int64 // intended offset of order[i] from t0, ns
+	// rate
+	arr  *arrivals
+	next int64 // intended time of the next start
+}
+
+// Run replays st as o says until the schedule ends, the request budget is
+// spent, o.Duration passes or ctx is cancelled (Stats.Interrupted). Every
+// request sent has its record written before Run returns, and no goroutine
+// started by Run outlives it, so st may be closed afterwards.
+func Run(ctx context.Context, st *store.Reader, o Options) (*Stats, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	r, err := newRunner(st, o)
+	if err != nil {
+		return nil, err
+	}
+	return r.run(ctx)
+}
+
+func newRunner(st *store.Reader, o Options) (*runner, error) {
+	if st.Len() == 0 {
+		return nil, errors.New("the store has no records")
+	}
+	meta := st.Meta()
+	path := o.Path
+	if path == "" {
+		path = meta[MetaPath]
+	}
+	if path == "" {
+		path = "/v1/chat/completions"
+	}
+	ep, err := parseEndpoint(o.URL, path, o.Insecure)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{
+		o:         o,
+		st:        st,
+		ep:        ep,
+		streaming: meta[MetaStreaming] == "true",
+		stopCh:    make(chan struct{}),
+		wake:      make(chan struct{}, 1),
+		speedup:   o.Speedup,
+	}
+	if r.speedup == 0 {
+		r.speedup = 1
+	}
+	if r.o.Smoothness == 0 {
+		r.o.Smoothness = 1
+	}
+	if r.o.History == "" {
+		r.o.History = HistoryAuto
+	}
+	r.abortCtx, r.abort = context.WithCancel(context.Background())
+	dialTimeout := 30 * time.Second
+	if o.Timeout > 0 && o.Timeout < dialTimeout {
+		dialTimeout = o.Timeout
+	}
+	r.pool = newPool(ep, dialTimeout)
+	var id [8]byte
+	rand.Read(id[:])
+	r.runID = hex.EncodeToString(id[:])
+	r.hdr = r.header()
+	r.tok.load = o.Tokenizer
+
+	r.mode = o.Schedule
+	if r.mode == "" || r.mode == ScheduleAuto {
+		switch {
+		case o.Rate > 0:
+			r.mode = ScheduleRate
+		case st.HasTimestamps():
+			r.mode = ScheduleFixed
+		default:
+			r.mode = ScheduleConcurrency
+		}
+	}
+	if r.mode == ScheduleConcurrency && o.Concurrency == 0 {
+		r.o.Concurrency = 1
+	}
+	r.ceiling = int64(r.o.Concurrency)
+	r.free.Store(r.ceiling)
+
+	ns := int64(st.NumSessions())
+	switch {
+	case o.RequestCount > 0:
+		r.limit = o.Warmup + o.RequestCount
+	case o.Duration > 0:
+		r.limit = math.MaxInt64
+	default:
+		r.limit = o.Warmup + int64(st.Len())
+	}
+	r.gen.n = ns
+	r.gen.cycle = r.mode != ScheduleFixed && r.limit > int64(st.Len())
+	if r.mode == ScheduleFixed {
+		if err := r.fixedOrder(); err != nil {
+			return nil, err
+		}
+	}
+	if r.mode == ScheduleRate {
+		if o.Rate <= 0 {
+			return nil, errors.New("the rate schedule needs a rate")
+		}
+		kind := o.Arrival
+		if kind == "" {
+			kind = ArrivalPoisson
+		}
+		r.gen.arr = newArrivals(kind, o.Rate, r.o.Smoothness, o.Seed)
+	}
+	return r, nil
+}
+
+// fixedOrder sorts the sessions by the timestamp of their first turn and
+// applies the offsets.
+func (r *runner) fixedOrder() error {
+	st := r.st
+	ns := st.NumSessions()
+	type first struct {
+		s  uint32
+		ts int64
+	}
+	firsts := make([]first, 0, ns)
+	for s := range ns {
+		i, ok := st.Lookup(uint32(s), 0)
+		if !ok {
+			continue
+		}
+		e := st.Entry(i)
+		if e.Flags&store.FlagTimestamp == 0 {
+			return fmt.Errorf("the fixed schedule needs timestamps, and session %q (record %d) has none", st.SessionID(uint32(s)), i)
+		}
+		if r.o.StartOffset != nil && e.TimeNS < int64(*r.o.StartOffset) || r.o.EndOffset != nil && e.TimeNS > int64(*r.o.EndOffset) {
+			continue
+		}
+		firsts = append(firsts, first{uint32(s), e.TimeNS})
+	}
+	if len(firsts) == 0 {
+		return errors.New("no session starts within the offsets")
+	}
+	if !slices.IsSortedFunc(firsts, func(a, b first) int { return cmpInt(a.ts, b.ts) }) {
+		slices.SortStableFunc(firsts, func(a, b first) int { return cmpInt(a.ts, b.ts) })
+	}
+	zero := firsts[0].ts
+	if r.o.StartOffset != nil {
+		zero = int64(*r.o.StartOffset)
+	}
+	r.zero = zero
+	r.gen.order = make([]uint32, len(firsts))
+	r.gen.times = make([]int64, len(firsts))
+	for i, f := range firsts {
+		r.gen.order[i] = f.s
+		r.gen.times[i] = r.scale(f.ts - zero)
+	}
+	r.gen.n = int64(len(firsts))
+	return nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// scale divides a trace duration by the speedup.
+func (r *runner) scale(d int64) int64 {
+	if r.speedup == 1 {
+		return d
+	}
+	return int64(math.Round(float64(d) / r.speedup))
+}
+
+// nextStart returns the next session run to start.
+func (r *runner) nextStart() (st start, ok bool) {
+	g := &r.gen
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.exhausted.Load() || r.stopped.Load() || r.issued.Load() >= r.limit {
+		g.exhausted.Store(true)
+		return st, false
+	}
+	if g.pos >= g.n && !g.cycle {
+		g.exhausted.Store(true)
+		return st, false
+	}
+	st.run = g.pos
+	k := g.pos % g.n
+	g.pos++
+	if g.order != nil {
+		st.s = g.order[k]
+	} else {
+		st.s = uint32(k)
+	}
+	switch r.mode {
+	case ScheduleFixed:
+		st.at = r.t0 + g.times[k]
+	case ScheduleRate:
+		if g.pos == 1 {
+			g.next = r.t0
+		} else {
+			g.next += g.arr.gap()
+		}
+		st.at = g.next
+	}
+	return st, true
+}
+
+// start is a session run to start.
+type start struct {
+	s   uint32 // store session
+	run int64  // the run's number (sessions in start order, counted over passes)
+	at  int64  // intended start; 0 = as soon as a slot frees
+	// ceilingWait is how long the concurrency ceiling held the start past
+	// at (its first turn's record says so).
+	ceilingWait int64
+}
+
+func (r *runner) newSession(st start) *session {
+	sess := &session{
+		s:     st.s,
+		turns: r.st.SessionLen(st.s),
+		id:    r.st.SessionID(st.s),
+		corr:  r.runID + "-s" + strconv.FormatInt(st.run, 10),
+		num:   st.run,
+		slot:  r.ceiling > 0,
+		wait:  st.ceilingWait,
+	}
+	if sess.turns > 1 {
+		sess.hist = r.sessionHistory(st.s)
+	}
+	return sess
+}
+
+// sessionHistory decides how a multi-turn session's turns go out: nil
+// sends every body as stored. --history on and off decide alone; auto
+// follows the context mode the store records for the session (deltas:
+// splice; a whole message array, or a verbatim payload: as stored), and
+// for a session without one, looks at its second turn (history.parts).
+func (r *runner) sessionHistory(s uint32) *history {
+	switch r.o.History {
+	case HistoryOff:
+		return nil
+	case HistoryOn:
+		return &history{mode: HistoryOn}
+	}
+	i, ok := r.st.Lookup(s, 0)
+	if !ok {
+		return nil
+	}
+	f := r.st.Entry(i).Flags
+	switch {
+	case f&store.FlagContextDeltas != 0:
+		return &history{mode: HistoryOn}
+	case f&(store.FlagContextMessageArray|store.FlagVerbatim) != 0:
+		return nil
+	}
+	return &history{mode: HistoryAuto}
+}
+
+// take claims one request from the budget. The lock orders it with stop,
+// so that once stop returns no request starts (and inflight.Wait is safe).
+func (r *runner) take() (seq int64, ok bool) {
+	r.takeMu.Lock()
+	defer r.takeMu.Unlock()
+	if r.stopped.Load() {
+		return 0, false
+	}
+	seq = r.issued.Add(1) - 1
+	if seq >= r.limit {
+		r.issued.Add(-1)
+		return 0, false
+	}
+	r.inflight.Add(1)
+	return seq, true
+}
+
+func (r *runner) stop() {
+	r.stopOnce.Do(func() {
+		r.takeMu.Lock()
+		r.stopped.Store(true)
+		r.takeMu.Unlock()
+		close(r.stopCh)
+		if w := r.waiter.Load(); w != nil {
+			w.Interrupt()
+		}
+	})
+}
+
+func (r *runner) signal() {
+	select {
+	case r.wake <- struct{}{}:
+		if w := r.waiter.Load(); w != nil {
+			w.Interrupt()
+		}
+	default:
+	}
+}
+
+func (r *runner) run(ctx context.Context) (*Stats, error) {
+	// Connections for the first sends, dialled before the clock starts; a
+	// server that is not there fails the run now, not request by request.
+	warm := 4
+	if r.ceiling > 0 {
+		warm = int(min(r.ceiling, 64))
+	}
+	warm = min(warm, int(r.gen.n))
+	if err := r.pool.warm(ctx, warm); err != nil {
+		r.pool.close()
+		return nil, fmt.Errorf("connecting to %s: %v", r.ep.addr, netMessage(err))
+	}
+	r.clk = newClock()
+	r.sink = newSink(r.o.Records, r.o.Observe)
+	r.t0 = r.clk.now()
+	began := time.Now()
+	cpu0 := cpuTime()
+
+	interrupted := atomic.Bool{}
+	ctxDone := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			interrupted.Store(true)
+			r.stop()
+		case <-ctxDone:
+		}
+	}()
+	if r.o.Duration > 0 {
+		t := time.AfterFunc(r.o.Duration, r.stop)
+		defer t.Stop()
+	}
+
+	r.dispatch()
+
+	// Sending is over: either everything ran, or a stop came. Requests in
+	// flight get the grace period, then are cut.
+	cut := r.stopped.Load()
+	r.stop() // no request starts after this
+	done := make(chan struct{})
+	go func() { r.inflight.Wait(); close(done) }()
+	if cut {
+		grace := time.NewTimer(r.o.Grace)
+		select {
+		case <-done:
+		case <-grace.C:
+			r.abort()
+			r.pool.abortAll(abortGrace)
+			<-done
+		}
+		grace.Stop()
+	}
+	<-done
+	r.workers.Wait()
+	close(ctxDone)
+	r.pool.close()
+	werr := r.sink.close()
+
+	st := &Stats{
+		RunID:          r.runID,
+		Schedule:       r.mode,
+		Sent:           r.issued.Load(),
+		Records:        r.sink.n,
+		Errors:         r.errors.Load(),
+		Cancelled:      r.cancelled.Load(),
+		Dials:          r.pool.dials.Load(),
+		CeilingWaits:   r.ceilingWaits.Load(),
+		CeilingMaxWait: time.Duration(r.ceilingMax.Load()),
+		Interrupted:    interrupted.Load(),
+		Elapsed:        time.Since(began),
+		CPU:            cpuTime() - cpu0,
+	}
+	if werr != nil {
+		return st, fmt.Errorf("writing records: %w", werr)
+	}
+	return st, nil
+}
+
+// dispatch runs the schedule: it starts session runs at their intended
+// times and sends later turns whose delay has passed, waiting precisely
+// for each, until nothing is left to start or sending stops.
+func (r *runner) dispatch() {
+	w := pace.NewWaiter(r.clk.now)
+	defer w.Close()
+	r.waiter.Store(w)
+	if r.mode == ScheduleConcurrency {
+		for range r.o.Concurrency {
+			st, ok := r.nextStart()
+			if !ok {
+				break
+			}
+			st.at = r.clk.now()
+			r.startSession(st)
+		}
+	}
+	var (
+		pending   bool
+		ps        start
+		boundFrom int64 // when a due start first found no free slot
+		// boundTill is when the ceiling last stopped binding: a start
+		// intended before it queued behind the bound one, so the ceiling
+		// delayed it too.
+		boundTill int64
+	)
+	for !r.stopped.Load() {
+		if !pending && r.mode != ScheduleConcurrency {
+			ps, pending = r.nextStart()
+		}
+		pat := ps.at
+		r.hmu.Lock()
+		var top due
+		haveTop := len(r.dues) > 0
+		if haveTop {
+			top = r.dues[0]
+		}
+		r.hmu.Unlock()
+
+		startFirst := pending && (!haveTop || pat <= top.at)
+		switch {
+		case startFirst:
+			if !w.Until(pat, r.wake, r.stopCh) {
+				continue
+			}
+			if r.ceiling > 0 && r.free.Load() <= 0 {
+				// The concurrency ceiling binds: serve later turns (which
+				// may free a slot) until one frees.
+				if boundFrom == 0 {
+					boundFrom = r.clk.now()
+				}
+				if haveTop {
+					if w.Until(top.at, r.wake, r.stopCh) {
+						r.popDue()
+					}
+				} else {
+					select {
+					case <-r.wake:
+					case <-r.stopCh:
+					}
+				}
+				continue
+			}
+			if boundFrom != 0 || pat < boundTill {
+				now := r.clk.now()
+				r.ceilingWaits.Add(1)
+				wait := now - pat // how late the ceiling made this start
+				ps.ceilingWait = max(wait, 0)
+				for {
+					m := r.ceilingMax.Load()
+					if wait <= m || r.ceilingMax.CompareAndSwap(m, wait) {
+						break
+					}
+				}
+				if boundFrom != 0 {
+					boundTill = now
+				}
+				boundFrom = 0
+			}
+			pending = false
+			r.startSession(ps)
+			// Let the new session send now, on this processor, rather than
+			// when the dispatcher next parks.
+			runtime.Gosched()
+		case haveTop:
+			if w.Until(top.at, r.wake, r.stopCh) {
+				r.popDue()
+			}
+		default:
+			if r.gen.exhausted.Load() && r.active.Load() == 0 {
+				return
+			}
+			select {
+			case <-r.wake:
+			case <-r.stopCh:
+			}
+		}
+	}
+}
+
+// popDue sends the earliest later turn.
+func (r *runner) popDue() {
+	r.hmu.Lock()
+	if len(r.dues) == 0 {
+		r.hmu.Unlock()
+		return
+	}
+	d := heap.Pop(&r.dues).(due)
+	r.hmu.Unlock()
+	r.workers.Add(1)
+	go func() {
+		defer r.workers.Done()
+		r.drive(d.sess, d.at)
+	}()
+}
+
+// startSession starts a session run in a new goroutine.
+func (r *runner) startSession(st start) {
+	r.active.Add(1)
+	if r.ceiling > 0 {
+		r.free.Add(-1)
+	}
+	sess := r.newSession(st)
+	r.workers.Add(1)
+	go func() {
+		defer r.workers.Done()
+		r.drive(sess, st.at)
+	}()
+}
+
+// drive sends the turns of a session run from its next turn, until one
+// must wait (it is then queued for the dispatcher) or the run ends. In
+// the concurrency schedule the goroutine that ends a run starts the next.
+func (r *runner) drive(sess *session, at int64) {
+	for {
+		if sess.turn < sess.turns && r.sendTurn(sess, at) {
+			if sess.turn < sess.turns {
+				next, ok := r.nextTurnAt(sess)
+				if !ok {
+					goto end
+				}
+				if next > r.clk.now() {
+					r.hmu.Lock()
+					heap.Push(&r.dues, due{at: next, sess: sess})
+					r.hmu.Unlock()
+					r.signal()
+					return
+				}
+				at = next
+				continue
+			}
+		}
+	end:
+		// The run is over.
+		if r.mode == ScheduleConcurrency {
+			if st, ok := r.nextStart(); ok {
+				sess = r.newSession(st)
+				at = r.clk.now()
+				continue
+			}
+		}
+		if sess.slot {
+			r.free.Add(1)
+		}
+		r.active.Add(-1)
+		r.signal()
+		return
+	}
+}
+
+// nextTurnAt returns when the session's next turn is due: after the
+// previous turn ended plus its delay, not before its own timestamp when it
+// has one.
+func (r *runner) nextTurnAt(sess *session) (int64, bool) {
+	i, ok := r.st.Lookup(sess.s, uint32(sess.turn))
+	if !ok {
+		return 0, false
+	}
+	e := r.st.Entry(i)
+	at := sess.prevEnd
+	switch {
+	case e.Flags&store.FlagDelay != 0:
+		at += r.scale(e.TimeNS)
+	case e.Flags&store.FlagTimestamp != 0 && r.mode == ScheduleFixed:
+		// A later turn's timestamp is on the trace's clock: it goes no
+		// earlier than that moment of the schedule.
+		if t := r.t0 + r.scale(e.TimeNS-r.zero); t > at {
+			at = t
+		}
+	}
+	return at, true
+}
+
+// lazyTokenizer loads the counting tokenizer on first use.
+type lazyTokenizer struct {
+	load func() (*tokenizer.Tokenizer, error)
+	once sync.Once
+	t    *tokenizer.Tokenizer
+}
+
+func (l *lazyTokenizer) get() *tokenizer.Tokenizer {
+	if l.load == nil {
+		return nil
+	}
+	l.once.Do(func() {
+		if t, err := l.load(); err == nil {
+			l.t = t
+		}
+	})
+	return l.t
+}

@@ -1,0 +1,711 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The client speaks HTTP/1.1 itself, on plain or TLS connections, instead of
+// going through net/http: a request is one writev of a prepared header and
+// the body straight from the store's mapping, the response is read into one
+// large buffer per request and parsed in place (status line, headers,
+// chunked framing, server-sent events), and every read is timestamped where
+// it returns. That keeps the client's CPU per request and its share of the
+// measured latencies small, and it lets the first byte and each event be
+// timed without hooks.
+
+// endpoint is where requests go.
+type endpoint struct {
+	addr string      // host:port to dial
+	host string      // Host header value
+	path string      // request target
+	tls  *tls.Config // nil for http
+}
+
+// parseEndpoint joins a base URL and a path. A base URL with a path of its
+// own (a proxy prefix such as http://h/prefix) keeps it in front of path;
+// a base URL that already ends in path is taken as the whole target.
+func parseEndpoint(base, path string, insecure bool) (endpoint, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return endpoint{}, fmt.Errorf("url %q: %v", base, err)
+	}
+	var ep endpoint
+	switch u.Scheme {
+	case "http":
+	case "https":
+		ep.tls = &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}, InsecureSkipVerify: insecure}
+	default:
+		return ep, fmt.Errorf("url %q: want an http:// or https:// URL", base)
+	}
+	if u.Host == "" {
+		return ep, fmt.Errorf("url %q: no host", base)
+	}
+	if u.User != nil {
+		return ep, fmt.Errorf("url: credentials in the URL are not supported (pass the key in a header)")
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if ep.tls != nil {
+			port = "443"
+		}
+	}
+	ep.addr = net.JoinHostPort(u.Hostname(), port)
+	ep.host = u.Host
+	prefix := strings.TrimSuffix(u.EscapedPath(), "/")
+	switch {
+	case path == "":
+		ep.path = prefix
+	case strings.HasSuffix(prefix, path):
+		ep.path = prefix
+	default:
+		ep.path = prefix + path
+	}
+	if ep.path == "" {
+		ep.path = "/"
+	}
+	if u.RawQuery != "" {
+		ep.path += "?" + u.RawQuery
+	}
+	return ep, nil
+}
+
+// conn is one pooled connection.
+type conn struct {
+	nc    net.Conn
+	uses  int
+	abort atomic.Int32 // abortReason set by pool.abortAll
+}
+
+// Reasons a pool aborts connections in use.
+const (
+	abortNone  = iota
+	abortGrace // the grace period after the end of sending ran out
+)
+
+// pool keeps idle keep-alive connections (LIFO, so the warmest is reused)
+// and knows every open connection, so that abortAll can cut the requests
+// in flight. Its size is not capped: it holds as many connections as there
+// were requests in flight at once.
+type pool struct {
+	ep     endpoint
+	dialer net.Dialer
+
+	mu       sync.Mutex
+	idle     []*conn
+	all      map[*conn]struct{}
+	reason   int32 // once set, no connection goes back to idle
+	closed   bool
+	refills  int // background dials running
+	refillWG sync.WaitGroup
+
+	dials atomic.Int64
+}
+
+// maxRefills bounds the background dials that keep a spare connection.
+const maxRefills = 2
+
+func newPool(ep endpoint, dialTimeout time.Duration) *pool {
+	return &pool{ep: ep, dialer: net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}, all: make(map[*conn]struct{})}
+}
+
+// get returns an idle connection or dials a new one. reused reports the
+// former.
+// Taking the last idle connection starts a background dial for a spare,
+// so that a burst finds a connection ready instead of dialing inside its
+// measured send.
+func (p *pool) get(ctx context.Context) (c *conn, reused bool, err error) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		c = p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		p.refillLocked(ctx)
+		p.mu.Unlock()
+		return c, true, nil
+	}
+	p.refillLocked(ctx)
+	p.mu.Unlock()
+	c, err = p.dial(ctx)
+	return c, false, err
+}
+
+func (p *pool) refillLocked(ctx context.Context) {
+	if len(p.idle) > 0 || p.refills >= maxRefills || p.closed || p.reason != abortNone {
+		return
+	}
+	p.refills++
+	p.refillWG.Add(1)
+	go func() {
+		defer p.refillWG.Done()
+		c, err := p.dial(ctx)
+		p.mu.Lock()
+		p.refills--
+		p.mu.Unlock()
+		if err == nil {
+			p.put(c)
+		}
+	}()
+}
+
+// warm dials n connections in parallel and keeps them idle.
+func (p *pool) warm(ctx context.Context, n int) error {
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			c, err := p.dial(ctx)
+			if err == nil {
+				c.uses-- // put counts a use
+				p.put(c)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range n {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (p *pool) dial(ctx context.Context) (*conn, error) {
+	nc, err := p.dialer.DialContext(ctx, "tcp", p.ep.addr)
+	if err != nil {
+		return nil, err
+	}
+	p.dials.Add(1)
+	if p.ep.tls != nil {
+		tc := tls.Client(nc, p.ep.tls)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, err
+		}
+		nc = tc
+	}
+	c := &conn{nc: nc}
+	p.mu.Lock()
+	if p.reason != abortNone {
+		p.mu.Unlock()
+		nc.Close()
+		return nil, errAborted
+	}
+	p.all[c] = struct{}{}
+	p.mu.Unlock()
+	return c, nil
+}
+
+var errAborted = errors.New("aborted")
+
+// put returns a connection after a complete response.
+func (p *pool) put(c *conn) {
+	c.uses++
+	p.mu.Lock()
+	if p.reason != abortNone || p.closed {
+		p.mu.Unlock()
+		p.drop(c)
+		return
+	}
+	p.idle = append(p.idle, c)
+	p.mu.Unlock()
+}
+
+// drop closes a connection that must not be reused.
+func (p *pool) drop(c *conn) {
+	c.nc.Close()
+	p.mu.Lock()
+	delete(p.all, c)
+	p.mu.Unlock()
+}
+
+// abortAll makes every read and write in flight fail now, marking the
+// connections with reason, and closes the idle ones.
+func (p *pool) abortAll(reason int32) {
+	past := time.Unix(1, 0)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reason = reason
+	for c := range p.all {
+		c.abort.Store(reason)
+		c.nc.SetDeadline(past)
+	}
+	for _, c := range p.idle {
+		c.nc.Close()
+		delete(p.all, c)
+	}
+	p.idle = nil
+}
+
+// close waits for background dials and closes the idle connections.
+func (p *pool) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.refillWG.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.idle {
+		c.nc.Close()
+		delete(p.all, c)
+	}
+	p.idle = nil
+}
+
+// protoError is a response that breaks HTTP/1.1.
+type protoError struct{ msg string }
+
+func (e *protoError) Error() string { return e.msg }
+
+func protoErrorf(format string, args ...any) error {
+	return &protoError{fmt.Sprintf(format, args...)}
+}
+
+// head is a response's status line and the headers the client acts on.
+type head struct {
+	status        int
+	contentLength int64 // -1 when absent
+	chunked       bool
+	close         bool // the server will close the connection after this response
+	sse           bool // Content-Type: text/event-stream
+}
+
+// maxHead bounds the status line and headers of a response.
+const maxHead = 64 << 10
+
+// respReader reads one response from a connection into buf, parsing in
+// place. Every read is timestamped.
+type respReader struct {
+	buf       []byte
+	r, w      int
+	rd        interface{ Read([]byte) (int, error) }
+	now       func() int64
+	firstByte int64 // time of the first read that returned bytes
+	lastRead  int64 // time of the read that returned the bytes at buf[r:w]
+	err       error // sticky read error, reported once the buffer is drained
+}
+
+func (rr *respReader) init(rd interface{ Read([]byte) (int, error) }, buf []byte, now func() int64) {
+	*rr = respReader{buf: buf[:cap(buf)], rd: rd, now: now}
+}
+
+// fill reads more bytes after buf[r:w], moving them to the front first
+// when the buffer is full.
+func (rr *respReader) fill() error {
+	if rr.err != nil {
+		return rr.err
+	}
+	if rr.r == rr.w {
+		rr.r, rr.w = 0, 0
+	} else if rr.w == len(rr.buf) {
+		if rr.r == 0 {
+			return protoErrorf("response headers larger than %d bytes", len(rr.buf))
+		}
+		rr.w = copy(rr.buf, rr.buf[rr.r:rr.w])
+		rr.r = 0
+	}
+	n, err := rr.rd.Read(rr.buf[rr.w:])
+	if n > 0 {
+		t := rr.now()
+		rr.lastRead = t
+		if rr.firstByte == 0 {
+			rr.firstByte = t
+		}
+		rr.w += n
+	}
+	if err != nil {
+		rr.err = err
+		if n > 0 {
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// readHead reads a final (non-1xx) status line and its headers.
+func (rr *respReader) readHead() (head, error) {
+	for {
+		h, err := rr.readOneHead()
+		if err != nil {
+			return h, err
+		}
+		if h.status >= 200 {
+			return h, nil
+		}
+		if h.status == 101 {
+			return h, protoErrorf("unexpected 101 Switching Protocols")
+		}
+		// 100 Continue, 103 Early Hints...: a final response follows.
+	}
+}
+
+func (rr *respReader) readOneHead() (head, error) {
+	h := head{contentLength: -1}
+	from := 0 // bytes of buf[r:w] already searched, less the 3 a blank line may straddle
+	for {
+		b := rr.buf[rr.r:rr.w]
+		if end := headEnd(b, from); end >= 0 {
+			if end > maxHead {
+				return h, protoErrorf("response headers larger than %d bytes", maxHead)
+			}
+			if err := parseHead(b[:end], &h); err != nil {
+				return h, err
+			}
+			rr.r += end
+			return h, nil
+		}
+		if len(b) >= maxHead {
+			return h, protoErrorf("response headers larger than %d bytes", maxHead)
+		}
+		from = max(0, len(b)-3)
+		if err := rr.fill(); err != nil {
+			return h, err
+		}
+	}
+}
+
+// headEnd returns the length of the header block at the start of b (up to
+// and including the blank line), or -1 if b does not hold all of it yet.
+// The search starts at from.
+func headEnd(b []byte, from int) int {
+	for i := max(from, 0); i < len(b); {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return -1
+		}
+		i += j + 1
+		if i < len(b) && b[i] == '\n' {
+			return i + 1
+		}
+		if i+1 < len(b) && b[i] == '\r' && b[i+1] == '\n' {
+			return i + 2
+		}
+	}
+	return -1
+}
+
+// parseHead parses a status line and header lines (b ends with the blank
+// line).
+func parseHead(b []byte, h *head) error {
+	line, rest := cutLine(b)
+	if len(line) < 12 || string(line[:7]) != "HTTP/1." || (line[7] != '0' && line[7] != '1') || line[8] != ' ' {
+		return protoErrorf("malformed status line %q", clip(line, 60))
+	}
+	http10 := line[7] == '0'
+	code := line[9:12]
+	for _, c := range code {
+		if c < '0' || c > '9' {
+			return protoErrorf("malformed status line %q", clip(line, 60))
+		}
+	}
+	if len(line) > 12 && line[12] != ' ' {
+		return protoErrorf("malformed status line %q", clip(line, 60))
+	}
+	h.status = int(code[0]-'0')*100 + int(code[1]-'0')*10 + int(code[2]-'0')
+	keepAlive := false
+	for len(rest) > 0 {
+		line, rest = cutLine(rest)
+		if len(line) == 0 {
+			break
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			continue // obsolete line folding: ignore the continuation
+		}
+		c := bytes.IndexByte(line, ':')
+		if c <= 0 {
+			return protoErrorf("malformed header line %q", clip(line, 60))
+		}
+		name, value := line[:c], bytes.TrimSpace(line[c+1:])
+		switch {
+		case asciiEqualFold(name, "content-length"):
+			n, err := strconv.ParseInt(string(value), 10, 64)
+			if err != nil || n < 0 {
+				return protoErrorf("bad Content-Length %q", clip(value, 40))
+			}
+			if h.contentLength >= 0 && h.contentLength != n {
+				return protoErrorf("conflicting Content-Length headers")
+			}
+			h.contentLength = n
+		case asciiEqualFold(name, "transfer-encoding"):
+			// The last coding decides the framing; only chunked is read.
+			codings := bytes.Split(value, []byte(","))
+			last := bytes.TrimSpace(codings[len(codings)-1])
+			if asciiEqualFold(last, "chunked") {
+				h.chunked = true
+			} else if len(last) > 0 && !asciiEqualFold(last, "identity") {
+				return protoErrorf("unsupported Transfer-Encoding %q", clip(value, 40))
+			}
+		case asciiEqualFold(name, "connection"):
+			for _, tok := range bytes.Split(value, []byte(",")) {
+				tok = bytes.TrimSpace(tok)
+				if asciiEqualFold(tok, "close") {
+					h.close = true
+				} else if asciiEqualFold(tok, "keep-alive") {
+					keepAlive = true
+				}
+			}
+		case asciiEqualFold(name, "content-type"):
+			mt := value
+			if i := bytes.IndexByte(mt, ';'); i >= 0 {
+				mt = mt[:i]
+			}
+			h.sse = asciiEqualFold(bytes.TrimSpace(mt), "text/event-stream")
+		}
+	}
+	if http10 && !keepAlive {
+		h.close = true
+	}
+	if h.chunked {
+		h.contentLength = -1 // Transfer-Encoding overrides Content-Length
+	}
+	return nil
+}
+
+func cutLine(b []byte) (line, rest []byte) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return b, nil
+	}
+	line, rest = b[:i], b[i+1:]
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, rest
+}
+
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// hasBody reports whether a response to a POST with this status carries a
+// body.
+func (h *head) hasBody() bool {
+	return h.status != 204 && h.status != 304 && h.status >= 200
+}
+
+// readBody reads the body as h frames it, calling fn with each piece and
+// the time of the read that brought it. clean reports that the body ended
+// exactly where its framing says, with no byte after it, so that the
+// connection can carry another request (unless h.close).
+func (rr *respReader) readBody(h *head, fn func(p []byte, t int64) error) (clean bool, err error) {
+	if !h.hasBody() {
+		return rr.r == rr.w, nil
+	}
+	switch {
+	case h.chunked:
+		var ch chunked
+		for {
+			if rr.r == rr.w {
+				if err := rr.fill(); err != nil {
+					return false, bodyReadErr(err)
+				}
+			}
+			t := rr.lastRead
+			n, done, err := ch.feed(rr.buf[rr.r:rr.w], func(p []byte) error { return fn(p, t) })
+			rr.r += n
+			if err != nil {
+				return false, err
+			}
+			if done {
+				return rr.r == rr.w && rr.err == nil, nil
+			}
+		}
+	case h.contentLength >= 0:
+		left := h.contentLength
+		for left > 0 {
+			if rr.r == rr.w {
+				if err := rr.fill(); err != nil {
+					return false, bodyReadErr(err)
+				}
+			}
+			p := rr.buf[rr.r:rr.w]
+			if int64(len(p)) > left {
+				p = p[:left]
+			}
+			rr.r += len(p)
+			left -= int64(len(p))
+			if err := fn(p, rr.lastRead); err != nil {
+				return false, err
+			}
+		}
+		return rr.r == rr.w && rr.err == nil, nil
+	default: // until the server closes the connection
+		for {
+			if rr.r < rr.w {
+				p := rr.buf[rr.r:rr.w]
+				rr.r = rr.w
+				if err := fn(p, rr.lastRead); err != nil {
+					return false, err
+				}
+			}
+			if err := rr.fill(); err != nil {
+				if isEOF(err) {
+					return false, nil
+				}
+				return false, err
+			}
+		}
+	}
+}
+
+// errShortBody is a body cut off before the end its framing announced.
+var errShortBody = errors.New("connection closed before the response ended")
+
+func bodyReadErr(err error) error {
+	if isEOF(err) {
+		return errShortBody
+	}
+	return err
+}
+
+// chunked decodes the chunked transfer coding (RFC 9112 §7.1)
+// incrementally. Chunk extensions and trailer fields are read and ignored.
+type chunked struct {
+	state   int
+	size    int64 // the chunk size being parsed, then the bytes left in the chunk
+	digits  int
+	lineLen int
+	ext     bool // past the size digits (in BWS or extensions)
+	blank   bool // the trailer line so far is empty
+}
+
+const (
+	chSize = iota
+	chData
+	chDataCR
+	chDataLF
+	chTrailer
+	chDone
+)
+
+// maxChunkLine bounds a chunk-size line (with extensions) and a trailer line.
+const maxChunkLine = 4096
+
+// feed consumes bytes of p, calling fn with the data of each chunk. It
+// returns how many bytes it consumed (all of p unless the body ended) and
+// whether the body ended.
+func (c *chunked) feed(p []byte, fn func([]byte) error) (int, bool, error) {
+	i := 0
+	for i < len(p) {
+		switch c.state {
+		case chSize:
+			b := p[i]
+			i++
+			c.lineLen++
+			if c.lineLen > maxChunkLine {
+				return i, false, protoErrorf("chunk size line longer than %d bytes", maxChunkLine)
+			}
+			switch {
+			case b == '\n':
+				if c.digits == 0 {
+					return i, false, protoErrorf("chunk size line without a size")
+				}
+				c.lineLen, c.digits, c.ext = 0, 0, false
+				if c.size == 0 {
+					c.state, c.blank = chTrailer, true
+				} else {
+					c.state = chData
+				}
+			case c.ext || b == '\r' || b == ';' || b == ' ' || b == '\t':
+				// extensions, white space and the CR of CRLF run to the line end
+				c.ext = true
+			default:
+				v, ok := unhex(b)
+				if !ok {
+					return i, false, protoErrorf("bad byte %q in chunk size", b)
+				}
+				if c.size > 1<<40 {
+					return i, false, protoErrorf("chunk size too large")
+				}
+				c.size = c.size<<4 | int64(v)
+				c.digits++
+			}
+		case chData:
+			n := len(p) - i
+			if int64(n) > c.size {
+				n = int(c.size)
+			}
+			if err := fn(p[i : i+n]); err != nil {
+				return i + n, false, err
+			}
+			i += n
+			c.size -= int64(n)
+			if c.size == 0 {
+				c.state = chDataCR
+			}
+		case chDataCR:
+			switch p[i] {
+			case '\r':
+				c.state = chDataLF
+			case '\n':
+				c.state = chSize
+			default:
+				return i, false, protoErrorf("chunk data not followed by CRLF")
+			}
+			i++
+		case chDataLF:
+			if p[i] != '\n' {
+				return i, false, protoErrorf("chunk data not followed by CRLF")
+			}
+			i++
+			c.state = chSize
+		case chTrailer:
+			b := p[i]
+			i++
+			c.lineLen++
+			if c.lineLen > maxChunkLine {
+				return i, false, protoErrorf("trailer line longer than %d bytes", maxChunkLine)
+			}
+			switch b {
+			case '\n':
+				if c.blank {
+					c.state = chDone
+					return i, true, nil
+				}
+				c.lineLen, c.blank = 0, true
+			case '\r':
+			default:
+				c.blank = false
+			}
+		case chDone:
+			return i, true, nil
+		}
+	}
+	return i, c.state == chDone, nil
+}
+
+func unhex(b byte) (byte, bool) {
+	switch {
+	case '0' <= b && b <= '9':
+		return b - '0', true
+	case 'a' <= b && b <= 'f':
+		return b - 'a' + 10, true
+	case 'A' <= b && b <= 'F':
+		return b - 'A' + 10, true
+	}
+	return 0, false
+}

@@ -1,0 +1,202 @@
+package replay
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// pieceReader returns its data n bytes per Read.
+type pieceReader struct {
+	b []byte
+	n int
+}
+
+func (r *pieceReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	k := min(r.n, len(p), len(r.b))
+	copy(p, r.b[:k])
+	r.b = r.b[k:]
+	return k, nil
+}
+
+// response is what readResponse saw.
+type response struct {
+	Status int
+	Close  bool
+	SSE    bool
+	Body   string
+	Clean  bool
+	Err    string
+}
+
+// readResponse reads one response from raw, delivered n bytes a read,
+// with a buffer of bufSize.
+func readResponse(raw []byte, n, bufSize int) response {
+	var rr respReader
+	var clock int64
+	rr.init(&pieceReader{b: raw, n: n}, make([]byte, bufSize), func() int64 { clock++; return clock })
+	h, err := rr.readHead()
+	if err != nil {
+		return response{Err: errKind(err)}
+	}
+	var body bytes.Buffer
+	clean, err := rr.readBody(&h, func(p []byte, t int64) error {
+		if t == 0 {
+			return errors.New("piece without a read time")
+		}
+		body.Write(p)
+		return nil
+	})
+	out := response{Status: h.status, Close: h.close, SSE: h.sse, Body: body.String(), Clean: clean}
+	if err != nil {
+		out.Err = errKind(err)
+		out.Body, out.Clean = "", false // how much arrived before an error depends on the pieces
+	}
+	return out
+}
+
+func errKind(err error) string {
+	var pe *protoError
+	switch {
+	case errors.As(err, &pe):
+		return "proto"
+	case errors.Is(err, errShortBody):
+		return "short"
+	case isEOF(err):
+		return "eof"
+	}
+	return err.Error()
+}
+
+var responseCases = []struct {
+	name, in string
+	want     response
+}{
+	{"content-length", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5\r\n\r\nhello",
+		response{Status: 200, Body: "hello", Clean: true}},
+	{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/event-stream\r\n\r\n5\r\nhello\r\n7\r\n, world\r\n0\r\n\r\n",
+		response{Status: 200, SSE: true, Body: "hello, world", Clean: true}},
+	{"chunk extensions and trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;a=b\r\nhello\r\n0;x\r\nTrailer: 1\r\nMore: 2\r\n\r\n",
+		response{Status: 200, Body: "hello", Clean: true}},
+	{"hex sizes", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n",
+		response{Status: 200, Body: "0123456789", Clean: true}},
+	{"bare LF", "HTTP/1.1 200 OK\nContent-Length: 2\n\nhi", response{Status: 200, Body: "hi", Clean: true}},
+	{"chunked bare LF", "HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n2\nhi\n0\n\n", response{Status: 200, Body: "hi", Clean: true}},
+	{"until close", "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it", response{Status: 200, Close: true, Body: "all of it"}},
+	{"http/1.0 closes", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nhi", response{Status: 200, Close: true, Body: "hi", Clean: true}},
+	{"http/1.0 keep-alive", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nhi", response{Status: 200, Body: "hi", Clean: true}},
+	{"100 continue first", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx", response{Status: 200, Body: "x", Clean: true}},
+	{"204", "HTTP/1.1 204 No Content\r\n\r\n", response{Status: 204, Clean: true}},
+	{"error status", "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy", response{Status: 503, Body: "busy", Clean: true}},
+	{"header case", "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nCONTENT-TYPE: Text/Event-Stream; charset=utf-8\r\n\r\nhi", response{Status: 200, SSE: true, Body: "hi", Clean: true}},
+	{"chunked wins over length", "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n", response{Status: 200, Body: "x", Clean: true}},
+	{"short body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", response{Status: 200, Err: "short"}},
+	{"chunked cut", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", response{Status: 200, Err: "short"}},
+	{"no headers end", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n", response{Err: "eof"}},
+	{"empty", "", response{Err: "eof"}},
+	{"not http", "SSH-2.0-OpenSSH\r\n\r\n", response{Err: "proto"}},
+	{"bad status", "HTTP/1.1 2x0 OK\r\n\r\n", response{Err: "proto"}},
+	{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", response{Err: "proto"}},
+	{"two lengths", "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", response{Err: "proto"}},
+	{"gzip coding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", response{Err: "proto"}},
+	{"bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", response{Status: 200, Err: "proto"}},
+	{"chunk without CRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nxy\r\n", response{Status: 200, Err: "proto"}},
+	{"101", "HTTP/1.1 101 Switching Protocols\r\n\r\n", response{Err: "proto"}},
+	{"header without colon", "HTTP/1.1 200 OK\r\nbroken\r\n\r\n", response{Err: "proto"}},
+}
+
+func TestReadResponse(t *testing.T) {
+	for _, tc := range responseCases {
+		for _, n := range []int{1, 3, 1 << 20} {
+			if got := readResponse([]byte(tc.in), n, 4096); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("%s (reads of %d): got %+v, want %+v", tc.name, n, got, tc.want)
+			}
+		}
+	}
+}
+
+// Bytes after a response's end make the connection unusable (read with the
+// body, they are detected at once; arriving later, they break the next
+// response's status line).
+func TestBytesAfterBody(t *testing.T) {
+	if got := readResponse([]byte("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxyz"), 1<<20, 4096); got.Clean || got.Body != "x" {
+		t.Errorf("got %+v", got)
+	}
+}
+
+func TestHeadersTooLarge(t *testing.T) {
+	in := "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", maxHead) + "\r\n\r\n"
+	if got := readResponse([]byte(in), 1000, readBufSize); got.Err != "proto" {
+		t.Errorf("got %+v", got)
+	}
+	// A small buffer refuses headers that do not fit it.
+	if got := readResponse([]byte("HTTP/1.1 200 OK\r\nX: "+strings.Repeat("a", 100)+"\r\n\r\n"), 7, 64); got.Err != "proto" {
+		t.Errorf("got %+v", got)
+	}
+}
+
+func TestParseEndpoint(t *testing.T) {
+	for _, tc := range []struct{ url, path, addr, host, target string }{
+		{"http://127.0.0.1:8000", "/v1/chat/completions", "127.0.0.1:8000", "127.0.0.1:8000", "/v1/chat/completions"},
+		{"http://h:1/", "/v1/completions", "h:1", "h:1", "/v1/completions"},
+		{"http://h", "/v1/x", "h:80", "h", "/v1/x"},
+		{"https://h", "/v1/x", "h:443", "h", "/v1/x"},
+		{"http://h:1/prefix", "/v1/x", "h:1", "h:1", "/prefix/v1/x"},
+		{"http://h:1/v1/chat/completions", "/v1/chat/completions", "h:1", "h:1", "/v1/chat/completions"},
+		{"http://h:1/v1?k=1", "/x", "h:1", "h:1", "/v1/x?k=1"},
+		{"http://[::1]:9/", "/x", "[::1]:9", "[::1]:9", "/x"},
+	} {
+		ep, err := parseEndpoint(tc.url, tc.path, false)
+		if err != nil {
+			t.Errorf("%s: %v", tc.url, err)
+			continue
+		}
+		if ep.addr != tc.addr || ep.host != tc.host || ep.path != tc.target {
+			t.Errorf("%s + %s: addr %s host %s path %s", tc.url, tc.path, ep.addr, ep.host, ep.path)
+		}
+	}
+	for _, bad := range []string{"ftp://h", "h:1", "http://", "http://u:p@h/"} {
+		if _, err := parseEndpoint(bad, "/x", false); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
+
+// FuzzResponse feeds arbitrary server bytes through the whole decoder (the
+// status line and headers, the framing, the events and the chunks'
+// JSON): it must never panic or hang, and must read the same whatever the
+// sizes of the reads.
+func FuzzResponse(f *testing.F) {
+	for _, tc := range responseCases {
+		f.Add([]byte(tc.in), uint8(2))
+	}
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+
+		"52\r\ndata: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}],\"usage\":{\"completion_tokens\":1}}\n\n\r\n"+
+		"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"), uint8(5))
+	f.Fuzz(func(t *testing.T, raw []byte, step uint8) {
+		a := readResponse(raw, 1<<20, 4096)
+		b := readResponse(raw, int(step%13)+1, 4096)
+		a.Clean, b.Clean = false, false // depends on whether bytes after the end were read yet
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("whole: %+v\nreads of %d: %+v", a, step%13+1, b)
+		}
+		// The event and chunk layers on top.
+		if a.Err == "" {
+			rs := newReqState()
+			rs.rec.SentNS = 0
+			rs.t = 1
+			rs.mode = modeSSE
+			if err := rs.onBody([]byte(a.Body), 1); err == nil {
+				var rp reply
+				rp.chunk([]byte(a.Body))
+				errorMessage([]byte(a.Body))
+			}
+		}
+	})
+}

@@ -1,0 +1,192 @@
+// Package replay sends the request bodies of a store to an OpenAI-compatible
+// server on a schedule and records, per request, when it was meant to go,
+// when it went, and when each part of the answer came back.
+//
+// Bodies go out verbatim, as slices of the store's read-only mapping (a
+// multi-turn conversation's history, when spliced in, is the only change).
+// The schedule is open loop: a slow answer never delays the next send of a
+// fixed or rate schedule; the records say how late each send was. Records
+// stream to a writer as requests complete; nothing per request stays in
+// memory.
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/result"
+	"github.com/aiperf/toolkit/lib/tokenizer"
+)
+
+// Schedules.
+const (
+	ScheduleAuto        = "auto"        // fixed when the store has timestamps, else concurrency (rate when Rate is set)
+	ScheduleFixed       = "fixed"       // first turns at their trace timestamps ÷ Speedup
+	ScheduleConcurrency = "concurrency" // Concurrency sessions in flight, each next one as soon as a slot frees
+	ScheduleRate        = "rate"        // sessions start at Rate per second (Arrival process)
+)
+
+// Options configure a replay.
+type Options struct {
+	// URL is the server's base URL (http or https); Path is appended unless
+	// URL already ends with it.
+	URL  string
+	Path string
+	// Headers are sent with every request, after the built-in ones.
+	Headers []Header
+	// APIKey, when set, is sent as "Authorization: Bearer APIKey". It is
+	// never written to records or errors.
+	APIKey   string
+	Insecure bool // skip TLS certificate checks
+
+	Schedule    string
+	Concurrency int     // sessions in flight (concurrency); a ceiling for fixed and rate when > 0
+	Rate        float64 // sessions per second (rate)
+	Arrival     string  // ArrivalPoisson (default), ArrivalConstant or ArrivalGamma
+	Smoothness  float64 // gamma shape; 0 means 1
+	// Speedup divides every trace time: timestamps and delays. 0 means 1.
+	Speedup float64
+	// StartOffset and EndOffset, when set, keep the sessions whose first
+	// turn's timestamp lies in [StartOffset, EndOffset] (fixed schedule);
+	// the schedule's zero is StartOffset when set, else the first
+	// timestamp.
+	StartOffset, EndOffset *time.Duration
+
+	// RequestCount stops after this many profiling requests (0: every
+	// record of the store once; with Duration, until Duration). Concurrency
+	// and rate schedules go around the store again when it is exhausted;
+	// a fixed schedule plays the trace once.
+	RequestCount int64
+	// Warmup requests go first and are marked as the warmup phase.
+	Warmup int64
+	// Duration stops sending this long after the start (0: no limit).
+	Duration time.Duration
+	// Grace is how long requests in flight may finish once sending has
+	// stopped (Duration reached, or the context cancelled); then they are
+	// cut and recorded as cancelled.
+	Grace time.Duration
+
+	CancelRate  float64       // fraction of requests cancelled on purpose, in [0, 1]
+	CancelAfter time.Duration // how long after a cancelled request is fully written it is cut
+	Timeout     time.Duration // per request, from the send to the end of the answer (0: none)
+
+	History string // HistoryAuto (default), HistoryOn or HistoryOff
+	Seed    uint64 // seeds the arrival process and the choice of cancelled requests
+
+	// Tokenizer, when set, is called (once, lazily) to count output tokens
+	// of answers that carry no usage.
+	Tokenizer func() (*tokenizer.Tokenizer, error)
+
+	// Records receives the records JSONL (lib/result), one line per request
+	// sent. Nil discards them.
+	Records io.Writer
+	// Observe, when set, sees every record as it is written, one at a
+	// time. It must not keep the record.
+	Observe func(*result.Record)
+	// UserAgent is sent as User-Agent unless Headers sets one.
+	UserAgent string
+	// Counters, when set, are kept up to date while the replay runs (for a
+	// live display).
+	Counters *Counters
+}
+
+// Counters follow a replay in progress; every field may be read at any
+// time from any goroutine.
+type Counters struct {
+	Sent     atomic.Int64 // requests sent
+	Done     atomic.Int64 // requests with their record written
+	Errors   atomic.Int64 // records with an error
+	InFlight atomic.Int64 // sent and not done
+}
+
+// Header is one request header.
+type Header struct{ Name, Value string }
+
+// Stats summarises a replay.
+type Stats struct {
+	RunID        string // prefix of every X-Request-ID and X-Correlation-ID of the run
+	Schedule     string // the schedule that ran
+	Sent         int64  // requests sent (each has a record)
+	Records      int64  // records written
+	Errors       int64  // records with an error
+	Cancelled    int64  // records cut on purpose (cancel rate, grace period)
+	Dials        int64  // connections opened
+	CeilingWaits int64  // session starts delayed because Concurrency sessions were in flight
+	// CeilingMaxWait is the longest such delay, from the start's intended
+	// time.
+	CeilingMaxWait time.Duration
+	Interrupted    bool // the context was cancelled before the schedule ended
+	Elapsed        time.Duration
+	// CPU is the process's CPU time (user + system) while Run ran: the
+	// client's cost, to divide by Sent.
+	CPU time.Duration
+}
+
+func (o *Options) check() error {
+	switch o.Schedule {
+	case "", ScheduleAuto, ScheduleFixed, ScheduleConcurrency, ScheduleRate:
+	default:
+		return fmt.Errorf("unknown schedule %q (want auto, fixed, concurrency or rate)", o.Schedule)
+	}
+	switch o.Arrival {
+	case "", ArrivalPoisson, ArrivalConstant, ArrivalGamma:
+	default:
+		return fmt.Errorf("unknown arrival process %q (want poisson, constant or gamma)", o.Arrival)
+	}
+	switch o.History {
+	case "", HistoryAuto, HistoryOn, HistoryOff:
+	default:
+		return fmt.Errorf("unknown history mode %q (want auto, on or off)", o.History)
+	}
+	switch {
+	case o.Concurrency < 0:
+		return errors.New("concurrency must not be negative")
+	case o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0):
+		return errors.New("rate must be a positive number")
+	case o.Schedule == ScheduleRate && o.Rate == 0:
+		return errors.New("the rate schedule needs a rate")
+	case o.Smoothness < 0 || math.IsNaN(o.Smoothness):
+		return errors.New("smoothness must be positive")
+	case o.Speedup < 0 || math.IsNaN(o.Speedup) || math.IsInf(o.Speedup, 0):
+		return errors.New("speedup must be a positive number")
+	case o.RequestCount < 0 || o.Warmup < 0:
+		return errors.New("request and warmup counts must not be negative")
+	case o.Duration < 0 || o.Grace < 0 || o.Timeout < 0 || o.CancelAfter < 0:
+		return errors.New("durations must not be negative")
+	case o.CancelRate < 0 || o.CancelRate > 1 || math.IsNaN(o.CancelRate):
+		return errors.New("cancel rate must be in [0, 1]")
+	case o.StartOffset != nil && *o.StartOffset < 0 || o.EndOffset != nil && *o.EndOffset < 0:
+		return errors.New("offsets must not be negative")
+	case o.StartOffset != nil && o.EndOffset != nil && *o.EndOffset < *o.StartOffset:
+		return errors.New("end offset before start offset")
+	}
+	for _, h := range o.Headers {
+		if err := checkHeader(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkHeader(h Header) error {
+	if h.Name == "" {
+		return errors.New("header with an empty name")
+	}
+	for i := 0; i < len(h.Name); i++ {
+		c := h.Name[i]
+		if c <= ' ' || c >= 0x7f || c == ':' || c == '"' || c == '(' || c == ')' || c == ',' || c == '/' || c == ';' ||
+			c == '<' || c == '=' || c == '>' || c == '?' || c == '@' || c == '[' || c == '\\' || c == ']' || c == '{' || c == '}' {
+			return fmt.Errorf("header name %q: invalid character %q", h.Name, c)
+		}
+	}
+	for i := 0; i < len(h.Value); i++ {
+		if c := h.Value[i]; c == '\r' || c == '\n' || c == 0 {
+			return fmt.Errorf("header %s: value holds a line break or NUL", h.Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,512 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/result"
+	"github.com/aiperf/toolkit/lib/store"
+)
+
+// readBufSize is the response buffer of one request in flight. Long
+// contexts stream large chunks quickly; a small buffer (aiohttp's 64 KiB
+// default in the vLLM benchmark client) throttled such streams into the
+// client's own latency. The client reads as much as the kernel has, up to
+// this, per read; an SSE line longer than the buffer is assembled across
+// reads, so no event size is refused below maxSSELine.
+const readBufSize = 128 << 10
+
+// maxBody bounds a non-streamed response body.
+const maxBody = 256 << 20
+
+// maxErrorBody is how much of an error response is read for its message.
+const maxErrorBody = 64 << 10
+
+// reqState is everything one request in flight uses, reused from request
+// to request through a free list (so its buffers are allocated once per
+// request that was ever in flight at the same time, not once per request).
+type reqState struct {
+	rec      result.Record
+	usage    result.Usage
+	rp       reply
+	sse      sseParser
+	rr       respReader
+	buf      []byte // read buffer
+	hdr      []byte
+	line     []byte
+	body     []byte
+	parts    [][]byte
+	vec      [8][]byte
+	parseErr *result.Error
+	t        int64 // time of the read being parsed
+	emit     func(event, data []byte) error
+	bodyFn   func(p []byte, t int64) error
+	mode     int // how the body is read
+}
+
+// Body modes.
+const (
+	modeUndecided = iota // 2xx without an event-stream type: sniff the first bytes
+	modeSSE
+	modeJSON
+	modeError // non-2xx: read for the message
+)
+
+func newReqState() *reqState {
+	rs := &reqState{buf: make([]byte, readBufSize)}
+	rs.emit = rs.onEvent
+	rs.bodyFn = rs.onBody
+	return rs
+}
+
+// stateList is a free list of request states that never shrinks: the
+// number of states is the peak number of requests in flight.
+type stateList struct {
+	mu   sync.Mutex
+	free []*reqState
+}
+
+func (l *stateList) get() *reqState {
+	l.mu.Lock()
+	if n := len(l.free); n > 0 {
+		rs := l.free[n-1]
+		l.free = l.free[:n-1]
+		l.mu.Unlock()
+		return rs
+	}
+	l.mu.Unlock()
+	return newReqState()
+}
+
+func (l *stateList) put(rs *reqState) {
+	l.mu.Lock()
+	l.free = append(l.free, rs)
+	l.mu.Unlock()
+}
+
+// header returns the fixed start of every request's head, up to the value
+// of Content-Length.
+func (r *runner) header() []byte {
+	var b []byte
+	b = append(b, "POST "...)
+	b = append(b, r.ep.path...)
+	b = append(b, " HTTP/1.1\r\n"...)
+	has := func(name string) bool {
+		for _, h := range r.o.Headers {
+			if asciiEqualFold([]byte(h.Name), name) {
+				return true
+			}
+		}
+		return false
+	}
+	if !has("host") {
+		b = append(b, "Host: "...)
+		b = append(b, r.ep.host...)
+		b = append(b, "\r\n"...)
+	}
+	if !has("user-agent") {
+		ua := r.o.UserAgent
+		if ua == "" {
+			ua = "aiperf-replay"
+		}
+		b = append(b, "User-Agent: "...)
+		b = append(b, ua...)
+		b = append(b, "\r\n"...)
+	}
+	if !has("content-type") {
+		b = append(b, "Content-Type: application/json\r\n"...)
+	}
+	for _, h := range r.o.Headers {
+		b = append(b, h.Name...)
+		b = append(b, ": "...)
+		b = append(b, h.Value...)
+		b = append(b, "\r\n"...)
+	}
+	if r.o.APIKey != "" && !has("authorization") {
+		b = append(b, "Authorization: Bearer "...)
+		b = append(b, r.o.APIKey...)
+		b = append(b, "\r\n"...)
+	}
+	return append(b, "Content-Length: "...)
+}
+
+// sendTurn sends the session's next turn, if the budget allows, and
+// writes its record. It reports whether the turn was sent.
+func (r *runner) sendTurn(sess *session, intended int64) bool {
+	seq, ok := r.take()
+	if !ok {
+		return false
+	}
+	defer r.inflight.Done()
+	i, ok := r.st.Lookup(sess.s, uint32(sess.turn))
+	if !ok { // cannot happen: turns < SessionLen
+		return false
+	}
+	e := r.st.Entry(i)
+	body := r.st.Payload(i)
+
+	if c := r.o.Counters; c != nil {
+		c.Sent.Add(1)
+		c.InFlight.Add(1)
+	}
+	rs := r.states.get()
+	R := &rs.rec
+	offs := R.ChunkOffsetsNS[:0]
+	*R = result.Record{
+		Record:         i,
+		Session:        sess.id,
+		Turn:           int(e.Turn),
+		RequestID:      r.runID + "-" + strconv.FormatInt(seq, 10),
+		CorrelationID:  sess.corr,
+		SessionNum:     int(sess.num),
+		Phase:          result.PhaseProfiling,
+		IntendedNS:     intended,
+		InputTokens:    int64(e.InputTokens),
+		ChunkOffsetsNS: offs,
+	}
+	if seq < r.o.Warmup {
+		R.Phase = result.PhaseWarmup
+	}
+	if sess.turn == 0 {
+		R.CeilingWaitNS = sess.wait
+	}
+	if e.Flags&store.FlagMaxTokens != 0 {
+		R.MaxTokens = int64(e.MaxTokens)
+	}
+	rs.parts = sess.hist.parts(rs.parts[:0], body, e)
+	r.exchange(rs, sess, seq)
+	r.count(rs)
+
+	sess.prevEnd = R.EndNS
+	sess.turn++
+	if sess.turn < sess.turns {
+		sess.hist.add(body, e, rs.rp.content)
+	}
+
+	if R.Err != nil {
+		r.errors.Add(1)
+	}
+	if R.Cancelled {
+		r.cancelled.Add(1)
+	}
+	rs.line = result.Append(rs.line[:0], R)
+	r.sink.put(R, rs.line)
+	if c := r.o.Counters; c != nil {
+		c.Done.Add(1)
+		c.InFlight.Add(-1)
+		if R.Err != nil {
+			c.Errors.Add(1)
+		}
+	}
+	r.states.put(rs)
+	return true
+}
+
+// cancelled reports whether request seq is one of those CancelRate picks:
+// a hash of the seed and the sequence number, so the choice is the same on
+// every run with the same seed and costs no shared state.
+func (r *runner) cancelPick(seq int64) bool {
+	if r.o.CancelRate <= 0 {
+		return false
+	}
+	x := uint64(seq)*0x9e3779b97f4a7c15 ^ r.o.Seed
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return float64(x>>11)/(1<<53) < r.o.CancelRate
+}
+
+// exchange sends the request in rs and reads the answer into rs.rec.
+func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
+	R := &rs.rec
+	total := 0
+	for _, p := range rs.parts {
+		total += len(p)
+	}
+	hdr := append(rs.hdr[:0], r.hdr...)
+	hdr = strconv.AppendInt(hdr, int64(total), 10)
+	hdr = append(hdr, "\r\nX-Request-ID: "...)
+	hdr = append(hdr, R.RequestID...)
+	hdr = append(hdr, "\r\nX-Correlation-ID: "...)
+	hdr = append(hdr, sess.corr...)
+	hdr = append(hdr, "\r\n\r\n"...)
+	rs.hdr = hdr
+
+	cancel := r.cancelPick(seq)
+	rs.rp.reset()
+	rs.parseErr = nil
+
+	for attempt := 0; ; attempt++ {
+		c, reused, err := r.pool.get(r.abortCtx)
+		if err != nil {
+			now := r.clk.now()
+			R.SentNS, R.EndNS = now, now
+			R.Err, R.Cancelled = dialFailure(err)
+			return
+		}
+		R.SentNS = r.clk.now()
+		var timeoutAt int64
+		if r.o.Timeout > 0 {
+			timeoutAt = R.SentNS + int64(r.o.Timeout)
+			c.nc.SetDeadline(r.clk.at(timeoutAt))
+		} else if reused {
+			c.nc.SetDeadline(time.Time{})
+		}
+		bufs := net.Buffers(append(append(rs.vec[:0], hdr), rs.parts...))
+		if _, err := bufs.WriteTo(c.nc); err != nil {
+			r.pool.drop(c)
+			if reused && attempt == 0 && retryable(err) {
+				continue
+			}
+			R.EndNS = r.clk.now()
+			R.Err, R.Cancelled = r.failure(c, err, false, 0, timeoutAt)
+			return
+		}
+		var cancelAt int64
+		if cancel {
+			cancelAt = r.clk.now() + int64(r.o.CancelAfter)
+			if timeoutAt == 0 || cancelAt < timeoutAt {
+				c.nc.SetReadDeadline(r.clk.at(cancelAt))
+			}
+		}
+		rs.rr.init(c.nc, rs.buf, r.clk.now)
+		h, err := rs.rr.readHead()
+		if err != nil {
+			r.pool.drop(c)
+			if reused && attempt == 0 && rs.rr.firstByte == 0 && retryable(err) {
+				continue
+			}
+			R.FirstByteNS = rs.rr.firstByte
+			R.EndNS = r.clk.now()
+			R.Err, R.Cancelled = r.failure(c, err, cancel, cancelAt, timeoutAt)
+			return
+		}
+		R.FirstByteNS = rs.rr.firstByte
+		R.Status = h.status
+		switch {
+		case h.status < 200 || h.status > 299:
+			rs.mode = modeError
+		case h.sse:
+			rs.mode = modeSSE
+		default:
+			rs.mode = modeUndecided
+		}
+		rs.sse.reset()
+		rs.body = rs.body[:0]
+		clean, err := rs.rr.readBody(&h, rs.bodyFn)
+		if err != nil {
+			r.pool.drop(c)
+			R.EndNS = r.clk.now()
+			R.Err, R.Cancelled = r.failure(c, err, cancel, cancelAt, timeoutAt)
+			return
+		}
+		R.EndNS = rs.rr.lastRead
+		if R.EndNS == 0 || !h.hasBody() {
+			R.EndNS = r.clk.now()
+		}
+		if clean && !h.close {
+			r.pool.put(c)
+		} else {
+			r.pool.drop(c)
+		}
+		r.finish(rs, &h)
+		return
+	}
+}
+
+// onBody takes a piece of a response body.
+func (rs *reqState) onBody(p []byte, t int64) error {
+	rs.t = t
+	switch rs.mode {
+	case modeUndecided:
+		q := bytes.TrimLeft(p, " \t\r\n")
+		if len(q) == 0 {
+			rs.body = append(rs.body, p...)
+			return nil
+		}
+		if bytes.HasPrefix(q, []byte("data:")) || q[0] == ':' || bytes.HasPrefix(q, []byte("event:")) {
+			rs.mode = modeSSE
+			return rs.sse.feed(p, rs.emit)
+		}
+		rs.mode = modeJSON
+		fallthrough
+	case modeJSON:
+		if len(rs.body)+len(p) > maxBody {
+			return errBodyTooLarge
+		}
+		rs.body = append(rs.body, p...)
+	case modeSSE:
+		return rs.sse.feed(p, rs.emit)
+	case modeError:
+		if room := maxErrorBody - len(rs.body); room > 0 {
+			rs.body = append(rs.body, p[:min(room, len(p))]...)
+		}
+	}
+	return nil
+}
+
+var errBodyTooLarge = errors.New("response body larger than 256 MiB")
+
+// onEvent takes one server-sent event.
+func (rs *reqState) onEvent(event, data []byte) error {
+	R := &rs.rec
+	if string(event) == "error" {
+		rs.rp.readError(append([]byte(nil), data...))
+		return nil
+	}
+	if bytes.Equal(bytes.TrimSpace(data), doneMarker) {
+		rs.rp.done = true
+		return nil
+	}
+	c, rsn, err := rs.rp.chunk(data)
+	if err != nil {
+		if rs.parseErr == nil {
+			rs.parseErr = &result.Error{Type: "ResponseParseError", Message: "event " + strconv.Itoa(len(R.ChunkOffsetsNS)+1) + ": malformed JSON chunk: " + clip(data, 120)}
+		}
+		return nil
+	}
+	if c || rsn {
+		R.ChunkOffsetsNS = append(R.ChunkOffsetsNS, rs.t-R.SentNS)
+		if R.FirstTokenNS == 0 {
+			R.FirstTokenNS = rs.t
+		}
+		if c && R.FirstOutputNS == 0 {
+			R.FirstOutputNS = rs.t
+		}
+	}
+	return nil
+}
+
+// finish turns a complete response into the record's outcome.
+func (r *runner) finish(rs *reqState, h *head) {
+	R := &rs.rec
+	switch rs.mode {
+	case modeError:
+		R.Err = &result.Error{Code: h.status, Type: "HTTPError", Message: errorMessage(rs.body)}
+		return
+	case modeJSON, modeUndecided:
+		if len(bytes.TrimSpace(rs.body)) == 0 {
+			R.Err = &result.Error{Code: h.status, Type: "ResponseParseError", Message: "empty response body"}
+			return
+		}
+		c, rsn, err := rs.rp.chunk(rs.body)
+		if err != nil {
+			R.Err = &result.Error{Code: h.status, Type: "ResponseParseError", Message: "malformed JSON body: " + clip(rs.body, 120)}
+			return
+		}
+		if c || rsn {
+			R.FirstTokenNS = R.EndNS
+			R.FirstOutputNS = 0
+			if c {
+				R.FirstOutputNS = R.EndNS
+			}
+			R.ChunkOffsetsNS = append(R.ChunkOffsetsNS, R.EndNS-R.SentNS)
+		}
+	}
+	if e := rs.rp.srvErr; e != nil {
+		if e.Code == 0 {
+			e.Code = h.status
+		}
+		R.Err = e
+	} else if rs.parseErr != nil {
+		rs.parseErr.Code = h.status
+		R.Err = rs.parseErr
+	}
+}
+
+// count sets the record's token counts: from the last usage the server
+// sent, else (for a successful answer) by tokenizing the received text.
+// A usage object that reports no completion tokens for an answer that has
+// text is taken for the placeholder some servers put on every chunk.
+func (r *runner) count(rs *reqState) {
+	R, rp := &rs.rec, &rs.rp
+	if rp.hasUsage {
+		rs.usage = rp.usage
+		R.Usage = &rs.usage
+		if rp.usage.CompletionTokens > 0 || len(rp.content)+len(rp.reasoning) == 0 {
+			R.OutputSource = result.SourceUsage
+			R.ReasoningTokens = rp.usage.ReasoningTokens
+			R.OutputTokens = max(rp.usage.CompletionTokens-rp.usage.ReasoningTokens, 0)
+			return
+		}
+	}
+	if R.Err != nil {
+		return
+	}
+	if len(rp.content)+len(rp.reasoning) == 0 {
+		R.OutputSource = result.SourceClient
+		return
+	}
+	t := r.tok.get()
+	if t == nil {
+		return
+	}
+	R.OutputSource = result.SourceClient
+	R.OutputTokens = int64(countText(t, rp.content))
+	R.ReasoningTokens = int64(countText(t, rp.reasoning))
+}
+
+// retryable reports whether a failure on a reused keep-alive connection
+// before any response byte means the server had closed it while idle; the
+// request is then sent again on a new connection.
+func retryable(err error) bool {
+	return isEOF(err) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+func isEOF(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+func dialFailure(err error) (*result.Error, bool) {
+	if errors.Is(err, errAborted) || errors.Is(err, context.Canceled) {
+		return &result.Error{Code: 499, Type: "RequestCancellationError", Message: "not sent: the grace period ended"}, true
+	}
+	return &result.Error{Type: "ConnectionError", Message: netMessage(err)}, false
+}
+
+// failure classifies a failed exchange.
+func (r *runner) failure(c *conn, err error, cancel bool, cancelAt, timeoutAt int64) (*result.Error, bool) {
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		if c.abort.Load() == abortGrace {
+			return &result.Error{Code: 499, Type: "RequestCancellationError", Message: "cut when the grace period after sending ended"}, true
+		}
+		if cancel && (timeoutAt == 0 || cancelAt <= timeoutAt) {
+			return &result.Error{Code: 499, Type: "RequestCancellationError", Message: "cancelled " + r.o.CancelAfter.String() + " after it was sent, as the cancel rate asks"}, true
+		}
+		return &result.Error{Type: "TimeoutError", Message: "no complete response within " + r.o.Timeout.String()}, false
+	case errors.Is(err, errShortBody):
+		return &result.Error{Type: "ConnectionError", Message: err.Error()}, false
+	case isEOF(err):
+		return &result.Error{Type: "ConnectionError", Message: "connection closed before the response"}, false
+	}
+	var pe *protoError
+	if errors.As(err, &pe) {
+		return &result.Error{Type: "ProtocolError", Message: pe.msg}, false
+	}
+	if errors.Is(err, errBodyTooLarge) || errors.As(err, new(sseLineTooLong)) {
+		return &result.Error{Type: "ResponseParseError", Message: err.Error()}, false
+	}
+	return &result.Error{Type: "ConnectionError", Message: netMessage(err)}, false
+}
+
+// netMessage shortens a network error to its cause.
+func netMessage(err error) string {
+	switch {
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset by peer"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.EPIPE):
+		return "broken pipe"
+	}
+	return err.Error()
+}
