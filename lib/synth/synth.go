@@ -87,9 +87,9 @@ func New(c *Corpus, o Options) (*Synth, error) {
 		lit := jsonx.AppendString(nil, s.sepText)
 		s.sepEsc = lit[1 : len(lit)-1]
 	}
-	if err := s.calibrate(); err != nil {
-		return nil, err
-	}
+	// A segment that starts a prompt or follows the separator drops its
+	// leading space when the tokenizer prepends "▁" itself (see Corpus).
+	s.stripLead = c.stripLead
 	return s, nil
 }
 
@@ -100,46 +100,13 @@ func (s *Synth) Describe() []string {
 		sep = strconv.Itoa(s.sepID)
 	}
 	return []string{
-		"synth=v1",
+		"synth=v2",
 		"seed=" + strconv.FormatUint(s.o.Seed, 10),
 		"block_size=" + strconv.Itoa(s.o.BlockSize),
 		"scope=" + strconv.Quote(s.o.Scope),
 		"separator=" + sep,
 		"corpus_sha256=" + s.c.Digest(),
 	}
-}
-
-// calibrate decides whether a segment that starts a prompt or follows a
-// special token must drop its leading space: SentencePiece-style tokenizers
-// prepend "▁" to every such segment themselves, byte-level ones do not.
-func (s *Synth) calibrate() error {
-	const n = 24
-	start, ok := s.c.find(len(s.c.cuts)/3, n)
-	if !ok {
-		return fmt.Errorf("synth: no %d-token window in the corpus", n)
-	}
-	text, err := jsonx.Unquote(append(append([]byte{'"'}, s.c.window(start, n)...), '"'))
-	if err != nil {
-		return err
-	}
-	want := n
-	if s.hasSep {
-		want++
-	}
-	for _, strip := range []bool{false, true} {
-		t := text
-		if strip {
-			t = t[1:]
-		}
-		if s.hasSep {
-			t = s.sepText + t
-		}
-		if len(s.c.tok.Encode(t)) == want {
-			s.stripLead = strip
-			return nil
-		}
-	}
-	return fmt.Errorf("synth: this tokenizer does not re-encode corpus windows exactly; exact-length prompts are not possible with it")
 }
 
 func (s *Synth) seedWords(scope string, id uint64) (uint64, uint64) {
@@ -154,12 +121,12 @@ func (s *Synth) seedWords(scope string, id uint64) (uint64, uint64) {
 
 // place picks the two body segments of n tokens from seed words a and b.
 func (s *Synth) place(a, b uint64, n int) (s1, n1, s2, n2 int, err error) {
-	m := uint64(len(s.c.cuts))
 	n1 = n / 2
 	n2 = n - n1
 	var ok1, ok2 bool
-	s1, ok1 = s.c.find(int(a%m), n1)
-	s2, ok2 = s.c.find(int(b%m), n2)
+	// The first segment may start a prompt or follow the separator.
+	s1, ok1 = s.c.findLead(int(a%uint64(len(s.c.lead))), n1)
+	s2, ok2 = s.c.find(int(b%uint64(len(s.c.cuts))), n2)
 	if !ok1 || !ok2 {
 		return 0, 0, 0, 0, fmt.Errorf("no corpus window of %d tokens (the corpus has %d tokens)", n/2+1, s.c.n)
 	}
@@ -287,7 +254,21 @@ func (s *Synth) appendPlain(dst []byte, line uint64, n int) ([]byte, error) {
 			}
 		}
 		w := a + uint64(seg)*b
-		st, ok := s.c.find(int(w%uint64(len(s.c.cuts))), k)
+		var st int
+		var ok bool
+		for {
+			if first {
+				st, ok = s.c.findLead(int(w%uint64(len(s.c.lead))), k)
+			} else {
+				st, ok = s.c.find(int(w%uint64(len(s.c.cuts))), k)
+			}
+			// A corpus with places no window may cross (see Corpus)
+			// can lack long windows: take shorter ones.
+			if ok || k <= 64 || n-k/2 < 8 {
+				break
+			}
+			k /= 2
+		}
 		if !ok {
 			return dst, &Error{Field: "input_length", Msg: fmt.Sprintf("no corpus window of %d tokens", k)}
 		}

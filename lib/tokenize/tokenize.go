@@ -145,7 +145,7 @@ func (r *runner) checkOnly(row *trace.Row) error {
 	if row.HasText || row.Messages != nil || row.Payload != nil || row.InputLength <= 0 {
 		return nil
 	}
-	if err := r.loadTokenizer(); err != nil {
+	if err := r.loadSynth(); err != nil {
 		return err
 	}
 	if err := r.syn.Check(row.Line, row.InputLength, row.HashIDs); err != nil {
@@ -208,7 +208,7 @@ func (r *runner) body(row *trace.Row, rec *record.Record) error {
 		}
 		r.st.PromptTokens += int64(rec.InputTokens)
 	case row.InputLength > 0:
-		if err := r.loadTokenizer(); err != nil {
+		if err := r.loadSynth(); err != nil {
 			return err
 		}
 		var err error
@@ -235,8 +235,7 @@ func tokens32(row *trace.Row, field string, n int) (uint32, error) {
 	return uint32(n), nil
 }
 
-// loadTokenizer loads the tokenizer, the synthesizer and the verifier on
-// first need.
+// loadTokenizer loads the tokenizer and the verifier on first need.
 func (r *runner) loadTokenizer() error {
 	if r.tok != nil {
 		return nil
@@ -245,7 +244,24 @@ func (r *runner) loadTokenizer() error {
 	if err != nil {
 		return err
 	}
-	c, err := synthCorpus(t)
+	r.tok = t
+	if r.o.Verify {
+		r.ver = newVerifier(t)
+	}
+	return nil
+}
+
+// loadSynth loads the tokenizer and the synthesizer on first need: only a
+// row to synthesize needs the corpus, so a tokenizer that synthesis refuses
+// still counts the tokens of literal text.
+func (r *runner) loadSynth() error {
+	if r.syn != nil {
+		return nil
+	}
+	if err := r.loadTokenizer(); err != nil {
+		return err
+	}
+	c, err := synthCorpus(r.tok)
 	if err != nil {
 		return err
 	}
@@ -253,10 +269,7 @@ func (r *runner) loadTokenizer() error {
 	if err != nil {
 		return err
 	}
-	r.tok, r.syn = t, s
-	if r.o.Verify {
-		r.ver = newVerifier(t)
-	}
+	r.syn = s
 	return nil
 }
 

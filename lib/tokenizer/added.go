@@ -1,8 +1,11 @@
 package tokenizer
 
 import (
+	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/aiperf/toolkit/lib/tokenizer/internal/ucd"
 )
 
 // addedToken is one entry of tokenizer.json's added_tokens.
@@ -135,12 +138,20 @@ func (t *addedTrie) split(s string, dst []segment) []segment {
 	return dst
 }
 
-// isWordChar is the regex class \w in Rust's regex crate.
+// isWordChar is the regex class \w in Rust's regex crate (which
+// single_word uses): Alphabetic, marks, decimal digits, connector
+// punctuation and the joiners ZWNJ and ZWJ, at Unicode 16.0.0.
 func isWordChar(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) ||
-		unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Me, r) || unicode.Is(unicode.Pc, r) ||
-		r == 0x200C || r == 0x200D
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_'
+	}
+	return regexWord().Contains(r)
 }
+
+var regexWord = sync.OnceValue(func() ucd.Ranges {
+	jc, _ := ucd.Property("Join_Control")
+	return ucd.Union(word(), jc)
+})
 
 func endsWithWord(s string) bool {
 	r, _ := utf8.DecodeLastRuneInString(s)

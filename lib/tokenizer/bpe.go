@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // bpe is a byte-pair-encoding model. It turns one pre-tokenized piece into
@@ -36,13 +37,18 @@ type bpe struct {
 	prefix       string // continuing_subword_prefix
 	suffix       string // end_of_word_suffix
 
-	// chunkSep, when set, is a separator that no merge can cross from a
-	// different character: SentencePiece-style vocabularies only have "▁"
-	// at the start of a token (or inside a run of "▁"). Tokenizers
-	// without a pre-tokenizer (Llama-2) hand the model the whole text as
-	// one piece; cutting it before each such "▁" gives word-sized chunks
-	// that merge independently and hit the cache, with the same result.
-	chunkSep string
+	// chunkSep, when set, is a separator that merges cannot cross:
+	// SentencePiece-style vocabularies have "▁" almost only at the start
+	// of a token (or inside a run of "▁"). Tokenizers without a
+	// pre-tokenizer (Llama-2, Gemma) hand the model the whole text as one
+	// piece; cutting it before each "▁" that follows a character c gives
+	// word-sized chunks that merge independently and hit the cache, with
+	// the same result, as long as no vocabulary token holds c followed by
+	// "▁" (then no merge can make a symbol that spans the cut).
+	// chunkBlock holds those characters c (Gemma 3 has one such token,
+	// ">▁</").
+	chunkSep   string
+	chunkBlock map[rune]bool
 
 	cache pieceCache
 	work  sync.Pool // *bpeWork
@@ -90,7 +96,7 @@ func (m *bpe) chunks(piece string, fn func(string)) {
 			break
 		}
 		k += i
-		if !strings.HasSuffix(piece[:k], sep) {
+		if m.chunkBefore(piece[:k]) {
 			fn(piece[start:k])
 			start = k
 		}
@@ -99,9 +105,24 @@ func (m *bpe) chunks(piece string, fn func(string)) {
 	fn(piece[start:])
 }
 
-// chunkSafe reports whether sep only ever follows sep inside the tokens
-// of vocab, so that merges cannot cross a sep that follows something else.
-func chunkSafe(vocab map[string]int, sep string) bool {
+// chunkBefore reports whether a chunk may end after head, before a sep.
+func (m *bpe) chunkBefore(head string) bool {
+	if strings.HasSuffix(head, m.chunkSep) {
+		return false
+	}
+	if m.chunkBlock == nil {
+		return true
+	}
+	r, _ := utf8.DecodeLastRuneInString(head)
+	return !m.chunkBlock[r]
+}
+
+// chunkBlockers returns the characters that some token of vocab holds
+// right before sep (other than sep itself), and whether there are few
+// enough of them for chunking to pay: merges cannot cross a sep that
+// follows any other character.
+func chunkBlockers(vocab map[string]int, sep string) (map[rune]bool, bool) {
+	var block map[rune]bool
 	for tok := range vocab {
 		for i := 1; i < len(tok); {
 			k := strings.Index(tok[i:], sep)
@@ -109,13 +130,17 @@ func chunkSafe(vocab map[string]int, sep string) bool {
 				break
 			}
 			k += i
-			if !strings.HasSuffix(tok[:k], sep) {
-				return false
+			if head := tok[:k]; !strings.HasSuffix(head, sep) {
+				r, _ := utf8.DecodeLastRuneInString(head)
+				if block == nil {
+					block = make(map[rune]bool)
+				}
+				block[r] = true
 			}
 			i = k + len(sep)
 		}
 	}
-	return true
+	return block, len(block) <= 64
 }
 
 // encode appends the ids for one piece to dst. The piece must not need

@@ -105,6 +105,11 @@ func TestGolden(t *testing.T) {
 		{"llama2", fixtureLoader("llama2")},
 		{"gpt35turbo", fixtureLoader("gpt35turbo")},
 		{"gpt4o", fixtureLoader("gpt4o")},
+		{"gemma3", fixtureLoader("gemma3")},
+		{"gemini", fixtureLoader("gemini")},
+		{"gptoss", fixtureLoader("gptoss")},
+		{"claude", fixtureLoader("claude")},
+		{"deepseek_v3", fixtureLoader("deepseek_v3")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -291,8 +291,10 @@ func buildBPE(mj *bpeJSON, byteLevel bool) (*bpe, map[string]int, error) {
 			m.unk = int32(id)
 		}
 	}
-	if _, ok := vocab["▁"]; ok && !byteLevel && !m.ignoreMerges && m.prefix == "" && m.suffix == "" && chunkSafe(vocab, "▁") {
-		m.chunkSep = "▁"
+	if _, ok := vocab["▁"]; ok && !byteLevel && !m.ignoreMerges && m.prefix == "" && m.suffix == "" {
+		if block, ok := chunkBlockers(vocab, "▁"); ok {
+			m.chunkSep, m.chunkBlock = "▁", block
+		}
 	}
 	var strays map[string]int
 	if byteLevel {

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/aiperf/toolkit/lib/tokenizer/internal/ucd"
 	"github.com/dlclark/regexp2"
 )
 
@@ -76,6 +76,20 @@ func splitEach(p piece, m matcher, b behavior, invert bool, fn func(piece)) {
 			}
 			return
 		}
+	}
+	if sk, ok := m.(seeker); ok && b == isolated {
+		prev := 0
+		for prev < len(s) {
+			lo, hi := sk.seek(s, prev)
+			if lo < 0 {
+				break
+			}
+			emitPiece(p, prev, lo, fn)
+			emitPiece(p, lo, hi, fn)
+			prev = hi
+		}
+		emitPiece(p, prev, len(s), fn)
+		return
 	}
 	spans := m.find(s, nil)
 	if b == isolated {
@@ -242,7 +256,8 @@ func (t digitsPT) each(p piece, fn func(piece)) {
 	if t.individual {
 		b = isolated
 	}
-	splitEach(p, funcMatcher(unicode.IsNumber), b, false, fn)
+	// Rust's char::is_numeric, at its Unicode version.
+	splitEach(p, funcMatcher(ucd.IsNumeric), b, false, fn)
 }
 
 type ptSequence []preTokenizer
@@ -427,8 +442,13 @@ func compilePattern(pat string) (matcher, error) {
 
 func compileRegex(pat string) (matcher, error) {
 	// Oniguruma folds "ſ" to "s" under (?i); regexp2 does not.
-	pat = strings.ReplaceAll(pat, "(?i:'s|", "(?i:'[sſ]|")
-	re, err := regexp2.Compile(pat, regexp2.None)
+	re2 := strings.ReplaceAll(pat, "(?i:'s|", "(?i:'[sſ]|")
+	re2, err := toRegexp2(re2)
+	if err != nil {
+		return nil, fmt.Errorf("pattern %q: %w", pat, err)
+	}
+	// Oniguruma's Ruby syntax: ^ and $ match at line breaks.
+	re, err := regexp2.Compile(re2, regexp2.Multiline)
 	if err != nil {
 		return nil, fmt.Errorf("compile pattern %q: %w", pat, err)
 	}

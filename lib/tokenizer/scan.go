@@ -3,6 +3,8 @@ package tokenizer
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/aiperf/toolkit/lib/tokenizer/internal/ucd"
 )
 
 // Hand-written scanners for the split patterns of the common tokenizers.
@@ -31,6 +33,12 @@ func knownScanner(pat string) matcher {
 		return cl100kScanner{maxDigits: 1}
 	case o200kPattern:
 		return o200kScanner{}
+	case deepseekDigits:
+		return deepseekDigitsScanner{}
+	case deepseekCJK:
+		return deepseekCJKScanner{}
+	case deepseekMain:
+		return deepseekMainScanner{}
 	}
 	return nil
 }
@@ -50,8 +58,9 @@ func findTiled(n nexter, s string, dst [][2]int) [][2]int {
 	return dst
 }
 
-// Character classes as the patterns see them: \p{L}, \p{N}, \s (Go's
-// unicode.IsSpace, which is regexp2's \s) and everything else.
+// Character classes as the patterns see them: \p{L}, \p{N} (at Oniguruma's
+// Unicode version, see package ucd), \s (White_Space, which Go's
+// unicode.IsSpace also is) and everything else.
 const (
 	cLetter uint8 = 1 << iota
 	cNumber
@@ -86,16 +95,33 @@ func classAt(s string, i int) (uint8, int) {
 }
 
 func runeClass(r rune) uint8 {
-	switch {
-	case unicode.IsLetter(r):
-		return cLetter
-	case unicode.IsNumber(r):
-		return cNumber
-	case unicode.IsSpace(r):
+	c := ucd.Category(r)
+	if k := catClass[c]; k != 0 {
+		return k
+	}
+	if isSpaceRune(r) {
 		return cSpace
 	}
 	return cOther
 }
+
+// catClass maps letter and number categories to their class, others to 0
+// (white space is in Zs, Zl, Zp and Cc, but not all of those are white space).
+var catClass = func() (t [32]uint8) {
+	for c := ucd.Cat(0); c < 32; c++ {
+		switch {
+		case c.Letter():
+			t[c] = cLetter
+		case c.Number():
+			t[c] = cNumber
+		}
+	}
+	return t
+}()
+
+// isSpaceRune is \s: White_Space, which has not changed since Unicode 6.3
+// (Go's table agrees with every later version).
+func isSpaceRune(r rune) bool { return unicode.IsSpace(r) }
 
 // classAtEnd is classAt that returns 0 past the end of s.
 func classAtEnd(s string, i int) (uint8, int) {
@@ -304,16 +330,17 @@ func caseAt(s string, i int) (uint8, int) {
 		return 0, 1
 	}
 	r, n := utf8.DecodeRuneInString(s[i:])
-	switch {
-	case unicode.Is(unicode.Ll, r):
-		return oLower, n
-	case unicode.Is(unicode.Lu, r), unicode.Is(unicode.Lt, r):
-		return oUpper, n
-	case unicode.Is(unicode.Lm, r), unicode.Is(unicode.Lo, r), unicode.Is(unicode.M, r):
-		return oUpper | oLower, n
-	}
-	return 0, n
+	return catCase[ucd.Category(r)], n
 }
+
+var catCase = func() (t [32]uint8) {
+	t[ucd.Ll] = oLower
+	t[ucd.Lu], t[ucd.Lt] = oUpper, oUpper
+	for _, c := range []ucd.Cat{ucd.Lm, ucd.Lo, ucd.Mn, ucd.Mc, ucd.Me} {
+		t[c] = oUpper | oLower
+	}
+	return t
+}()
 
 // caseRun returns the end of the run of characters in class c from i.
 func caseRun(s string, i int, c uint8) int {

@@ -13,6 +13,9 @@ var scannerPatterns = []struct {
 	{"cl100k", cl100kPattern},
 	{"qwen", qwenPattern},
 	{"o200k", o200kPattern},
+	{"deepseek-digits", deepseekDigits},
+	{"deepseek-cjk", deepseekCJK},
+	{"deepseek-main", deepseekMain},
 }
 
 // scanSamples are strings that exercise the corners of the patterns.
@@ -24,6 +27,8 @@ var scanSamples = []string{
 	"ʰʲ modifier", "日本語テキスト", "한국어", "Привет мир", "مرحبا", "👨‍👩‍👧 🇺🇸",
 	"a\xffb", "\xe2\x82", "<|endoftext|>", "x'", "'", "'re'", "don't", "DON'T", "Don'T",
 	"func main() {\n\treturn\n}\n", "path/to/file\r\n\r\n", "CamelCaseWord's", "ÀÉÎõü", "ΣΊΣΥΦΟΣ",
+	".word", "_Foo", "'é", "a\u0301b", "\u0301\u0301", " \u0301x", "1a", "x1", "\u200dक्ष", "म\u200cह", "中文テスト", "ひらがな",
+	"\x00a", "\x00", "\t\tword", "\u3000word", " .\n\n", " \r\n", "a\u00b2b", "🪉", " 🪉x", "𐵀𐵁", "\U0002EBF0x", "\ufeffz",
 }
 
 func TestScannersMatchRegex(t *testing.T) {

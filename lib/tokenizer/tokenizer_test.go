@@ -350,21 +350,33 @@ func TestTiktokenFixtures(t *testing.T) {
 	}
 }
 
-func TestChunkSafe(t *testing.T) {
+func TestChunkBlockers(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		vocab map[string]int
-		want  bool
+		want  string // the blocking characters, sorted
 	}{
-		{map[string]int{"▁": 0, "▁a": 1, "▁▁": 2, "▁▁b": 3, "ab": 4}, true},
-		{map[string]int{"▁": 0, "a▁": 1}, false},
-		{map[string]int{"▁": 0, "▁a▁b": 1}, false},
-		{map[string]int{"▁": 0, "a▁▁": 1}, false},
+		{map[string]int{"▁": 0, "▁a": 1, "▁▁": 2, "▁▁b": 3, "ab": 4}, ""},
+		{map[string]int{"▁": 0, "a▁": 1}, "a"},
+		{map[string]int{"▁": 0, "▁a▁b": 1, ">▁</": 2}, ">a"},
+		{map[string]int{"▁": 0, "é▁▁": 1}, "é"},
 	}
 	for _, tt := range tests {
-		if got := chunkSafe(tt.vocab, "▁"); got != tt.want {
-			t.Errorf("chunkSafe(%v): got %v, want %v", tt.vocab, got, tt.want)
+		block, ok := chunkBlockers(tt.vocab, "▁")
+		var got []rune
+		for r := range block {
+			got = append(got, r)
 		}
+		slices.Sort(got)
+		if string(got) != tt.want || !ok {
+			t.Errorf("chunkBlockers(%v) = %q, %v; want %q, true", tt.vocab, string(got), ok, tt.want)
+		}
+	}
+	m := &bpe{chunkSep: "▁", chunkBlock: map[rune]bool{'>': true}}
+	var chunks []string
+	m.chunks("▁a>▁</b▁▁c▁d", func(s string) { chunks = append(chunks, s) })
+	if want := []string{"▁a>▁</b", "▁▁c", "▁d"}; !slices.Equal(chunks, want) {
+		t.Errorf("chunks with a blocker: got %q, want %q", chunks, want)
 	}
 	// sp-first has no pre-tokenizer split, so its goldens test chunking.
 	tk, err := Load(filepath.Join("testdata", "synthetic", "sp-first.json.zst"))
@@ -374,7 +386,7 @@ func TestChunkSafe(t *testing.T) {
 	if tk.model.chunkSep != "▁" {
 		t.Errorf("sp-first: chunkSep = %q, want ▁", tk.model.chunkSep)
 	}
-	var chunks []string
+	chunks = nil
 	tk.model.chunks("▁a▁▁b▁c▁", func(s string) { chunks = append(chunks, s) })
 	if want := []string{"▁a", "▁▁b", "▁c", "▁"}; !slices.Equal(chunks, want) {
 		t.Errorf("chunks: got %q, want %q", chunks, want)

@@ -1,7 +1,9 @@
 // Writes the tokenizer test corpus: one JSON string per line. It is
 // deterministic (seeded), so regenerating gives the same file.
 //
-// usage: node gen-corpus.js GUTENBERG_DIR OUT_JSONL
+// usage: node gen-corpus.js GUTENBERG_DIR OUT_JSONL [EDGE_JSONL]
+//
+// EDGE_JSONL, when given, gets the Unicode edge cases (section 4) alone.
 //
 // GUTENBERG_DIR is the test/ folder of the Go module
 // github.com/eliben/go-sentencepiece@v0.6.0 (public-domain texts).
@@ -118,5 +120,119 @@ for (const f of files) {
   }
 }
 
+// 4. Unicode edge cases, with their own seeded generator so that the
+// strings above stay as they were: long runs of combining marks (more than
+// the 30 of the stream-safe format), code points that Unicode assigned
+// after 9.0 (Hugging Face normalizes with 9.0 tables but matches patterns
+// with Oniguruma's 16.0 ones, and lowercases with Rust's 17.0), Indic text
+// with ZWJ and ZWNJ, and mixed white space and control characters.
+const edgeStart = out.length;
+{
+  const rand4 = rng(20261201);
+  const pick4 = (a) => a[Math.floor(rand4() * a.length)];
+  const int4 = (lo, hi) => lo + Math.floor(rand4() * (hi - lo + 1));
+  const cp = (...cs) => String.fromCodePoint(...cs);
+  // Marks of many combining classes, and ones that decompose to several.
+  const marks = ['\u0301', '\u0316', '\u0327', '\u0334', '\u0345', '\u05b0', '\u093c', '\u094d', '\u0e38', '\u302a',
+    '\u1dce', '\u20d2', '\u0f71', '\u0f72', '\u0f74', '\u0f80', '\u0f81', '\u0344', '\u0f73', '\u0f75', '\u0308',
+    '\u0300', '\u0303', '\u031b', '\u0323', '\u0307', '\u0338', '\u1ab0', '\u0670', '\u0342', '\u0313', '\u0314'];
+  const bases = ['a', 'e', 'o', 'A', 'ο', 'α', 'ι', 'ω', 'ᄀ', '가', 'ก', 'क', 'ক', 'ǖ', 'ệ', 'ﬁ', '\ufdfa', '①', ' ', '\n', ''];
+  for (const n of [29, 30, 31, 32, 33, 45, 64, 100]) {
+    add('a' + '\u0301'.repeat(n));
+    add('x' + '\u0301'.repeat(n) + ' y');
+    add('\u0301'.repeat(n));
+  }
+  add('a' + '\u0301'.repeat(20) + '\u034f' + '\u0301'.repeat(20));
+  add('e' + '\u0316\u0301'.repeat(20) + 'e\u0301');
+  for (let i = 0; i < 120; i++) {
+    const b = pick4(bases);
+    let s = i % 3 === 0 ? 'word ' : '';
+    s += b;
+    const n = int4(25, 90);
+    for (let j = 0; j < n; j++) s += pick4(marks);
+    if (i % 2 === 0) s += pick4([' and more', 'x', '\u0301', '.', '中']);
+    add(s);
+  }
+  // Code points assigned after Unicode 9.0, by version: marks, letters with
+  // (compatibility) decompositions, cased letters, digits, symbols.
+  const newer = [
+    // 10.0
+    0x0860, 0x0d00, 0x0d3b, 0x1cf7, 0x1df6, 0x20bf, 0x312e, 0x9fd6, 0x11a01, 0x11a33, 0x11a47, 0x11d31, 0x11d45, 0x1b001, 0x1f6d3, 0x2ceb0,
+    // 11.0
+    0x0560, 0x05ef, 0x07fd, 0x08d3, 0x09fe, 0x0a76, 0x0c04, 0x1c90, 0x1cbd, 0x10d00, 0x10d24, 0x10f46, 0x11f, 0x16e40, 0x16e60, 0x1d2e0, 0x1ecb1, 0x1f94d,
+    // 12.0 and 12.1
+    0x0eba, 0x0ebc, 0x0c77, 0x1e100, 0x1e130, 0x1e2c0, 0x1e2ec, 0x1fa70, 0x32ff, 0x11a9d, 0x119d1, 0x119e0, 0x1e14f,
+    // 13.0
+    0x08be, 0x0b55, 0x0d81, 0x1abf, 0x1ac0, 0x10e80, 0x10eab, 0x11930, 0x11935, 0x11938, 0x1fb00, 0x1fbf0, 0x30000, 0x1f972,
+    // 14.0
+    0x0870, 0x0898, 0x0c3c, 0x10570, 0x10597, 0x10780, 0x107ba, 0xa7f2, 0x11f00, 0x1e290, 0x1e7e0, 0x1df00, 0x1faf0, 0x1cf00,
+    // 15.0 and 15.1
+    0x0cf3, 0x0ecd, 0x1e030, 0x1e06d, 0x1e08f, 0x1e4d0, 0x1e4ec, 0x11f02, 0x11f41, 0x1f7d9, 0x1fa75, 0x31350, 0x2ebf0, 0x2ffc, 0x31ef,
+    // 16.0
+    0x0897, 0x1c89, 0x1c8a, 0xa7cb, 0xa7cc, 0xa7da, 0xa7dc, 0x10d40, 0x10d4a, 0x10d50, 0x10d69, 0x10d70, 0x105c0, 0x105c9, 0x105d2,
+    0x11380, 0x11383, 0x113b8, 0x113c2, 0x113c9, 0x1611e, 0x16121, 0x16d40, 0x16d70, 0x1ccd6, 0x1ccf0, 0x1cc00, 0x1fa89, 0x1fae9, 0x1f8b2,
+    // 17.0 (unassigned for Oniguruma's 16.0 tables)
+    0x10940, 0x16ea0, 0x16ebb, 0xa7ce, 0xa7cf, 0xa7d2, 0x1fac8, 0x323b0, 0x11db0, 0x1e6c0,
+  ];
+  const pool4 = ['a', 'b', 'A', 'Z', 'é', 'e', ' ', ' ', '\u0301', '\u0331', '\u0323', '.', ',', '1', '٣', '中', '가', 'क', '\n'];
+  add(cp(0x09fe, 0x0331));
+  add('ক' + cp(0x09fe, 0x0331) + ' ক');
+  add('ກ' + cp(0x0eba, 0x0ec8) + ' ' + cp(0x0eba));
+  add(cp(0x32ff) + ' 令和 ' + cp(0x32ff));
+  add(' ' + cp(0x1fa89));
+  add('song' + ' ' + cp(0x1fa89) + ' ' + cp(0x1fa89, 0x1fa89) + '!');
+  add(cp(0x1611e, 0x1611e) + ' ' + cp(0x105d2, 0x0307) + ' ' + cp(0x11382, 0x113c9) + ' ' + cp(0x1611e, 0x16129));
+  add(cp(0x10d50, 0x10d51, 0x10d52) + ' ' + cp(0x10d40, 0x10d41, 0x10d42, 0x10d43) + ' GARAY');
+  add(cp(0xa7ce, 0xa7d2, 0x16ea0, 0x1c89, 0xa7cb, 0x1c90) + ' LOWER ME');
+  for (const c of newer) {
+    add(cp(c));
+    add('a' + cp(c) + '\u0301b ' + cp(c) + cp(c));
+  }
+  for (let i = 0; i < 150; i++) {
+    let s = '';
+    const n = int4(2, 40);
+    for (let j = 0; j < n; j++) s += rand4() < 0.4 ? cp(pick4(newer)) : pick4(pool4);
+    add(s);
+  }
+  // Indic text with ZWJ (U+200D) and ZWNJ (U+200C), and Persian ZWNJ.
+  const indic = [
+    'क्\u200dष', 'क्\u200cष', 'र्\u200dय', 'नमस्ते दुनिया', 'मराठी र\u200d्या', 'ক্\u200dষ', 'র\u200d্য', 'ന്\u200d', 'ണ്\u200d',
+    'അവന്\u200d വന്നു', 'ശ്രീ\u200c', 'ශ්\u200dරී ලංකා', 'ක්\u200dෂ', 'ರ್\u200d', 'క్\u200cష', 'க்ஷ', 'ક્\u200dષ', 'ਕ੍ਹ',
+    'କ୍\u200dଷ', 'می\u200cخواهم', 'نمی\u200cدانم', 'हिन्दी\u200c में', 'ज़\u200dिन्दगी', '\u200d', '\u200c', '\u200d\u200c\u200d',
+  ];
+  indic.forEach(add);
+  const scripts = [
+    'कखगघङचछजझटठडढणतथदधनपफबभमयरलवशषसह'.split(''), 'ािीुूृेैोौंःँ़्'.split(''),
+    'কখগঘঙচছজঝটঠডঢণতথদধনপফবভমযরলশষসহ'.split(''), 'ািীুূৃেৈোৌংঃঁ়্'.split(''),
+    'கஙசஞடணதநபமயரலவழளறன'.split(''), 'ாிீுூெேைொோௌ்'.split(''),
+    'കഖഗഘങചഛജഝഞടഠഡഢണതഥദധനപഫബഭമയരലവശഷസഹ'.split(''), 'ാിീുൂൃെേൈൊോൌ്ം'.split(''),
+    ['\u200d', '\u200c', '\u200d', ' ', ' ', '।', '०', '१', '\u0951', '\u0952', '\u093d', '\u0970'],
+  ];
+  for (let i = 0; i < 200; i++) {
+    const k = int4(0, 3) * 2;
+    let s = '';
+    const n = i % 10 === 0 ? int4(100, 400) : int4(2, 50);
+    for (let j = 0; j < n; j++) s += pick4(pick4([scripts[k], scripts[k], scripts[k + 1], scripts[8]]));
+    add(s);
+  }
+  // White space and control characters.
+  const ws = [' ', ' ', '\t', '\n', '\r', '\r\n', '\v', '\f', '\x00', '\x01', '\x08', '\x1b', '\x1c', '\x1d', '\x1e', '\x1f',
+    '\x7f', '\x85', '\xa0', '\u1680', '\u180e', '\u2000', '\u2002', '\u2007', '\u2009', '\u200a', '\u200b', '\u2028',
+    '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff', '\u00ad', '\u2060', '\u061c', '\u200e'];
+  const filler = ['word', 'Word', 'x', '1', '42', '.', '!', '--', '中文', 'é', '🙂', "'s", '(', ')'];
+  for (let i = 0; i < 250; i++) {
+    let s = '';
+    const n = int4(1, 60);
+    for (let j = 0; j < n; j++) s += rand4() < 0.55 ? pick4(ws) : pick4(filler);
+    add(s);
+  }
+  for (const w of ws) {
+    add('a' + w + 'b');
+    add(w + w + 'x' + w);
+    add('end' + w);
+  }
+}
+
 fs.writeFileSync(outPath, out.map((s) => JSON.stringify(s)).join('\n') + '\n');
+if (process.argv[4]) fs.writeFileSync(process.argv[4], out.slice(edgeStart).map((s) => JSON.stringify(s)).join('\n') + '\n');
 console.error(`${outPath}: ${out.length} strings`);

