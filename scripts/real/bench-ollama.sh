@@ -17,14 +17,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 need_cmds curl:curl jq:jq
 
-if [ $# -eq 2 ]; then
-	url=$1 model=$2
-else
-	st=$("$here/ollama.sh" status) || exit 2
-	url=$(sed -n 's/^URL=//p' <<<"$st")
-	model=$(sed -n 's/^MODEL=//p' <<<"$st")
-fi
-url=${url%/}
+server_args "$@"
 reps=${AIPERF_REAL_REPS:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

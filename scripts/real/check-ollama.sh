@@ -19,17 +19,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 need_cmds curl:curl jq:jq
 
-if [ $# -eq 2 ]; then
-	url=$1 model=$2
-elif [ $# -eq 0 ]; then
-	st=$("$here/ollama.sh" status) || exit 2
-	url=$(sed -n 's/^URL=//p' <<<"$st")
-	model=$(sed -n 's/^MODEL=//p' <<<"$st")
-else
-	echo "usage: check-ollama.sh [URL MODEL]" >&2
-	exit 2
-fi
-url=${url%/}
+server_args "$@"
 n=${AIPERF_REAL_MAX_TOKENS:-24}
 maxtime=${AIPERF_REAL_REQUEST_TIMEOUT:-60}
 

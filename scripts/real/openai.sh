@@ -92,3 +92,21 @@ prompt_of_length() {
 	printf '{"timestamp":0,"input_length":%d,"output_length":1,"hash_ids":[%s]}\n' "$n" "$ids" |
 		"$tok" --seed "$seed" | jq -j 'select(.prompt) | .prompt'
 }
+
+# server_args [URL MODEL]: sets url and model from the two arguments, or, with none, from the
+# server that `ollama.sh start` recorded; usage error (exit 2) otherwise. The URL loses a
+# trailing slash.
+server_args() {
+	if [ $# -eq 2 ]; then
+		url=$1 model=$2
+	elif [ $# -eq 0 ]; then
+		local st
+		st=$("$here/ollama.sh" status) || exit 2
+		url=$(sed -n 's/^URL=//p' <<<"$st")
+		model=$(sed -n 's/^MODEL=//p' <<<"$st")
+	else
+		echo "usage: ${0##*/} [URL MODEL]" >&2
+		exit 2
+	fi
+	url=${url%/}
+}

@@ -37,17 +37,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 need_cmds curl:curl jq:jq
 
-if [ $# -eq 2 ]; then
-	url=$1 model=$2
-elif [ $# -eq 0 ]; then
-	st=$("$here/ollama.sh" status) || exit 2
-	url=$(sed -n 's/^URL=//p' <<<"$st")
-	model=$(sed -n 's/^MODEL=//p' <<<"$st")
-else
-	echo "usage: replay-ollama.sh [URL MODEL]" >&2
-	exit 2
-fi
-url=${url%/}
+server_args "$@"
 reqtimeout=${AIPERF_REAL_REQUEST_TIMEOUT:-120}
 
 tmp=$(mktemp -d)
