@@ -87,8 +87,12 @@ func (c *Cache) restoreFile(ed *dir, f File, target string, forceCopy bool) (lin
 		err := unix.Linkat(ed.fd, f.Name, unix.AT_FDCWD, tmp, 0)
 		switch {
 		case err == nil:
-			if err := os.Rename(tmp, target); err != nil {
-				os.Remove(tmp)
+			err := os.Rename(tmp, target)
+			// When target already is a link to the entry's file (a second
+			// restore to one DEST), rename(2) succeeds and does nothing,
+			// leaving tmp: remove it (a no-op once it was renamed).
+			os.Remove(tmp)
+			if err != nil {
 				return false, err
 			}
 			return true, nil
