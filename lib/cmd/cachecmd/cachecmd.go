@@ -251,6 +251,9 @@ func restoreCommand(o *options) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkDest("restore", c.Args().Get(1)); err != nil {
+				return err
+			}
 			cc, err := o.open(c)
 			if err != nil {
 				return err

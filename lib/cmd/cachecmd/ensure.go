@@ -3,6 +3,7 @@ package cachecmd
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +60,9 @@ func ensureCommand(o *options) *cli.Command {
 			k, err := keyArg(c, args[0])
 			if err != nil {
 				return err
+			}
+			if err := checkDest("ensure", args[1]); err != nil {
+				return err // before CMD runs, not after a long build
 			}
 			explain, err := readExplain(eo.explain, eo.explainFile)
 			if err != nil {
@@ -130,6 +134,26 @@ func (o *options) ensure(c *cli.Context, cc *cache.Cache, k cache.Key, dest stri
 	}
 	lk.Release()
 	return o.restore(c, cc, k, dest, eo.restore)
+}
+
+// checkDest refuses a file DEST whose folder is missing or not a folder
+// (restore writes DEST by a rename inside that folder, and does not create
+// it; a folder DEST, ending in a slash, is created with its parents).
+func checkDest(verb, dest string) error {
+	if isDirDest(dest) {
+		return nil
+	}
+	parent := filepath.Dir(dest)
+	fi, err := os.Stat(parent)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: DEST %s: its folder %s does not exist", verb, dest, parent)
+	case err != nil:
+		return fmt.Errorf("%s: DEST %s: %w", verb, dest, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s: DEST %s: %s is not a folder", verb, dest, parent)
+	}
+	return nil
 }
 
 // isDirDest reports whether dest names a folder.
