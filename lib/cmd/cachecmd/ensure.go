@@ -78,10 +78,42 @@ func ensureCommand(o *options) *cli.Command {
 	}
 }
 
+// errGone: an entry that Lookup found was removed (by gc, rm or another
+// process's size-capped populate) before ensure could restore it.
+var errGone = errors.New("entry removed before it was restored")
+
+// ensureAttempts bounds how often ensure starts over when a hit it was about
+// to restore is removed meanwhile.
+const ensureAttempts = 3
+
 func (o *options) ensure(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, argv []string, explain string, eo *ensureOptions) error {
+	for i := 1; ; i++ {
+		err := o.ensureOnce(c, cc, k, dest, argv, explain, eo)
+		if !errors.Is(err, errGone) {
+			return err
+		}
+		if i == ensureAttempts {
+			return fmt.Errorf("ensure: %s: %d times the entry was removed between its lookup and its restore", k, i)
+		}
+		o.logf(c, "%s was removed before it was restored; looking again", k)
+	}
+}
+
+// restoreHit restores an entry Lookup found without holding its lock: a
+// miss now means it was removed meanwhile (errGone).
+func (o *options) restoreHit(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, opt cache.RestoreOptions) error {
+	err := o.restore(c, cc, k, dest, opt)
+	var e *base.Error
+	if errors.As(err, &e) && e.Code == base.ExitNo {
+		return errGone
+	}
+	return err
+}
+
+func (o *options) ensureOnce(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, argv []string, explain string, eo *ensureOptions) error {
 	if _, err := cc.Lookup(k); err == nil {
 		o.logf(c, "hit %s", k)
-		return o.restore(c, cc, k, dest, eo.restore)
+		return o.restoreHit(c, cc, k, dest, eo.restore)
 	}
 	lk, err := cc.Lock(c.Context, k, cache.LockOptions{
 		Timeout: eo.lockTimeout,
@@ -94,17 +126,19 @@ func (o *options) ensure(c *cli.Context, cc *cache.Cache, k cache.Key, dest stri
 	switch {
 	case errors.Is(err, cache.ErrLockStopped):
 		o.logf(c, "%s was built by another process while we waited", k)
-		return o.restore(c, cc, k, dest, eo.restore)
+		return o.restoreHit(c, cc, k, dest, eo.restore)
 	case errors.Is(err, cache.ErrLockTimeout):
 		fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: warning: %v; building without the lock (populate is atomic; the work may be done twice)\n", err)
 	case err != nil:
 		return err
 	default:
+		// Held until DEST is restored: gc and size-capped populates leave
+		// the entry of a held key alone, so the one just built or found
+		// cannot vanish before it is restored.
 		defer lk.Release()
 	}
 	if _, err := cc.Lookup(k); err == nil {
 		o.logf(c, "%s was built by another process while we waited", k)
-		lk.Release()
 		return o.restore(c, cc, k, dest, eo.restore)
 	}
 
@@ -132,7 +166,6 @@ func (o *options) ensure(c *cli.Context, cc *cache.Cache, k cache.Key, dest stri
 	if stored {
 		o.logf(c, "stored %s: %d file(s), %s", k, len(e.Manifest.Files), cache.FormatSize(e.Size()))
 	}
-	lk.Release()
 	return o.restore(c, cc, k, dest, eo.restore)
 }
 
