@@ -103,6 +103,9 @@ type digestRun struct {
 	stderr io.Writer
 	name   string
 	mu     sync.Mutex // guards stdout and stderr: -v events come from the hashing goroutines
+	// path digests a named input (nil: h.Path); key digests a trace
+	// directory by the files aiperf-tokenize reads from it.
+	path func(ctx context.Context, name string) (digest.Digest, error)
 }
 
 func (r *digestRun) warnf(format string, args ...any) {
@@ -161,8 +164,12 @@ func (r *digestRun) digestAll(ctx context.Context, names []string, emit func(i i
 	workers := min(runtime.GOMAXPROCS(0), n)
 	for range workers {
 		wg.Go(func() {
+			path := r.path
+			if path == nil {
+				path = r.h.Path
+			}
 			for i := range jobs {
-				d, err := r.h.Path(ctx, names[i])
+				d, err := path(ctx, names[i])
 				res[i] = result{d, err}
 				close(done[i])
 			}
