@@ -143,6 +143,11 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 			}
 			return
 		}
+		if res.d.Kind == digest.Stream {
+			// aiperf-tokenize reads a trace on stdin as it reads the same
+			// bytes in a file: one key for both.
+			res.d.Kind = digest.File
+		}
 		b.Input(res.d)
 	})
 	if err := ctx.Err(); err != nil {
