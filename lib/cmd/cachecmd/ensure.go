@@ -1,6 +1,7 @@
 package cachecmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -69,6 +70,9 @@ func ensureCommand(o *options) *cli.Command {
 				return err
 			}
 			cc, err := o.open(c)
+			if unwritable(err) {
+				return o.buildUncached(c, k, args[1], args[2:], err)
+			}
 			if err != nil {
 				return err
 			}
@@ -129,8 +133,10 @@ func (o *options) ensureOnce(c *cli.Context, cc *cache.Cache, k cache.Key, dest 
 		return o.restoreHit(c, cc, k, dest, eo.restore)
 	case errors.Is(err, cache.ErrLockTimeout):
 		fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: warning: %v; building without the lock (populate is atomic; the work may be done twice)\n", err)
-	case err != nil:
+	case errors.Is(err, context.Canceled):
 		return err
+	case err != nil:
+		return o.buildUncached(c, k, dest, argv, err)
 	default:
 		// Held until DEST is restored: gc and size-capped populates leave
 		// the entry of a held key alone, so the one just built or found
@@ -144,7 +150,7 @@ func (o *options) ensureOnce(c *cli.Context, cc *cache.Cache, k cache.Key, dest 
 
 	st, err := cc.Stage()
 	if err != nil {
-		return err
+		return o.buildUncached(c, k, dest, argv, err)
 	}
 	defer st.Abort()
 	out, primary := st.Dir(), ""
@@ -167,6 +173,74 @@ func (o *options) ensureOnce(c *cli.Context, cc *cache.Cache, k cache.Key, dest 
 		o.logf(c, "stored %s: %d file(s), %s", k, len(e.Manifest.Files), cache.FormatSize(e.Size()))
 	}
 	return o.restore(c, cc, k, dest, eo.restore)
+}
+
+// unwritable reports whether err says the cache root cannot be made or
+// written here (rather than that it is damaged or of a newer layout, which
+// ensure reports).
+func unwritable(err error) bool {
+	return err != nil && (errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) ||
+		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT))
+}
+
+// buildUncached runs CMD for a cache it cannot write (cause: taking the
+// lock or staging failed: a read-only or full filesystem, a root of another
+// user, a damaged layout). DEST is still what ensure is for, so CMD writes
+// into a temporary folder beside DEST, whose files then replace DEST (or
+// go into the folder DEST) by renames, as a restore would put them; nothing
+// is cached, which a warning says.
+func (o *options) buildUncached(c *cli.Context, k cache.Key, dest string, argv []string, cause error) error {
+	fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: warning: cannot write the cache (%v); building %s without caching it\n", cause, dest)
+	dirDest := isDirDest(dest)
+	parent := filepath.Dir(dest)
+	if dirDest {
+		parent = filepath.Dir(filepath.Clean(dest))
+		if err := os.MkdirAll(parent, 0o777); err != nil {
+			return err
+		}
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(dest))+".build-")
+	if err != nil {
+		return fmt.Errorf("ensure: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	out, primary := tmp, ""
+	if !dirDest {
+		primary = filepath.Base(dest)
+		out = filepath.Join(tmp, primary)
+	}
+	o.logf(c, "miss %s: running %s with %s=%s", k, strings.Join(argv, " "), OutEnv, out)
+	if err := run(c, argv, out, k); err != nil {
+		return err
+	}
+	if !dirDest {
+		if fi, err := os.Lstat(out); err != nil || !fi.Mode().IsRegular() {
+			return fmt.Errorf("ensure: CMD succeeded but did not write $%s (%s) as a regular file", OutEnv, out)
+		}
+		return os.Rename(out, dest)
+	}
+	ents, err := os.ReadDir(tmp)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range ents {
+		if n := e.Name(); !strings.HasPrefix(n, ".") && e.Type().IsRegular() {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("ensure: CMD succeeded but wrote nothing into $%s (%s)", OutEnv, tmp)
+	}
+	if err := os.MkdirAll(dest, 0o777); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := os.Rename(filepath.Join(tmp, n), filepath.Join(dest, n)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkDest refuses a file DEST whose folder is missing or not a folder
