@@ -204,6 +204,9 @@ func (o *options) buildUncached(c *cli.Context, k cache.Key, dest string, argv [
 		return fmt.Errorf("ensure: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	if abs, err := filepath.Abs(tmp); err == nil {
+		tmp = abs // CMD may change its directory before it writes
+	}
 	out, primary := tmp, ""
 	if !dirDest {
 		primary = filepath.Base(dest)
