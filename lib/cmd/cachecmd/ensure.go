@@ -281,8 +281,24 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 	cmd.Env = append(os.Environ(), OutEnv+"="+out, "AIPERF_CACHE_KEY="+k.String())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.Writer, c.App.ErrWriter
 	cmd.SysProcAttr = sysProcAttr()
+	// CMD gets a process group of its own, so that stopping it stops every
+	// process it started (the stages of `sh -c 'a | b'`; a shell does not
+	// pass SIGTERM on to them), unless stdin is a terminal: a background
+	// group reading it would be stopped, and the terminal's Ctrl-C reaches
+	// the whole foreground group anyway.
+	stdin, _ := c.App.Reader.(*os.File)
+	group := cmd.SysProcAttr != nil && !(stdin != nil && isTerminal(stdin))
+	if group {
+		cmd.SysProcAttr.Setpgid = true
+	}
+	signal := func(sig syscall.Signal) error {
+		if group {
+			return syscall.Kill(-cmd.Process.Pid, sig)
+		}
+		return cmd.Process.Signal(sig)
+	}
 	// On SIGINT/SIGTERM ask CMD to stop too, then kill it if it lingers.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.Cancel = func() error { return signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	// The parent-death signal is tied to the thread that forks; keep this
 	// goroutine on it until CMD is done.
@@ -290,6 +306,9 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 	defer runtime.UnlockOSThread()
 	err := cmd.Run()
 	if c.Context.Err() != nil {
+		if group {
+			signal(syscall.SIGKILL) // what is left of the group once the shell is gone
+		}
 		return c.Context.Err()
 	}
 	var ee *exec.ExitError
