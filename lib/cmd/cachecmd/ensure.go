@@ -1,21 +1,25 @@
 package cachecmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cache"
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/store"
 	"github.com/urfave/cli/v2"
 )
 
@@ -370,9 +374,43 @@ func adoptOutputs(st *cache.Staging, primary string) error {
 		return fmt.Errorf("ensure: CMD succeeded but wrote nothing into $%s (%s)", OutEnv, st.Dir())
 	}
 	for _, n := range names {
+		if err := checkStoreName(filepath.Join(st.Dir(), n)); err != nil {
+			return err
+		}
+	}
+	for _, n := range names {
 		if err := st.Adopt(n); err != nil {
 			return fmt.Errorf("ensure: %w", err)
 		}
 	}
 	return nil
+}
+
+// zstdMagic opens every zstd frame (aiperf-pack --compress writes one).
+const zstdMagic = "\x28\xb5\x2f\xfd"
+
+// checkStoreName refuses a file named *.aipk that starts neither like a
+// store nor like a zstd stream (of one): an empty file a shell redirection
+// left, or an error message, would otherwise be cached and served for good.
+// (A file that starts like a store is checked whole by lib/cache.)
+func checkStoreName(path string) error {
+	if !strings.HasSuffix(path, ".aipk") {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, len(store.Magic))
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if bytes.HasPrefix(head, []byte(store.Magic)) || bytes.HasPrefix(head, []byte(zstdMagic)) {
+		return nil
+	}
+	size := "?"
+	if fi, err := f.Stat(); err == nil {
+		size = strconv.FormatInt(fi.Size(), 10)
+	}
+	return fmt.Errorf("ensure: CMD wrote %s, which is not a store (%s bytes); nothing cached", filepath.Base(path), size)
 }
