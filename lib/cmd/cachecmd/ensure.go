@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cache"
+	"github.com/aiperf/toolkit/lib/cachedir"
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/store"
 	"github.com/urfave/cli/v2"
@@ -183,7 +184,7 @@ func (o *options) ensureOnce(c *cli.Context, cc *cache.Cache, k cache.Key, dest 
 // written here (rather than that it is damaged or of a newer layout, which
 // ensure reports).
 func unwritable(err error) bool {
-	return err != nil && (errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) ||
+	return err != nil && (errors.Is(err, cachedir.ErrNoRoot) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) ||
 		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT))
 }
 
