@@ -623,6 +623,11 @@ func importCommand(o *options) *cli.Command {
 					return base.UsageError("--max-size: %v", err)
 				}
 			}
+			if a := c.Args().First(); a == "" || a == "-" {
+				if f, ok := c.App.Reader.(*os.File); ok && isTerminal(f) {
+					return base.UsageError("import: refusing to read a binary stream from a terminal (pipe it in, or give FILE)")
+				}
+			}
 			in, name, _, err := base.OpenInput(c, c.Args().First())
 			if err != nil {
 				return err
