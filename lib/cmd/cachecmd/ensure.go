@@ -160,7 +160,7 @@ func (o *options) ensureOnce(c *cli.Context, cc *cache.Cache, k cache.Key, dest 
 	defer st.Abort()
 	out, primary := st.Dir(), ""
 	if !isDirDest(dest) {
-		primary = filepath.Base(dest)
+		primary = entryFileName(filepath.Base(dest))
 		out = filepath.Join(st.Dir(), primary)
 	}
 	o.logf(c, "miss %s: running %s with %s=%s", k, strings.Join(argv, " "), OutEnv, out)
@@ -249,6 +249,25 @@ func (o *options) buildUncached(c *cli.Context, k cache.Key, dest string, argv [
 		}
 	}
 	return nil
+}
+
+// entryFileName is the name of the entry file made for a file DEST named
+// base: base itself when an entry file may have it, else base without its
+// leading dots, else "store.aipk" or "out", keeping a .aipk suffix (and with
+// it the store check); restore puts the file at DEST under DEST's own name
+// either way.
+func entryFileName(base string) string {
+	if cache.ValidFileName(base) == nil {
+		return base
+	}
+	store := strings.HasSuffix(base, ".aipk")
+	if n := strings.TrimLeft(base, "."); cache.ValidFileName(n) == nil && strings.HasSuffix(n, ".aipk") == store {
+		return n
+	}
+	if store {
+		return "store.aipk"
+	}
+	return "out"
 }
 
 // checkDest refuses a file DEST whose folder is missing or not a folder
