@@ -192,6 +192,10 @@ func traceInput(ctx context.Context, h *digest.Hasher, name string) (digest.Dige
 	if err != nil {
 		return digest.Digest{}, err
 	}
+	if len(files) == 0 {
+		// tokenize refuses it; and every such folder would share one key
+		return digest.Digest{}, &fs.PathError{Op: "read", Path: name, Err: errors.New("no *.jsonl file below it: aiperf-tokenize reads nothing from it")}
+	}
 	s, err := h.Listed(ctx, name, files)
 	return digest.Digest{Kind: digest.Listed, Sum: s}, err
 }
@@ -206,24 +210,31 @@ func traceInput(ctx context.Context, h *digest.Hasher, name string) (digest.Dige
 // level, so a nested *.jsonl changes its key but not its store (a miss,
 // never a wrong hit).
 func traceFiles(dir string) ([]string, error) {
+	// dir itself may be a symlink to a folder: walk what it holds (lib/trace
+	// reads nothing from such a dir today; should it follow the link, the
+	// key already covers the files).
+	walkRoot := dir
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		walkRoot = real
+	}
 	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() || !strings.HasSuffix(d.Name(), ".jsonl") {
 			return nil
 		}
+		rel, err := filepath.Rel(walkRoot, p)
+		if err != nil {
+			return err
+		}
 		fi, err := os.Stat(p)
 		switch {
 		case err != nil || fi.IsDir():
 			return nil
 		case !fi.Mode().IsRegular():
-			return &fs.PathError{Op: "read", Path: p, Err: fmt.Errorf("not a regular file (%s): a directory input reads regular files only", fileKind(fi.Mode()))}
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
+			return &fs.PathError{Op: "read", Path: filepath.Join(dir, rel), Err: fmt.Errorf("not a regular file (%s): a directory input reads regular files only", fileKind(fi.Mode()))}
 		}
 		out = append(out, filepath.ToSlash(rel))
 		return nil
