@@ -47,8 +47,9 @@ costs a stat per file. An entry is not trusted when the file changed within
 the file system's timestamp granularity of the stat it was made from.
 -c always reads the files (a check must see the bytes).`
 
-func digestCommand() *cli.Command {
+func digestCommand(global *memoOptions) *cli.Command {
 	var o digestOptions
+	o.memo.global = global
 	flags := []cli.Flag{
 		&cli.BoolFlag{Name: "check", Aliases: []string{"c"}, Usage: "read sha256sum lists (the PATHs, or stdin) and check the digests they list", Destination: &o.check},
 		&cli.BoolFlag{Name: "quiet", Usage: "with -c: do not print OK for each file that checks", Destination: &o.quiet},

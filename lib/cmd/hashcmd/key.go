@@ -70,8 +70,9 @@ func withoutV(flags []cli.Flag) []cli.Flag {
 	return slices.DeleteFunc(flags, func(f cli.Flag) bool { return f.Names()[0] == "v" })
 }
 
-func keyCommand() *cli.Command {
+func keyCommand(global *memoOptions) *cli.Command {
 	var o keyOptions
+	o.memo.global = global
 	return &cli.Command{
 		Name:        "key",
 		Usage:       "print the cache key of the store the stages would make from INPUTs with these flags",
