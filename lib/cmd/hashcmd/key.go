@@ -134,6 +134,11 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 	if len(inputs) == 0 {
 		inputs = []string{"-"}
 	}
+	if slices.Contains(inputs, "-") {
+		if f, ok := r.stdin.(*os.File); ok && isTerminal(f) {
+			return "", base.UsageError("key: the trace would be read from a terminal: give INPUT (or pipe it in)")
+		}
+	}
 	failed := false
 	r.path = func(ctx context.Context, name string) (digest.Digest, error) { return traceInput(ctx, &r.h, name) }
 	r.digestAll(ctx, inputs, func(_ int, res result) {
