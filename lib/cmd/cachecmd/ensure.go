@@ -51,7 +51,11 @@ func ensureCommand(o *options) *cli.Command {
 			"leaves there becomes the entry, published atomically; then DEST is restored from it. If CMD\n" +
 			"fails, ensure exits with CMD's status and caches nothing. Waiters report who holds the lock\n" +
 			"every --lock-report; past --lock-timeout they build without it (safe: populate is atomic).\n" +
-			"A builder killed by any signal releases its lock with its process.\n\n" +
+			"A builder killed by any signal releases its lock with its process; SIGINT or SIGTERM to ensure\n" +
+			"stops CMD's whole process group. A *.aipk that CMD leaves must start like a store.\n" +
+			"DEST's folder must exist. A restored DEST has the time of the restore as its mtime, so make\n" +
+			"sees it as new. On a cache it cannot write (read-only or full, no root), a miss still builds\n" +
+			"DEST, beside it, with a warning that nothing was cached.\n\n" +
 			"  aiperf-cache ensure \"$KEY\" store.aipk -- sh -c 'aiperf-tokenize t.jsonl | aiperf-pack --model m -o \"$" + OutEnv + "\"'",
 		ArgsUsage: "KEY DEST -- CMD [ARGS...]",
 		Flags:     append(flags, explainFlags(&eo.explain, &eo.explainFile)...),
