@@ -74,7 +74,7 @@ func ensureCommand(o *options) *cli.Command {
 			if err := checkDest("ensure", args[1]); err != nil {
 				return err // before CMD runs, not after a long build
 			}
-			explain, err := readExplain(eo.explain, eo.explainFile)
+			explain, err := readExplain(k, eo.explain, eo.explainFile)
 			if err != nil {
 				return err
 			}
