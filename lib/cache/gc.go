@@ -168,11 +168,18 @@ func (c *Cache) Trim(opt TrimOptions) (TrimResult, error) {
 			continue
 		}
 		if !opt.DryRun {
+			release, busy := c.holdKey(in.Key)
+			if busy {
+				res.Kept++
+				res.KeptSize += in.Size
+				continue
+			}
 			sh, err := c.ents.sub(in.Shard)
 			if err == nil {
 				err = c.removeAll(sh, in.Name)
 				sh.close()
 			}
+			release()
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				res.Kept++
 				res.KeptSize += in.Size
@@ -188,6 +195,41 @@ func (c *Cache) Trim(opt TrimOptions) (TrimResult, error) {
 		res.Garbage, res.GarbageSz = n, sz
 	}
 	return res, nil
+}
+
+// holdKey takes k's lock without waiting, for a removal: busy when someone
+// holds it (an ensure between the build and the restore of DEST, which must
+// not lose its entry). A key without a lock file is free; so is every key
+// where flock does not work, but for a lock file of lock-file mode, which
+// keeps its entry until it is released or broken. release is never nil.
+func (c *Cache) holdKey(k Key) (release func(), busy bool) {
+	nothing := func() {}
+	if k.IsZero() {
+		return nothing, false // a bad folder: no key, no lock
+	}
+	sh, err := c.locks.sub(k.shard())
+	if err != nil {
+		return nothing, false
+	}
+	if _, err := sh.lstat(k.name() + ".held"); err == nil {
+		sh.close()
+		return nothing, true
+	}
+	if _, err := sh.lstat(k.name()); err != nil {
+		sh.close()
+		return nothing, false
+	}
+	fl := flock.New(sh.join(k.name()), flock.SetFlag(os.O_RDONLY|unix.O_NOFOLLOW))
+	ok, err := tryLock(fl)
+	switch {
+	case err != nil && noFlock(err):
+		sh.close()
+		return nothing, false
+	case err != nil || !ok:
+		sh.close()
+		return nothing, true
+	}
+	return func() { fl.Unlock(); sh.close() }, false
 }
 
 // AutoTrim applies the root's size cap, if its config sets one, keeping k.

@@ -290,3 +290,43 @@ func TestRemovalNeverFollowsLinks(t *testing.T) {
 		t.Fatalf("the real staging folder is still there: %v", err)
 	}
 }
+
+// An entry whose key lock is held (ensure holds it from the build until
+// DEST is restored) is not removed by a trim: otherwise another process's
+// gc or size-capped populate can delete an entry between its publication
+// and its restore, and ensure fails after the whole build.
+func TestTrimSkipsLockedKeys(t *testing.T) {
+	for _, lockFile := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lockfile=%v", lockFile), func(t *testing.T) {
+			c, clk := testCache(t, func(o *Options) { o.LockFile = lockFile })
+			keys := fill(t, c, clk, 3, 1000)
+			l, err := c.Lock(t.Context(), keys[0], LockOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.Trim(TrimOptions{MaxSize: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := present(t, c); !slices.Equal(got, []string{"e00"}) || len(res.Removed) != 2 {
+				t.Fatalf("with e00 locked, trim left %v (removed %d); want e00 only", got, len(res.Removed))
+			}
+			if err := l.Release(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Trim(TrimOptions{MaxSize: 1}); err != nil {
+				t.Fatal(err)
+			}
+			if got := present(t, c); len(got) != 0 {
+				t.Fatalf("after the release, trim left %v; want nothing", got)
+			}
+			// A key without any lock file is trimmed as before (above), and
+			// a trim leaves the lock usable.
+			l, err = c.Lock(t.Context(), keys[1], LockOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Release()
+		})
+	}
+}

@@ -199,6 +199,10 @@ func (m *Manifest) Encode() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// ValidFileName reports why n cannot name a file of an entry (nil when it
+// can): see validFileName.
+func ValidFileName(n string) error { return validFileName(n) }
+
 // validFileName checks the name of an entry file: one path element that a
 // user can type, never hidden (temporary files start with a dot), never the
 // manifest's name.

@@ -39,6 +39,10 @@ type Restored struct {
 // entry too, so entry files are read-only (0444) and a link inherits that.
 // Replacing the file (write a new one and rename it, as every aiperf tool
 // does) is safe. Use opt.Copy for a file that will be modified in place.
+//
+// Either way a restored file's mtime is the time of the restore (for a link,
+// the shared inode's, where the caller may set it), so make sees DEST as
+// new.
 func (c *Cache) Restore(k Key, dest string, opt RestoreOptions) ([]Restored, error) {
 	h, err := c.find(k)
 	if err != nil {
@@ -73,6 +77,20 @@ func (c *Cache) Restore(k Key, dest string, opt RestoreOptions) ([]Restored, err
 	return out, nil
 }
 
+// touchNow sets the mtime of the file at path (a link to an entry's file)
+// to now, so that DEST is new to make whenever it is restored: a rule whose
+// prerequisite was touched but whose key did not change must not stay out of
+// date (and rerun, with everything downstream, on every make). The link
+// shares its inode with the entry, whose last use is its folder's mtime, so
+// the cache does not read this time. Where it is not allowed (an entry of
+// another user in a shared root: utimensat needs the owner, or write access
+// the 0444 file does not give), the link keeps the build's time.
+func touchNow(path string) {
+	now := unix.Timespec{Nsec: unix.UTIME_NOW}
+	omit := unix.Timespec{Nsec: unix.UTIME_OMIT}
+	unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{omit, now}, unix.AT_SYMLINK_NOFOLLOW)
+}
+
 func (c *Cache) restoreFile(ed *dir, f File, target string, forceCopy bool) (linked bool, err error) {
 	tdir, base := filepath.Split(target)
 	if tdir == "" {
@@ -87,8 +105,13 @@ func (c *Cache) restoreFile(ed *dir, f File, target string, forceCopy bool) (lin
 		err := unix.Linkat(ed.fd, f.Name, unix.AT_FDCWD, tmp, 0)
 		switch {
 		case err == nil:
-			if err := os.Rename(tmp, target); err != nil {
-				os.Remove(tmp)
+			touchNow(tmp)
+			err := os.Rename(tmp, target)
+			// When target already is a link to the entry's file (a second
+			// restore to one DEST), rename(2) succeeds and does nothing,
+			// leaving tmp: remove it (a no-op once it was renamed).
+			os.Remove(tmp)
+			if err != nil {
 				return false, err
 			}
 			return true, nil

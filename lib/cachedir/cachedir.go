@@ -32,6 +32,10 @@ const (
 	SharedFile  fs.FileMode = 0o664
 )
 
+// ErrNoRoot is returned by Resolve when no root is given and there is no
+// user cache folder to put one in.
+var ErrNoRoot = errors.New("no cache root")
+
 // Resolve returns the cache root: dir if it is not empty, else $AIPERF_CACHE_DIR,
 // else os.UserCacheDir()/aiperf (~/.cache/aiperf on Linux). The result is
 // absolute and cleaned; it is not created.
@@ -42,7 +46,15 @@ func Resolve(dir string) (string, error) {
 	if dir == "" {
 		base, err := os.UserCacheDir()
 		if err != nil {
-			return "", fmt.Errorf("cachedir: no --dir, no $%s and no user cache folder: %w", Env, err)
+			return "", fmt.Errorf("cachedir: %w: no --dir, no $%s and no user cache folder: %w", ErrNoRoot, Env, err)
+		}
+		if home := os.Getenv("HOME"); os.Getenv("XDG_CACHE_HOME") == "" && home != "" {
+			// The user cache folder is $HOME/.cache: make it, but never
+			// $HOME itself (/nonexistent, the home of system users, must
+			// stay so).
+			if fi, err := os.Stat(home); err != nil || !fi.IsDir() {
+				return "", fmt.Errorf("cachedir: %w: no --dir and no $%s, and $HOME (%s) is not a folder to keep a cache in: set %s", ErrNoRoot, Env, home, Env)
+			}
 		}
 		dir = filepath.Join(base, "aiperf")
 	}

@@ -107,3 +107,31 @@ func TestMkdirRefusesLink(t *testing.T) {
 		t.Error("Mkdir accepted a file")
 	}
 }
+
+// TestResolveMissingHome: with neither --dir, $AIPERF_CACHE_DIR nor
+// $XDG_CACHE_HOME, a $HOME that does not exist (/nonexistent, the home of
+// Debian's system users, which must never exist) is an error naming it,
+// not a root to create with all its parents.
+func TestResolveMissingHome(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "nonexistent")
+	t.Setenv(Env, "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", home)
+	if root, err := Resolve(""); err == nil || !strings.Contains(err.Error(), home) {
+		t.Fatalf("Resolve with a missing $HOME: %q, %v; want an error naming %s", root, err, home)
+	}
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, err := Resolve("")
+	if err != nil || root != filepath.Join(home, ".cache", "aiperf") {
+		t.Fatalf("Resolve with $HOME: %q, %v", root, err)
+	}
+	// $XDG_CACHE_HOME is taken as it is (made when missing), and so are
+	// --dir and $AIPERF_CACHE_DIR.
+	xdg := filepath.Join(t.TempDir(), "x", "cache")
+	t.Setenv("XDG_CACHE_HOME", xdg)
+	if root, err := Resolve(""); err != nil || root != filepath.Join(xdg, "aiperf") {
+		t.Fatalf("Resolve with $XDG_CACHE_HOME: %q, %v", root, err)
+	}
+}

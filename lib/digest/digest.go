@@ -24,6 +24,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"sort"
 	"time"
 )
 
@@ -55,6 +57,7 @@ const (
 	File   Kind = 1 + iota // the bytes of a regular file
 	Dir                    // the directory rule (see the package comment)
 	Stream                 // the bytes of a stream, such as standard input
+	Listed                 // the directory rule over chosen files of a directory (see [Hasher.Listed])
 )
 
 func (k Kind) String() string {
@@ -65,6 +68,8 @@ func (k Kind) String() string {
 		return "dir"
 	case Stream:
 		return "stream"
+	case Listed:
+		return "listed"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -237,6 +242,42 @@ func (h *Hasher) dir(ctx context.Context, root string, t stamps) (Sum, error) {
 	if err != nil {
 		return Sum{}, err
 	}
+	return h.members(ctx, root, members, t)
+}
+
+// Listed digests the files names (relative paths, '/'-separated, below root)
+// by the directory rule, as if they were all the tree held: for a caller
+// that knows which files of a directory a program reads, such as the trace
+// files aiperf-tokenize takes from a directory. Each name is opened as
+// root/name, following symlinks wherever they lead (the caller chose the
+// files); each must be a regular file, and a name may appear once. The
+// memo applies as for a directory.
+func (h *Hasher) Listed(ctx context.Context, root string, names []string) (Sum, error) {
+	t := stamps{start: time.Now(), now: h.now()}
+	members := make([]source, 0, len(names))
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		p := filepath.Join(root, filepath.FromSlash(n))
+		if seen[n] || n == "" || filepath.IsAbs(n) || !filepath.IsLocal(filepath.FromSlash(n)) {
+			return Sum{}, &fs.PathError{Op: "digest", Path: p, Err: errors.New("not a distinct relative path inside the directory")}
+		}
+		seen[n] = true
+		fi, err := os.Stat(p)
+		if err != nil {
+			return Sum{}, err
+		}
+		if !fi.Mode().IsRegular() {
+			return Sum{}, &fs.PathError{Op: "digest", Path: p, Err: special(fi.Mode())}
+		}
+		id, ok := statID(fi)
+		members = append(members, source{name: n, open: p, disp: p, id: id, idOK: ok, size: fi.Size()})
+	}
+	sort.Slice(members, func(i, j int) bool { return pathLess(members[i].name, members[j].name) })
+	return h.members(ctx, root, members, t)
+}
+
+// members digests the members of a tree (sorted by pathLess).
+func (h *Hasher) members(ctx context.Context, root string, members []source, t stamps) (Sum, error) {
 	var fp Sum
 	memo := h.Memo != nil && allIDs(members)
 	if memo {

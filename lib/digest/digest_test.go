@@ -443,3 +443,42 @@ func TestParseSum(t *testing.T) {
 		t.Errorf("Digest.String: %q", got)
 	}
 }
+
+// TestListed: the directory rule over chosen files gives the digest of a
+// tree that holds just those files, follows links wherever they lead, and
+// refuses names that are not distinct relative paths inside the root.
+func TestListed(t *testing.T) {
+	ctx := context.Background()
+	plain := t.TempDir()
+	writeFile(t, filepath.Join(plain, "a.jsonl"), []byte("aa"))
+	writeFile(t, filepath.Join(plain, "sub", "b.jsonl"), []byte("bb"))
+	want, err := (&Hasher{}).Dir(ctx, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := t.TempDir()
+	out := writeFile(t, filepath.Join(t.TempDir(), "blob"), []byte("bb"))
+	writeFile(t, filepath.Join(linked, "a.jsonl"), []byte("aa"))
+	writeFile(t, filepath.Join(linked, "skipped.txt"), []byte("not listed"))
+	if err := os.MkdirAll(filepath.Join(linked, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, filepath.Join(linked, "sub", "b.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	memo := OpenMemo(t.TempDir())
+	for _, h := range []*Hasher{{}, {Memo: memo}, {Memo: memo}} {
+		got, err := h.Listed(ctx, linked, []string{"sub/b.jsonl", "a.jsonl"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("Listed = %v, want the plain tree's %v", got, want)
+		}
+	}
+	for _, names := range [][]string{{"a.jsonl", "a.jsonl"}, {"../x"}, {""}, {"/etc/passwd"}, {"sub"}} {
+		if _, err := (&Hasher{}).Listed(ctx, linked, names); err == nil {
+			t.Errorf("Listed(%q) succeeded, want an error", names)
+		}
+	}
+}

@@ -506,6 +506,12 @@ func (m *Memo) Flush() error {
 		return err
 	}
 	defer lock.Close() // releases the flock
+	if fi, err := lock.Stat(); err == nil && fi.Mode().Perm() != perm {
+		// The umask cut the mode of a lock file made just now: a shared
+		// root's group must be able to open it for writing. (Someone else's
+		// file: not ours to change, and the error is of no interest.)
+		lock.Chmod(perm)
+	}
 	for deadline := time.Now().Add(memoLockWait); ; {
 		ok, err := tryLock(lock)
 		if ok || err != nil {

@@ -4,6 +4,8 @@ package cachecmd
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -167,18 +169,27 @@ func explainFlags(text, file *string) []cli.Flag {
 	}
 }
 
-func readExplain(text, file string) (string, error) {
-	if file == "" {
-		return text, nil
+// readExplain returns the text of --explain or --explain-file for key k:
+// for a digest key, the text must be what the key was hashed from (its
+// SHA-256 is the key), so a manifest never keeps the explanation of another
+// key.
+func readExplain(k cache.Key, text, file string) (string, error) {
+	if file != "" {
+		if text != "" {
+			return "", base.UsageError("--explain and --explain-file together")
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", err
+		}
+		text = string(b)
 	}
-	if text != "" {
-		return "", base.UsageError("--explain and --explain-file together")
+	if h, ok := strings.CutPrefix(k.String(), "sha256:"); ok && text != "" {
+		if sum := sha256.Sum256([]byte(text)); hex.EncodeToString(sum[:]) != h {
+			return "", base.UsageError("--explain: its SHA-256 is %x, not the key %s: it explains another key (give the text of aiperf-hash key --explain with the same flags and inputs)", sum, k)
+		}
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
+	return text, nil
 }
 
 func populateCommand(o *options) *cli.Command {
@@ -207,7 +218,7 @@ func populateCommand(o *options) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if opt.Explain, err = readExplain(explain, efil); err != nil {
+			if opt.Explain, err = readExplain(k, explain, efil); err != nil {
 				return err
 			}
 			cc, err := o.open(c)
@@ -249,6 +260,9 @@ func restoreCommand(o *options) *cli.Command {
 			}
 			k, err := keyArg(c, c.Args().Get(0))
 			if err != nil {
+				return err
+			}
+			if err := checkDest("restore", c.Args().Get(1)); err != nil {
 				return err
 			}
 			cc, err := o.open(c)
@@ -618,6 +632,11 @@ func importCommand(o *options) *cli.Command {
 				var err error
 				if opt.MaxSize, err = cache.ParseSize(maxSize); err != nil {
 					return base.UsageError("--max-size: %v", err)
+				}
+			}
+			if a := c.Args().First(); a == "" || a == "-" {
+				if f, ok := c.App.Reader.(*os.File); ok && isTerminal(f) {
+					return base.UsageError("import: refusing to read a binary stream from a terminal (pipe it in, or give FILE)")
 				}
 			}
 			in, name, _, err := base.OpenInput(c, c.Args().First())

@@ -1,19 +1,26 @@
 package cachecmd
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cache"
+	"github.com/aiperf/toolkit/lib/cachedir"
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/store"
 	"github.com/urfave/cli/v2"
 )
 
@@ -44,7 +51,11 @@ func ensureCommand(o *options) *cli.Command {
 			"leaves there becomes the entry, published atomically; then DEST is restored from it. If CMD\n" +
 			"fails, ensure exits with CMD's status and caches nothing. Waiters report who holds the lock\n" +
 			"every --lock-report; past --lock-timeout they build without it (safe: populate is atomic).\n" +
-			"A builder killed by any signal releases its lock with its process.\n\n" +
+			"A builder killed by any signal releases its lock with its process; SIGINT or SIGTERM to ensure\n" +
+			"stops CMD's whole process group. A *.aipk that CMD leaves must start like a store.\n" +
+			"DEST's folder must exist. A restored DEST has the time of the restore as its mtime, so make\n" +
+			"sees it as new. On a cache it cannot write (read-only or full, no root), a miss still builds\n" +
+			"DEST, beside it, with a warning that nothing was cached.\n\n" +
 			"  aiperf-cache ensure \"$KEY\" store.aipk -- sh -c 'aiperf-tokenize t.jsonl | aiperf-pack --model m -o \"$" + OutEnv + "\"'",
 		ArgsUsage: "KEY DEST -- CMD [ARGS...]",
 		Flags:     append(flags, explainFlags(&eo.explain, &eo.explainFile)...),
@@ -60,11 +71,17 @@ func ensureCommand(o *options) *cli.Command {
 			if err != nil {
 				return err
 			}
-			explain, err := readExplain(eo.explain, eo.explainFile)
+			if err := checkDest("ensure", args[1]); err != nil {
+				return err // before CMD runs, not after a long build
+			}
+			explain, err := readExplain(k, eo.explain, eo.explainFile)
 			if err != nil {
 				return err
 			}
 			cc, err := o.open(c)
+			if unwritable(err) {
+				return o.buildUncached(c, k, args[1], args[2:], err)
+			}
 			if err != nil {
 				return err
 			}
@@ -74,10 +91,42 @@ func ensureCommand(o *options) *cli.Command {
 	}
 }
 
+// errGone: an entry that Lookup found was removed (by gc, rm or another
+// process's size-capped populate) before ensure could restore it.
+var errGone = errors.New("entry removed before it was restored")
+
+// ensureAttempts bounds how often ensure starts over when a hit it was about
+// to restore is removed meanwhile.
+const ensureAttempts = 3
+
 func (o *options) ensure(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, argv []string, explain string, eo *ensureOptions) error {
+	for i := 1; ; i++ {
+		err := o.ensureOnce(c, cc, k, dest, argv, explain, eo)
+		if !errors.Is(err, errGone) {
+			return err
+		}
+		if i == ensureAttempts {
+			return fmt.Errorf("ensure: %s: %d times the entry was removed between its lookup and its restore", k, i)
+		}
+		o.logf(c, "%s was removed before it was restored; looking again", k)
+	}
+}
+
+// restoreHit restores an entry Lookup found without holding its lock: a
+// miss now means it was removed meanwhile (errGone).
+func (o *options) restoreHit(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, opt cache.RestoreOptions) error {
+	err := o.restore(c, cc, k, dest, opt)
+	var e *base.Error
+	if errors.As(err, &e) && e.Code == base.ExitNo {
+		return errGone
+	}
+	return err
+}
+
+func (o *options) ensureOnce(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, argv []string, explain string, eo *ensureOptions) error {
 	if _, err := cc.Lookup(k); err == nil {
 		o.logf(c, "hit %s", k)
-		return o.restore(c, cc, k, dest, eo.restore)
+		return o.restoreHit(c, cc, k, dest, eo.restore)
 	}
 	lk, err := cc.Lock(c.Context, k, cache.LockOptions{
 		Timeout: eo.lockTimeout,
@@ -90,28 +139,32 @@ func (o *options) ensure(c *cli.Context, cc *cache.Cache, k cache.Key, dest stri
 	switch {
 	case errors.Is(err, cache.ErrLockStopped):
 		o.logf(c, "%s was built by another process while we waited", k)
-		return o.restore(c, cc, k, dest, eo.restore)
+		return o.restoreHit(c, cc, k, dest, eo.restore)
 	case errors.Is(err, cache.ErrLockTimeout):
 		fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: warning: %v; building without the lock (populate is atomic; the work may be done twice)\n", err)
-	case err != nil:
+	case errors.Is(err, context.Canceled):
 		return err
+	case err != nil:
+		return o.buildUncached(c, k, dest, argv, err)
 	default:
+		// Held until DEST is restored: gc and size-capped populates leave
+		// the entry of a held key alone, so the one just built or found
+		// cannot vanish before it is restored.
 		defer lk.Release()
 	}
 	if _, err := cc.Lookup(k); err == nil {
 		o.logf(c, "%s was built by another process while we waited", k)
-		lk.Release()
 		return o.restore(c, cc, k, dest, eo.restore)
 	}
 
 	st, err := cc.Stage()
 	if err != nil {
-		return err
+		return o.buildUncached(c, k, dest, argv, err)
 	}
 	defer st.Abort()
 	out, primary := st.Dir(), ""
 	if !isDirDest(dest) {
-		primary = filepath.Base(dest)
+		primary = entryFileName(filepath.Base(dest))
 		out = filepath.Join(st.Dir(), primary)
 	}
 	o.logf(c, "miss %s: running %s with %s=%s", k, strings.Join(argv, " "), OutEnv, out)
@@ -128,8 +181,117 @@ func (o *options) ensure(c *cli.Context, cc *cache.Cache, k cache.Key, dest stri
 	if stored {
 		o.logf(c, "stored %s: %d file(s), %s", k, len(e.Manifest.Files), cache.FormatSize(e.Size()))
 	}
-	lk.Release()
 	return o.restore(c, cc, k, dest, eo.restore)
+}
+
+// unwritable reports whether err says the cache root cannot be made or
+// written here (rather than that it is damaged or of a newer layout, which
+// ensure reports).
+func unwritable(err error) bool {
+	return err != nil && (errors.Is(err, cachedir.ErrNoRoot) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) ||
+		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT))
+}
+
+// buildUncached runs CMD for a cache it cannot write (cause: taking the
+// lock or staging failed: a read-only or full filesystem, a root of another
+// user, a damaged layout). DEST is still what ensure is for, so CMD writes
+// into a temporary folder beside DEST, whose files then replace DEST (or
+// go into the folder DEST) by renames, as a restore would put them; nothing
+// is cached, which a warning says.
+func (o *options) buildUncached(c *cli.Context, k cache.Key, dest string, argv []string, cause error) error {
+	fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: warning: cannot write the cache (%v); building %s without caching it\n", cause, dest)
+	dirDest := isDirDest(dest)
+	parent := filepath.Dir(dest)
+	if dirDest {
+		parent = filepath.Dir(filepath.Clean(dest))
+		if err := os.MkdirAll(parent, 0o777); err != nil {
+			return err
+		}
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(dest))+".build-")
+	if err != nil {
+		return fmt.Errorf("ensure: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if abs, err := filepath.Abs(tmp); err == nil {
+		tmp = abs // CMD may change its directory before it writes
+	}
+	out, primary := tmp, ""
+	if !dirDest {
+		primary = filepath.Base(dest)
+		out = filepath.Join(tmp, primary)
+	}
+	o.logf(c, "miss %s: running %s with %s=%s", k, strings.Join(argv, " "), OutEnv, out)
+	if err := run(c, argv, out, k); err != nil {
+		return err
+	}
+	if !dirDest {
+		if fi, err := os.Lstat(out); err != nil || !fi.Mode().IsRegular() {
+			return fmt.Errorf("ensure: CMD succeeded but did not write $%s (%s) as a regular file", OutEnv, out)
+		}
+		return os.Rename(out, dest)
+	}
+	ents, err := os.ReadDir(tmp)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range ents {
+		if n := e.Name(); !strings.HasPrefix(n, ".") && e.Type().IsRegular() {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("ensure: CMD succeeded but wrote nothing into $%s (%s)", OutEnv, tmp)
+	}
+	if err := os.MkdirAll(dest, 0o777); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := os.Rename(filepath.Join(tmp, n), filepath.Join(dest, n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entryFileName is the name of the entry file made for a file DEST named
+// base: base itself when an entry file may have it, else base without its
+// leading dots, else "store.aipk" or "out", keeping a .aipk suffix (and with
+// it the store check); restore puts the file at DEST under DEST's own name
+// either way.
+func entryFileName(base string) string {
+	if cache.ValidFileName(base) == nil {
+		return base
+	}
+	store := strings.HasSuffix(base, ".aipk")
+	if n := strings.TrimLeft(base, "."); cache.ValidFileName(n) == nil && strings.HasSuffix(n, ".aipk") == store {
+		return n
+	}
+	if store {
+		return "store.aipk"
+	}
+	return "out"
+}
+
+// checkDest refuses a file DEST whose folder is missing or not a folder
+// (restore writes DEST by a rename inside that folder, and does not create
+// it; a folder DEST, ending in a slash, is created with its parents).
+func checkDest(verb, dest string) error {
+	if isDirDest(dest) {
+		return nil
+	}
+	parent := filepath.Dir(dest)
+	fi, err := os.Stat(parent)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: DEST %s: its folder %s does not exist", verb, dest, parent)
+	case err != nil:
+		return fmt.Errorf("%s: DEST %s: %w", verb, dest, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s: DEST %s: %s is not a folder", verb, dest, parent)
+	}
+	return nil
 }
 
 // isDirDest reports whether dest names a folder.
@@ -147,8 +309,24 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 	cmd.Env = append(os.Environ(), OutEnv+"="+out, "AIPERF_CACHE_KEY="+k.String())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.Writer, c.App.ErrWriter
 	cmd.SysProcAttr = sysProcAttr()
+	// CMD gets a process group of its own, so that stopping it stops every
+	// process it started (the stages of `sh -c 'a | b'`; a shell does not
+	// pass SIGTERM on to them), unless stdin is a terminal: a background
+	// group reading it would be stopped, and the terminal's Ctrl-C reaches
+	// the whole foreground group anyway.
+	stdin, _ := c.App.Reader.(*os.File)
+	group := cmd.SysProcAttr != nil && !(stdin != nil && isTerminal(stdin))
+	if group {
+		cmd.SysProcAttr.Setpgid = true
+	}
+	signal := func(sig syscall.Signal) error {
+		if group {
+			return syscall.Kill(-cmd.Process.Pid, sig)
+		}
+		return cmd.Process.Signal(sig)
+	}
 	// On SIGINT/SIGTERM ask CMD to stop too, then kill it if it lingers.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.Cancel = func() error { return signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	// The parent-death signal is tied to the thread that forks; keep this
 	// goroutine on it until CMD is done.
@@ -156,6 +334,9 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 	defer runtime.UnlockOSThread()
 	err := cmd.Run()
 	if c.Context.Err() != nil {
+		if group {
+			signal(syscall.SIGKILL) // what is left of the group once the shell is gone
+		}
 		return c.Context.Err()
 	}
 	var ee *exec.ExitError
@@ -217,9 +398,43 @@ func adoptOutputs(st *cache.Staging, primary string) error {
 		return fmt.Errorf("ensure: CMD succeeded but wrote nothing into $%s (%s)", OutEnv, st.Dir())
 	}
 	for _, n := range names {
+		if err := checkStoreName(filepath.Join(st.Dir(), n)); err != nil {
+			return err
+		}
+	}
+	for _, n := range names {
 		if err := st.Adopt(n); err != nil {
 			return fmt.Errorf("ensure: %w", err)
 		}
 	}
 	return nil
+}
+
+// zstdMagic opens every zstd frame (aiperf-pack --compress writes one).
+const zstdMagic = "\x28\xb5\x2f\xfd"
+
+// checkStoreName refuses a file named *.aipk that starts neither like a
+// store nor like a zstd stream (of one): an empty file a shell redirection
+// left, or an error message, would otherwise be cached and served for good.
+// (A file that starts like a store is checked whole by lib/cache.)
+func checkStoreName(path string) error {
+	if !strings.HasSuffix(path, ".aipk") {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, len(store.Magic))
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if bytes.HasPrefix(head, []byte(store.Magic)) || bytes.HasPrefix(head, []byte(zstdMagic)) {
+		return nil
+	}
+	size := "?"
+	if fi, err := f.Stat(); err == nil {
+		size = strconv.FormatInt(fi.Size(), 10)
+	}
+	return fmt.Errorf("ensure: CMD wrote %s, which is not a store (%s bytes); nothing cached", filepath.Base(path), size)
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -404,4 +406,64 @@ func TestEnsureInterrupted(t *testing.T) {
 	if left, _ := os.ReadDir(filepath.Join(root, "tmp")); len(left) != 0 {
 		t.Errorf("tmp/ after an interrupted ensure: %d names", len(left))
 	}
+}
+
+// TestEnsureInterruptedStopsPipeline: SIGTERM to ensure (make -j stopping,
+// timeout(1)) stops every process of CMD, not only the shell: the stages of
+// `sh -c 'aiperf-tokenize ... | aiperf-pack ...'` used to run on, orphaned,
+// for as long as the build would have taken.
+func TestEnsureInterruptedStopsPipeline(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	dir := t.TempDir()
+	root := filepath.Join(dir, "cache")
+	pidFile := filepath.Join(dir, "pid")
+	cmd := self(t, nil, "--dir", root, "ensure", "k", filepath.Join(dir, "d.aipk"), "--",
+		"sh", "-c", `sleep 60 </dev/null | cat >/dev/null 2>&1 & echo $! > "$0"; echo started; wait`, pidFile)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 8)
+	if _, err := io.ReadFull(out, line); err != nil || string(line) != "started\n" {
+		cmd.Process.Kill()
+		t.Fatalf("CMD did not start: %q %v", line, err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	io.Copy(io.Discard, out)
+	cmd.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for running(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("pid %d of CMD's pipeline still runs after ensure was stopped", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// running reports whether pid is a live process (a zombie is not).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }

@@ -47,8 +47,9 @@ costs a stat per file. An entry is not trusted when the file changed within
 the file system's timestamp granularity of the stat it was made from.
 -c always reads the files (a check must see the bytes).`
 
-func digestCommand() *cli.Command {
+func digestCommand(global *memoOptions) *cli.Command {
 	var o digestOptions
+	o.memo.global = global
 	flags := []cli.Flag{
 		&cli.BoolFlag{Name: "check", Aliases: []string{"c"}, Usage: "read sha256sum lists (the PATHs, or stdin) and check the digests they list", Destination: &o.check},
 		&cli.BoolFlag{Name: "quiet", Usage: "with -c: do not print OK for each file that checks", Destination: &o.quiet},
@@ -103,6 +104,9 @@ type digestRun struct {
 	stderr io.Writer
 	name   string
 	mu     sync.Mutex // guards stdout and stderr: -v events come from the hashing goroutines
+	// path digests a named input (nil: h.Path); key digests a trace
+	// directory by the files aiperf-tokenize reads from it.
+	path func(ctx context.Context, name string) (digest.Digest, error)
 }
 
 func (r *digestRun) warnf(format string, args ...any) {
@@ -161,8 +165,12 @@ func (r *digestRun) digestAll(ctx context.Context, names []string, emit func(i i
 	workers := min(runtime.GOMAXPROCS(0), n)
 	for range workers {
 		wg.Go(func() {
+			path := r.path
+			if path == nil {
+				path = r.h.Path
+			}
 			for i := range jobs {
-				d, err := r.h.Path(ctx, names[i])
+				d, err := path(ctx, names[i])
 				res[i] = result{d, err}
 				close(done[i])
 			}

@@ -15,11 +15,15 @@ import (
 // (key.go), which share memoFlags and openMemo, so that keying an unchanged
 // input costs a stat.
 func New() *cli.App {
+	global := &memoOptions{}
 	return &cli.App{
 		Name:      "aiperf-hash",
 		Usage:     "content digests (sha256sum-compatible) and cache keys",
-		UsageText: "aiperf-hash digest [flags] [PATH...]\naiperf-hash digest -c LIST\naiperf-hash key [flags] [INPUT...]",
-		Commands:  []*cli.Command{digestCommand(), keyCommand()},
+		UsageText: "aiperf-hash [--dir DIR] [--no-memo] digest [flags] [PATH...]\naiperf-hash digest -c LIST\naiperf-hash key [flags] [INPUT...]",
+		// --dir and --no-memo also before the command's name, as
+		// aiperf-cache takes --dir; given after it, they win.
+		Flags:    memoFlags(global),
+		Commands: []*cli.Command{digestCommand(global), keyCommand(global)},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return base.UsageError("missing command: digest or key (see aiperf-hash --help)")
@@ -33,6 +37,10 @@ func New() *cli.App {
 type memoOptions struct {
 	dir    string
 	noMemo bool
+	// global holds the same flags given before the command's name (one
+	// variable for both would not do: the command's flag set writes its
+	// default over a value given before the name).
+	global *memoOptions
 }
 
 func memoFlags(o *memoOptions) []cli.Flag {
@@ -45,10 +53,17 @@ func memoFlags(o *memoOptions) []cli.Flag {
 // openMemo returns the memo the options choose, or nil with the reason
 // (--no-memo, or no cache root) for a verbose note.
 func openMemo(o *memoOptions) (*digest.Memo, string) {
-	if o.noMemo {
+	dir, noMemo := o.dir, o.noMemo
+	if g := o.global; g != nil {
+		noMemo = noMemo || g.noMemo
+		if dir == "" {
+			dir = g.dir
+		}
+	}
+	if noMemo {
 		return nil, "--no-memo"
 	}
-	root, err := cachedir.Resolve(o.dir)
+	root, err := cachedir.Resolve(dir)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -58,11 +73,11 @@ func openMemo(o *memoOptions) (*digest.Memo, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
-	dir := filepath.Join(root, cachedir.Memo)
-	if err := cachedir.Mkdir(dir, shared); err != nil {
+	memoDir := filepath.Join(root, cachedir.Memo)
+	if err := cachedir.Mkdir(memoDir, shared); err != nil {
 		return nil, err.Error()
 	}
-	m := digest.OpenMemo(dir)
+	m := digest.OpenMemo(memoDir)
 	m.Perm = cachedir.FileMode(shared).Perm()
 	return m, ""
 }

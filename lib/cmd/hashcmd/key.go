@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
@@ -25,7 +28,9 @@ sorted after its first line, so diff of two explanations says why two keys
 differ.
 
 The description holds the content digest of each input (through the digest
-memo, so an unchanged input costs a stat), the tokenizer's identity (the
+memo, so an unchanged input costs a stat; a directory by the files
+aiperf-tokenize reads from it: its *.jsonl files, links followed wherever
+they lead, under the directory rule of aiperf-hash digest), the tokenizer's identity (the
 SHA-256 of its files as they are on disk, its name and revision; the builtin
 one by the digest of its embedded bytes, without decoding them), every flag
 of the two stages that shapes the store's bytes, and a salt with the records
@@ -65,8 +70,9 @@ func withoutV(flags []cli.Flag) []cli.Flag {
 	return slices.DeleteFunc(flags, func(f cli.Flag) bool { return f.Names()[0] == "v" })
 }
 
-func keyCommand() *cli.Command {
+func keyCommand(global *memoOptions) *cli.Command {
 	var o keyOptions
+	o.memo.global = global
 	return &cli.Command{
 		Name:        "key",
 		Usage:       "print the cache key of the store the stages would make from INPUTs with these flags",
@@ -128,7 +134,13 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 	if len(inputs) == 0 {
 		inputs = []string{"-"}
 	}
+	if slices.Contains(inputs, "-") {
+		if f, ok := r.stdin.(*os.File); ok && isTerminal(f) {
+			return "", base.UsageError("key: the trace would be read from a terminal: give INPUT (or pipe it in)")
+		}
+	}
 	failed := false
+	r.path = func(ctx context.Context, name string) (digest.Digest, error) { return traceInput(ctx, &r.h, name) }
 	r.digestAll(ctx, inputs, func(_ int, res result) {
 		if res.err != nil {
 			failed = true
@@ -136,6 +148,11 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 				r.warnf("%v", pathMessage(res.err))
 			}
 			return
+		}
+		if res.d.Kind == digest.Stream {
+			// aiperf-tokenize reads a trace on stdin as it reads the same
+			// bytes in a file: one key for both.
+			res.d.Kind = digest.File
 		}
 		b.Input(res.d)
 	})
@@ -167,4 +184,82 @@ func tokenizerIdentity(ctx context.Context, h *digest.Hasher, s *shape.Tokenize)
 		return t, fmt.Errorf("tokenizer: %s: %w", pe.Path, pe.Err)
 	}
 	return t, err
+}
+
+// traceInput digests a trace input as aiperf-tokenize reads it: a file (or
+// a link to one) by its bytes; a directory by the files it takes from it
+// (see traceFiles), under the directory rule (kind "listed").
+func traceInput(ctx context.Context, h *digest.Hasher, name string) (digest.Digest, error) {
+	fi, err := os.Stat(name)
+	if err != nil || !fi.IsDir() {
+		return h.Path(ctx, name)
+	}
+	files, err := traceFiles(name)
+	if err != nil {
+		return digest.Digest{}, err
+	}
+	if len(files) == 0 {
+		// tokenize refuses it; and every such folder would share one key
+		return digest.Digest{}, &fs.PathError{Op: "read", Path: name, Err: errors.New("no *.jsonl file below it: aiperf-tokenize reads nothing from it")}
+	}
+	s, err := h.Listed(ctx, name, files)
+	return digest.Digest{Kind: digest.Listed, Sum: s}, err
+}
+
+// traceFiles lists, relative to dir and '/'-separated, the files
+// aiperf-tokenize reads from a trace directory, by lib/trace's rule (which
+// TestTraceFilesAsTokenize holds this copy to): every entry named *.jsonl
+// below dir, symlinked folders not entered, each a regular file or a link
+// to one (followed wherever it leads); a dangling link or a link to a
+// folder is skipped, and anything else named *.jsonl is an error. It
+// recurses in every mode: a raw_payload directory reads only its top
+// level, so a nested *.jsonl changes its key but not its store (a miss,
+// never a wrong hit).
+func traceFiles(dir string) ([]string, error) {
+	// dir itself may be a symlink to a folder: walk what it holds (lib/trace
+	// reads nothing from such a dir today; should it follow the link, the
+	// key already covers the files).
+	walkRoot := dir
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		walkRoot = real
+	}
+	var out []string
+	err := filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(d.Name(), ".jsonl") {
+			return nil
+		}
+		rel, err := filepath.Rel(walkRoot, p)
+		if err != nil {
+			return err
+		}
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil || fi.IsDir():
+			return nil
+		case !fi.Mode().IsRegular():
+			return &fs.PathError{Op: "read", Path: filepath.Join(dir, rel), Err: fmt.Errorf("not a regular file (%s): a directory input reads regular files only", fileKind(fi.Mode()))}
+		}
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	return out, err
+}
+
+// fileKind names the type of a file that is not regular, in
+// aiperf-tokenize's words.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "mode " + m.String()
 }

@@ -19,6 +19,7 @@ package shape
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -145,6 +146,11 @@ func (s *Tokenize) Check() (Checked, error) {
 
 func (s *Tokenize) traceOptions() (trace.Options, error) {
 	o := trace.Options{Type: s.Type, MaxInputLength: s.MaxISL, MaxOutputLength: s.MaxOSL}
+	if s.Type != "" && !slices.Contains(trace.Types, s.Type) {
+		// Checked here, not only when the trace is opened, so that
+		// aiperf-hash key refuses what the stage refuses.
+		return o, fmt.Errorf("--type %q: unknown trace format (want one of %s)", s.Type, strings.Join(trace.Types, ", "))
+	}
 	for _, v := range []struct {
 		ms  float64
 		dst **int64

@@ -1,0 +1,14 @@
+package hashcmd
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// isTerminal reports whether f is a terminal (not merely a character
+// device: /dev/null is fine).
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
