@@ -151,6 +151,20 @@ func TestParseEndpoint(t *testing.T) {
 		{"http://h:1/v1/chat/completions", "/v1/chat/completions", "h:1", "h:1", "/v1/chat/completions"},
 		{"http://h:1/v1?k=1", "/x", "h:1", "h:1", "/v1/x?k=1"},
 		{"http://[::1]:9/", "/x", "[::1]:9", "[::1]:9", "/x"},
+		// as the Python aiperf: no scheme means http, and a base URL ending
+		// in /v1 does not double the path's /v1
+		{"localhost:8000", "/v1/x", "localhost:8000", "localhost:8000", "/v1/x"},
+		{"127.0.0.1:8000/v1", "/v1/x", "127.0.0.1:8000", "127.0.0.1:8000", "/v1/x"},
+		{"http://h:1/v1", "/v1/chat/completions", "h:1", "h:1", "/v1/chat/completions"},
+		{"http://h:1/v1/", "/v1/completions", "h:1", "h:1", "/v1/completions"},
+		{"http://h:1/proxy/v1", "/v1/x", "h:1", "h:1", "/proxy/v1/x"},
+		{"http://h:1/v10", "/v1/x", "h:1", "h:1", "/v10/v1/x"},
+		// a path given without its slash, or with characters a request
+		// line cannot carry, is made a valid request target
+		{"http://h:1", "v1/x", "h:1", "h:1", "/v1/x"},
+		{"http://h:1", "/v1/a b", "h:1", "h:1", "/v1/a%20b"},
+		{"http://h:1", "/v1/x?k=1", "h:1", "h:1", "/v1/x?k=1"},
+		{"http://h:1?a=1", "/v1/x?k=1", "h:1", "h:1", "/v1/x?k=1&a=1"},
 	} {
 		ep, err := parseEndpoint(tc.url, tc.path, false)
 		if err != nil {
@@ -161,7 +175,7 @@ func TestParseEndpoint(t *testing.T) {
 			t.Errorf("%s + %s: addr %s host %s path %s", tc.url, tc.path, ep.addr, ep.host, ep.path)
 		}
 	}
-	for _, bad := range []string{"ftp://h", "h:1", "http://", "http://u:p@h/"} {
+	for _, bad := range []string{"ftp://h", "http://", "http://u:p@h/", "http://h:1/a\x00b"} {
 		if _, err := parseEndpoint(bad, "/x", false); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}

@@ -67,7 +67,7 @@ func New() *cli.App {
 			"The API key is read from the environment variable --api-key-env names, never from a flag, and is\n" +
 			"written nowhere.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "url", Usage: "server base `URL` (http://host:port); the path is appended", Destination: &o.url},
+			&cli.StringFlag{Name: "url", Usage: "server base `URL` (http://host:port; host:port means http); the path is appended (once: a URL ending in /v1 takes /chat/completions)", Destination: &o.url},
 			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat or completions (default: the store's)", Destination: &o.endpoint},
 			&cli.StringFlag{Name: "path", Usage: "request `PATH` (overrides --endpoint and the store's)", Destination: &o.path},
 			&cli.StringSliceFlag{Name: "H", Aliases: []string{"header"}, Usage: "extra request header `K:V`; repeatable", Destination: &o.headers},
