@@ -225,10 +225,16 @@ func newRunner(st *store.Reader, o Options) (*runner, error) {
 	switch {
 	case o.RequestCount > 0:
 		r.limit = o.Warmup + o.RequestCount
+		if r.limit < o.RequestCount { // past MaxInt64: no limit but the others
+			r.limit = math.MaxInt64
+		}
 	case o.Duration > 0:
 		r.limit = math.MaxInt64
 	default:
 		r.limit = o.Warmup + int64(st.Len())
+		if r.limit < o.Warmup {
+			r.limit = math.MaxInt64
+		}
 	}
 	r.gen.n = ns
 	r.gen.cycle = r.mode != ScheduleFixed && r.limit > int64(st.Len())

@@ -256,6 +256,18 @@ func runReplay(c *cli.Context, o *options) error {
 	if err != nil {
 		return base.UsageError("--goodput: %v", err)
 	}
+	// The library reads 0 as "the default"; typed on the command line it is
+	// a mistake, not a request for 1.
+	for _, z := range []struct {
+		name string
+		zero bool
+		want string
+	}{{"speedup", o.speedup == 0, "a number above 0"}, {"smoothness", o.smoothness == 0, "a number above 0"},
+		{"concurrency", o.concurrency == 0, "at least 1 (leave it out for no ceiling)"}} {
+		if c.IsSet(z.name) && z.zero {
+			return base.UsageError("--%s 0: want %s", z.name, z.want)
+		}
+	}
 	if c.IsSet("smoothness") && !c.IsSet("arrival") {
 		o.arrival = replay.ArrivalGamma // as in aiperf: the smoothness alone selects gamma
 	}
