@@ -298,6 +298,17 @@ func (r *runner) fixedOrder() error {
 		r.gen.times[i] = r.scale(f.ts - zero)
 	}
 	r.gen.n = int64(len(firsts))
+	if r.o.Warmup > 0 {
+		// The trace plays once: a warmup that takes every request of it
+		// leaves nothing to measure.
+		total := int64(0)
+		for _, s := range r.gen.order {
+			total += int64(st.SessionLen(s))
+		}
+		if r.o.Warmup >= total {
+			return fmt.Errorf("warmup %d takes all %d requests of the fixed schedule (it plays the trace once): none would be measured", r.o.Warmup, total)
+		}
+	}
 	return nil
 }
 
