@@ -295,6 +295,13 @@ func runReplay(c *cli.Context, o *options) error {
 		return err
 	}
 	defer f.Abort()
+	// The exports are written after the run: a destination that cannot be
+	// replaced is found now, before a request is sent.
+	for _, name := range []string{exportJSONFile, exportCSVFile, exportRecordFile} {
+		if _, err := atomicfile.Destination(filepath.Join(o.out, name)); err != nil {
+			return err
+		}
+	}
 	ro.Records = f
 	ro.Observe = live.observe
 	ro.Counters = &live.counters
