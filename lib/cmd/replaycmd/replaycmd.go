@@ -224,8 +224,13 @@ func (o *options) replayOptions(st *store.Reader) (replay.Options, error) {
 	case "", "builtin":
 		ro.Tokenizer = tokenizer.Builtin
 	default:
-		path := o.tokenizer
-		ro.Tokenizer = func() (*tokenizer.Tokenizer, error) { return tokenizer.Load(path) }
+		// Loaded now: a path that does not load is a usage error, not a
+		// silent lack of output counts found after the run.
+		t, err := tokenizer.Load(o.tokenizer)
+		if err != nil {
+			return ro, base.UsageError("--tokenizer: %v", err)
+		}
+		ro.Tokenizer = func() (*tokenizer.Tokenizer, error) { return t, nil }
 	}
 	if o.schedule == replay.ScheduleFixed && !st.HasTimestamps() {
 		return ro, base.UsageError("--schedule fixed: the store has no timestamps")
