@@ -386,10 +386,20 @@ func reportCommand() *cli.Command {
 				return base.UsageError("--goodput: %v", err)
 			}
 			files := c.Args().Slice()
-			for _, f := range files {
-				if _, err := os.Stat(f); err != nil {
+			infos := make([]os.FileInfo, len(files))
+			for i, f := range files {
+				fi, err := os.Stat(f)
+				if err != nil {
 					return &base.Error{Code: base.ExitTrouble, Err: err}
 				}
+				// Shards are distinct files: one given twice would count
+				// its requests twice.
+				for j := range i {
+					if os.SameFile(infos[j], fi) {
+						return base.UsageError("%s and %s are the same file: its requests would count twice", files[j], f)
+					}
+				}
+				infos[i] = fi
 			}
 			mo := metrics.Options{Goodput: gp}
 			switch streaming {
