@@ -238,6 +238,34 @@ func (o *options) replayOptions(st *store.Reader) (replay.Options, error) {
 	return ro, nil
 }
 
+// unusedFlags refuses flags that the schedule that will run has no use
+// for: a user who gives them expects an effect, and would get none.
+func unusedFlags(c *cli.Context, o *options, st *store.Reader) error {
+	sched := o.schedule
+	if sched == replay.ScheduleAuto {
+		switch {
+		case o.rate > 0:
+			sched = replay.ScheduleRate
+		case st.HasTimestamps():
+			sched = replay.ScheduleFixed
+		default:
+			sched = replay.ScheduleConcurrency
+		}
+	}
+	for _, f := range []struct {
+		name, schedule, what string
+	}{{"start-offset", replay.ScheduleFixed, "plays trace times"}, {"end-offset", replay.ScheduleFixed, "plays trace times"},
+		{"arrival", replay.ScheduleRate, "has arrivals"}, {"smoothness", replay.ScheduleRate, "has arrivals"}} {
+		if c.IsSet(f.name) && sched != f.schedule {
+			return base.UsageError("--%s: only the %s schedule %s (this run's schedule is %s)", f.name, f.schedule, f.what, sched)
+		}
+	}
+	if c.IsSet("cancel-after") && o.cancelRate == 0 {
+		return base.UsageError("--cancel-after: needs --cancel-rate (no request is cancelled without it)")
+	}
+	return nil
+}
+
 // cutHeader splits "Name: value".
 func cutHeader(h string) (name, value string, ok bool) {
 	k, v, ok := strings.Cut(h, ":")
@@ -284,6 +312,9 @@ func runReplay(c *cli.Context, o *options) error {
 	defer st.Close()
 	ro, err := o.replayOptions(st)
 	if err != nil {
+		return err
+	}
+	if err := unusedFlags(c, o, st); err != nil {
 		return err
 	}
 	mo := metrics.Options{Streaming: st.Meta()[replay.MetaStreaming] == "true", Goodput: goodput}
