@@ -217,8 +217,13 @@ func (p *pool) dial(ctx context.Context) (*conn, error) {
 	}
 	p.dials.Add(1)
 	if p.ep.tls != nil {
+		// The handshake is part of the dial, under the same timeout: a
+		// server that accepts and never answers must not hang the run.
+		hctx, cancel := context.WithTimeout(ctx, p.dialer.Timeout)
 		tc := tls.Client(nc, p.ep.tls)
-		if err := tc.HandshakeContext(ctx); err != nil {
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
 			nc.Close()
 			return nil, err
 		}

@@ -2,11 +2,14 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
+	"net"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pieceReader returns its data n bytes per Read.
@@ -213,4 +216,38 @@ func FuzzResponse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTLSHandshakeTimeout: an https URL whose server accepts and never
+// answers the TLS handshake fails within the dial timeout (--timeout when
+// shorter), instead of hanging the run forever.
+func TestTLSHandshakeTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, silent, until the test ends
+		}
+	}()
+	st := singleTurns(t, 1, 0, func(int) []byte { return chatBody("q", 2, true) })
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), st, Options{URL: "https://" + l.Addr().String(), Timeout: 200 * time.Millisecond})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "connecting to") {
+			t.Fatalf("got %v, want a connection error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the TLS handshake with a silent server did not time out")
+	}
 }
