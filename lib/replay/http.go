@@ -222,6 +222,9 @@ func (p *pool) dial(ctx context.Context) (*conn, error) {
 		hctx, cancel := context.WithTimeout(ctx, p.dialer.Timeout)
 		tc := tls.Client(nc, p.ep.tls)
 		err := tc.HandshakeContext(hctx)
+		if err != nil && ctx.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("TLS handshake: no answer within %v", p.dialer.Timeout)
+		}
 		cancel()
 		if err != nil {
 			nc.Close()
