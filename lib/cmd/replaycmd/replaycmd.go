@@ -383,8 +383,19 @@ func runReplay(c *cli.Context, o *options) error {
 			stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, cpu, o.out,
 			recordsFile, exportJSONFile, exportCSVFile, exportRecordFile)
 	}
+	profiled := sum.Requests + sum.ErrorRequests
+	switch {
+	case profiled > 0:
+	case stats.Sent == 0:
+		fmt.Fprintf(w, "aiperf-replay: no profiling requests: none was sent; the metrics are empty\n")
+	default:
+		fmt.Fprintf(w, "aiperf-replay: no profiling requests: all %d requests sent were warmup (--warmup %d); the metrics are empty\n", stats.Sent, o.warmup)
+	}
 	if stats.Interrupted {
 		return c.Context.Err()
+	}
+	if maxErr >= 0 && profiled == 0 {
+		return base.No("no profiling requests: --max-error-rate has nothing to judge")
 	}
 	if maxErr >= 0 {
 		if rate := sum.ErrorRate(); rate > maxErr {
