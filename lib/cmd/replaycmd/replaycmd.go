@@ -459,6 +459,9 @@ func reportCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if sum.Requests+sum.ErrorRequests == 0 {
+				fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: no profiling records in %s; the metrics are empty\n", strings.Join(files, ", "))
+			}
 			if out != "" {
 				if err := os.MkdirAll(out, 0o777); err != nil {
 					return err
