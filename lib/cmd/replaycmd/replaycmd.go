@@ -326,6 +326,15 @@ func runReplay(c *cli.Context, o *options) error {
 		return err
 	}
 	recPath := filepath.Join(o.out, recordsFile)
+	// No output may replace the store being replayed.
+	if sfi, err := os.Stat(storePath); err == nil {
+		for _, name := range []string{recordsFile, exportJSONFile, exportCSVFile, exportRecordFile} {
+			p := filepath.Join(o.out, name)
+			if fi, err := os.Stat(p); err == nil && os.SameFile(sfi, fi) {
+				return base.UsageError("%s is the store being replayed: choose another -o", p)
+			}
+		}
+	}
 	f, err := atomicfile.Create(recPath)
 	if err != nil {
 		return err
