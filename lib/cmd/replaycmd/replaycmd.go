@@ -317,6 +317,9 @@ func runReplay(c *cli.Context, o *options) error {
 	if err := unusedFlags(c, o, st); err != nil {
 		return err
 	}
+	if c.IsSet("duration") && ro.Duration == 0 {
+		return base.UsageError("--duration %s: want a duration above 0 (leave it out for no limit)", o.duration)
+	}
 	mo := metrics.Options{Streaming: st.Meta()[replay.MetaStreaming] == "true", Goodput: goodput}
 	live, err := newLiveLine(c.App.ErrWriter, o.quiet, mo)
 	if err != nil {
