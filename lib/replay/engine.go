@@ -225,10 +225,16 @@ func newRunner(st *store.Reader, o Options) (*runner, error) {
 	switch {
 	case o.RequestCount > 0:
 		r.limit = o.Warmup + o.RequestCount
+		if r.limit < o.RequestCount { // past MaxInt64: no limit but the others
+			r.limit = math.MaxInt64
+		}
 	case o.Duration > 0:
 		r.limit = math.MaxInt64
 	default:
 		r.limit = o.Warmup + int64(st.Len())
+		if r.limit < o.Warmup {
+			r.limit = math.MaxInt64
+		}
 	}
 	r.gen.n = ns
 	r.gen.cycle = r.mode != ScheduleFixed && r.limit > int64(st.Len())
@@ -292,6 +298,17 @@ func (r *runner) fixedOrder() error {
 		r.gen.times[i] = r.scale(f.ts - zero)
 	}
 	r.gen.n = int64(len(firsts))
+	if r.o.Warmup > 0 {
+		// The trace plays once: a warmup that takes every request of it
+		// leaves nothing to measure.
+		total := int64(0)
+		for _, s := range r.gen.order {
+			total += int64(st.SessionLen(s))
+		}
+		if r.o.Warmup >= total {
+			return fmt.Errorf("warmup %d takes all %d requests of the fixed schedule (it plays the trace once): none would be measured", r.o.Warmup, total)
+		}
+	}
 	return nil
 }
 

@@ -34,9 +34,18 @@ type endpoint struct {
 
 // parseEndpoint joins a base URL and a path. A base URL with a path of its
 // own (a proxy prefix such as http://h/prefix) keeps it in front of path;
-// a base URL that already ends in path is taken as the whole target.
+// a base URL that already ends in path is taken as the whole target. As in
+// the Python aiperf, a base URL without a scheme ("localhost:8000", its
+// default) is http, and one ending in /v1 does not double the path's
+// leading /v1. path is made a valid request target: a leading slash is
+// added when it lacks one, and characters a request line cannot carry are
+// percent-encoded; the base URL's query goes after the path's own.
 func parseEndpoint(base, path string, insecure bool) (endpoint, error) {
-	u, err := url.Parse(base)
+	raw := base
+	if !strings.Contains(base, "://") {
+		raw = "http://" + base
+	}
+	u, err := url.Parse(raw)
 	if err != nil {
 		return endpoint{}, fmt.Errorf("url %q: %v", base, err)
 	}
@@ -63,20 +72,40 @@ func parseEndpoint(base, path string, insecure bool) (endpoint, error) {
 	}
 	ep.addr = net.JoinHostPort(u.Hostname(), port)
 	ep.host = u.Host
+	var query string
+	if path != "" {
+		if !strings.HasPrefix(path, "/") {
+			path = "/" + path
+		}
+		p, err := url.Parse(path)
+		if err != nil || p.Scheme != "" || p.Host != "" {
+			return ep, fmt.Errorf("path %q: not a request path", path)
+		}
+		path, query = p.EscapedPath(), p.RawQuery
+	}
 	prefix := strings.TrimSuffix(u.EscapedPath(), "/")
 	switch {
 	case path == "":
 		ep.path = prefix
 	case strings.HasSuffix(prefix, path):
 		ep.path = prefix
+	case strings.HasSuffix(prefix, "/v1") && strings.HasPrefix(path, "/v1/"):
+		ep.path = prefix + strings.TrimPrefix(path, "/v1")
 	default:
 		ep.path = prefix + path
 	}
 	if ep.path == "" {
 		ep.path = "/"
 	}
-	if u.RawQuery != "" {
-		ep.path += "?" + u.RawQuery
+	for _, q := range []string{query, u.RawQuery} {
+		if q == "" {
+			continue
+		}
+		if strings.Contains(ep.path, "?") {
+			ep.path += "&" + q
+		} else {
+			ep.path += "?" + q
+		}
 	}
 	return ep, nil
 }
@@ -188,8 +217,16 @@ func (p *pool) dial(ctx context.Context) (*conn, error) {
 	}
 	p.dials.Add(1)
 	if p.ep.tls != nil {
+		// The handshake is part of the dial, under the same timeout: a
+		// server that accepts and never answers must not hang the run.
+		hctx, cancel := context.WithTimeout(ctx, p.dialer.Timeout)
 		tc := tls.Client(nc, p.ep.tls)
-		if err := tc.HandshakeContext(ctx); err != nil {
+		err := tc.HandshakeContext(hctx)
+		if err != nil && ctx.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("TLS handshake: no answer within %v", p.dialer.Timeout)
+		}
+		cancel()
+		if err != nil {
 			nc.Close()
 			return nil, err
 		}

@@ -2,11 +2,14 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
+	"net"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pieceReader returns its data n bytes per Read.
@@ -151,6 +154,20 @@ func TestParseEndpoint(t *testing.T) {
 		{"http://h:1/v1/chat/completions", "/v1/chat/completions", "h:1", "h:1", "/v1/chat/completions"},
 		{"http://h:1/v1?k=1", "/x", "h:1", "h:1", "/v1/x?k=1"},
 		{"http://[::1]:9/", "/x", "[::1]:9", "[::1]:9", "/x"},
+		// as the Python aiperf: no scheme means http, and a base URL ending
+		// in /v1 does not double the path's /v1
+		{"localhost:8000", "/v1/x", "localhost:8000", "localhost:8000", "/v1/x"},
+		{"127.0.0.1:8000/v1", "/v1/x", "127.0.0.1:8000", "127.0.0.1:8000", "/v1/x"},
+		{"http://h:1/v1", "/v1/chat/completions", "h:1", "h:1", "/v1/chat/completions"},
+		{"http://h:1/v1/", "/v1/completions", "h:1", "h:1", "/v1/completions"},
+		{"http://h:1/proxy/v1", "/v1/x", "h:1", "h:1", "/proxy/v1/x"},
+		{"http://h:1/v10", "/v1/x", "h:1", "h:1", "/v10/v1/x"},
+		// a path given without its slash, or with characters a request
+		// line cannot carry, is made a valid request target
+		{"http://h:1", "v1/x", "h:1", "h:1", "/v1/x"},
+		{"http://h:1", "/v1/a b", "h:1", "h:1", "/v1/a%20b"},
+		{"http://h:1", "/v1/x?k=1", "h:1", "h:1", "/v1/x?k=1"},
+		{"http://h:1?a=1", "/v1/x?k=1", "h:1", "h:1", "/v1/x?k=1&a=1"},
 	} {
 		ep, err := parseEndpoint(tc.url, tc.path, false)
 		if err != nil {
@@ -161,7 +178,7 @@ func TestParseEndpoint(t *testing.T) {
 			t.Errorf("%s + %s: addr %s host %s path %s", tc.url, tc.path, ep.addr, ep.host, ep.path)
 		}
 	}
-	for _, bad := range []string{"ftp://h", "h:1", "http://", "http://u:p@h/"} {
+	for _, bad := range []string{"ftp://h", "http://", "http://u:p@h/", "http://h:1/a\x00b"} {
 		if _, err := parseEndpoint(bad, "/x", false); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}
@@ -199,4 +216,38 @@ func FuzzResponse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTLSHandshakeTimeout: an https URL whose server accepts and never
+// answers the TLS handshake fails within the dial timeout (--timeout when
+// shorter), instead of hanging the run forever.
+func TestTLSHandshakeTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, silent, until the test ends
+		}
+	}()
+	st := singleTurns(t, 1, 0, func(int) []byte { return chatBody("q", 2, true) })
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), st, Options{URL: "https://" + l.Addr().String(), Timeout: 200 * time.Millisecond})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "connecting to") || !strings.Contains(err.Error(), "TLS handshake: no answer within 200ms") {
+			t.Fatalf("got %v, want a connection error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the TLS handshake with a silent server did not time out")
+	}
 }

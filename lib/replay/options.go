@@ -172,9 +172,20 @@ func (o *Options) check() error {
 	return nil
 }
 
+// ownHeaders are set by the client on every request: a second copy would
+// break the framing (a Transfer-Encoding beside the Content-Length leaves
+// the server waiting for chunks that never come) or contradict the ids the
+// records carry.
+var ownHeaders = []string{"content-length", "transfer-encoding", "x-request-id", "x-correlation-id"}
+
 func checkHeader(h Header) error {
 	if h.Name == "" {
 		return errors.New("header with an empty name")
+	}
+	for _, own := range ownHeaders {
+		if asciiEqualFold([]byte(h.Name), own) {
+			return fmt.Errorf("header %s: set by the client on every request", h.Name)
+		}
 	}
 	for i := 0; i < len(h.Name); i++ {
 		c := h.Name[i]

@@ -504,3 +504,29 @@ func TestConnectionReuse(t *testing.T) {
 		t.Errorf("%d connections dialled (the server accepted %d) for 200 requests, 2 at a time", stats.Dials, conns.Load())
 	}
 }
+
+// TestStaleIdleConnections: a server that closes keep-alive connections
+// idle for a while (uvicorn's timeout_keep_alive, here 50 ms) closes every
+// connection of the pool during a lull in the trace. The first request
+// after the lull finds only stale connections: it is sent again on a new
+// one, not on the next stale one (which failed it with a ConnectionError).
+func TestStaleIdleConnections(t *testing.T) {
+	srv, _ := mock.New(mock.Config{Fast: true})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv, IdleTimeout: 50 * time.Millisecond, ReadHeaderTimeout: 50 * time.Millisecond}
+	go hs.Serve(l)
+	t.Cleanup(func() { hs.Close() })
+	st := singleTurns(t, 3, 300*time.Millisecond, func(i int) []byte { return chatBody("q", 2, true) })
+	recs, stats := replayAll(t, context.Background(), st, Options{URL: "http://" + l.Addr().String(), Concurrency: 3})
+	if stats.Schedule != ScheduleFixed || len(recs) != 3 {
+		t.Fatalf("schedule %s, %d records", stats.Schedule, len(recs))
+	}
+	for _, r := range recs {
+		if r.Err != nil {
+			t.Errorf("record %d: %v", r.Record, r.Err)
+		}
+	}
+}

@@ -245,7 +245,17 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 	rs.parseErr = nil
 
 	for attempt := 0; ; attempt++ {
-		c, reused, err := r.pool.get(r.abortCtx)
+		var c *conn
+		var reused bool
+		var err error
+		if attempt == 0 {
+			c, reused, err = r.pool.get(r.abortCtx)
+		} else {
+			// The idle connection was stale: so may be every other idle
+			// one (a server's keep-alive timeout closes them all during a
+			// lull), so the second attempt goes on a new connection.
+			c, err = r.pool.dial(r.abortCtx)
+		}
 		if err != nil {
 			now := r.clk.now()
 			R.SentNS, R.EndNS = now, now

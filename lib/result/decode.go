@@ -240,6 +240,29 @@ func Parse(line []byte, r *Record) error {
 	if !haveFirstOutput {
 		r.FirstOutputNS = r.FirstTokenNS
 	}
+	return r.checkTimes()
+}
+
+// checkTimes refuses times that contradict each other (a garbled or edited
+// file): every time of the answer is at or after the send, and the chunks
+// are in arrival order.
+func (r *Record) checkTimes() error {
+	if r.SentNS != 0 {
+		for _, t := range []struct {
+			field string
+			ns    int64
+		}{{"first_byte_unix_ns", r.FirstByteNS}, {"first_token_unix_ns", r.FirstTokenNS},
+			{"first_output_unix_ns", r.FirstOutputNS}, {"end_unix_ns", r.EndNS}} {
+			if t.ns != 0 && t.ns < r.SentNS {
+				return fieldErr(t.field, "%d is before sent_unix_ns %d", t.ns, r.SentNS)
+			}
+		}
+	}
+	for i := 1; i < len(r.ChunkOffsetsNS); i++ {
+		if c, p := r.ChunkOffsetsNS[i], r.ChunkOffsetsNS[i-1]; c < p {
+			return fieldErr("chunk_offsets_ns", "%d after %d: not in arrival order", c, p)
+		}
+	}
 	return nil
 }
 

@@ -121,6 +121,12 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"v":1} x`, `r.jsonl:2: malformed JSON: data after the object`},
 		{`[1]`, `r.jsonl:2: not a JSON object`},
 		{`{"v":1,`, `r.jsonl:2: malformed JSON`},
+		// times that contradict each other: a garbled or hand-edited file
+		{`{"v":1,"sent_unix_ns":100,"end_unix_ns":5}`, `r.jsonl:2: end_unix_ns: 5 is before sent_unix_ns 100`},
+		{`{"v":1,"end_unix_ns":5,"sent_unix_ns":100}`, `r.jsonl:2: end_unix_ns: 5 is before sent_unix_ns 100`},
+		{`{"v":1,"sent_unix_ns":100,"first_token_unix_ns":99,"end_unix_ns":200}`, `r.jsonl:2: first_token_unix_ns: 99 is before sent_unix_ns 100`},
+		{`{"v":1,"sent_unix_ns":100,"first_byte_unix_ns":1,"end_unix_ns":200}`, `r.jsonl:2: first_byte_unix_ns: 1 is before sent_unix_ns 100`},
+		{`{"v":1,"sent_unix_ns":100,"chunk_offsets_ns":[5,3],"end_unix_ns":200}`, `r.jsonl:2: chunk_offsets_ns: 3 after 5: not in arrival order`},
 	} {
 		d := NewDecoder(strings.NewReader("\n"+tc.in+"\n"), "r.jsonl")
 		var r Record

@@ -67,7 +67,7 @@ func New() *cli.App {
 			"The API key is read from the environment variable --api-key-env names, never from a flag, and is\n" +
 			"written nowhere.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "url", Usage: "server base `URL` (http://host:port); the path is appended", Destination: &o.url},
+			&cli.StringFlag{Name: "url", Usage: "server base `URL` (http://host:port; host:port means http); the path is appended (once: a URL ending in /v1 takes /chat/completions)", Destination: &o.url},
 			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat or completions (default: the store's)", Destination: &o.endpoint},
 			&cli.StringFlag{Name: "path", Usage: "request `PATH` (overrides --endpoint and the store's)", Destination: &o.path},
 			&cli.StringSliceFlag{Name: "H", Aliases: []string{"header"}, Usage: "extra request header `K:V`; repeatable", Destination: &o.headers},
@@ -224,13 +224,46 @@ func (o *options) replayOptions(st *store.Reader) (replay.Options, error) {
 	case "", "builtin":
 		ro.Tokenizer = tokenizer.Builtin
 	default:
-		path := o.tokenizer
-		ro.Tokenizer = func() (*tokenizer.Tokenizer, error) { return tokenizer.Load(path) }
+		// Loaded now: a path that does not load is a usage error, not a
+		// silent lack of output counts found after the run.
+		t, err := tokenizer.Load(o.tokenizer)
+		if err != nil {
+			return ro, base.UsageError("--tokenizer: %v", err)
+		}
+		ro.Tokenizer = func() (*tokenizer.Tokenizer, error) { return t, nil }
 	}
 	if o.schedule == replay.ScheduleFixed && !st.HasTimestamps() {
 		return ro, base.UsageError("--schedule fixed: the store has no timestamps")
 	}
 	return ro, nil
+}
+
+// unusedFlags refuses flags that the schedule that will run has no use
+// for: a user who gives them expects an effect, and would get none.
+func unusedFlags(c *cli.Context, o *options, st *store.Reader) error {
+	sched := o.schedule
+	if sched == replay.ScheduleAuto {
+		switch {
+		case o.rate > 0:
+			sched = replay.ScheduleRate
+		case st.HasTimestamps():
+			sched = replay.ScheduleFixed
+		default:
+			sched = replay.ScheduleConcurrency
+		}
+	}
+	for _, f := range []struct {
+		name, schedule, what string
+	}{{"start-offset", replay.ScheduleFixed, "plays trace times"}, {"end-offset", replay.ScheduleFixed, "plays trace times"},
+		{"arrival", replay.ScheduleRate, "has arrivals"}, {"smoothness", replay.ScheduleRate, "has arrivals"}} {
+		if c.IsSet(f.name) && sched != f.schedule {
+			return base.UsageError("--%s: only the %s schedule %s (this run's schedule is %s)", f.name, f.schedule, f.what, sched)
+		}
+	}
+	if c.IsSet("cancel-after") && o.cancelRate == 0 {
+		return base.UsageError("--cancel-after: needs --cancel-rate (no request is cancelled without it)")
+	}
+	return nil
 }
 
 // cutHeader splits "Name: value".
@@ -256,6 +289,18 @@ func runReplay(c *cli.Context, o *options) error {
 	if err != nil {
 		return base.UsageError("--goodput: %v", err)
 	}
+	// The library reads 0 as "the default"; typed on the command line it is
+	// a mistake, not a request for 1.
+	for _, z := range []struct {
+		name string
+		zero bool
+		want string
+	}{{"speedup", o.speedup == 0, "a number above 0"}, {"smoothness", o.smoothness == 0, "a number above 0"},
+		{"concurrency", o.concurrency == 0, "at least 1 (leave it out for no ceiling)"}} {
+		if c.IsSet(z.name) && z.zero {
+			return base.UsageError("--%s 0: want %s", z.name, z.want)
+		}
+	}
 	if c.IsSet("smoothness") && !c.IsSet("arrival") {
 		o.arrival = replay.ArrivalGamma // as in aiperf: the smoothness alone selects gamma
 	}
@@ -269,6 +314,12 @@ func runReplay(c *cli.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	if err := unusedFlags(c, o, st); err != nil {
+		return err
+	}
+	if c.IsSet("duration") && ro.Duration == 0 {
+		return base.UsageError("--duration %s: want a duration above 0 (leave it out for no limit)", o.duration)
+	}
 	mo := metrics.Options{Streaming: st.Meta()[replay.MetaStreaming] == "true", Goodput: goodput}
 	live, err := newLiveLine(c.App.ErrWriter, o.quiet, mo)
 	if err != nil {
@@ -278,11 +329,27 @@ func runReplay(c *cli.Context, o *options) error {
 		return err
 	}
 	recPath := filepath.Join(o.out, recordsFile)
+	// No output may replace the store being replayed.
+	if sfi, err := os.Stat(storePath); err == nil {
+		for _, name := range []string{recordsFile, exportJSONFile, exportCSVFile, exportRecordFile} {
+			p := filepath.Join(o.out, name)
+			if fi, err := os.Stat(p); err == nil && os.SameFile(sfi, fi) {
+				return base.UsageError("%s is the store being replayed: choose another -o", p)
+			}
+		}
+	}
 	f, err := atomicfile.Create(recPath)
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
+	// The exports are written after the run: a destination that cannot be
+	// replaced is found now, before a request is sent.
+	for _, name := range []string{exportJSONFile, exportCSVFile, exportRecordFile} {
+		if _, err := atomicfile.Destination(filepath.Join(o.out, name)); err != nil {
+			return err
+		}
+	}
 	ro.Records = f
 	ro.Observe = live.observe
 	ro.Counters = &live.counters
@@ -328,8 +395,19 @@ func runReplay(c *cli.Context, o *options) error {
 			stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, cpu, o.out,
 			recordsFile, exportJSONFile, exportCSVFile, exportRecordFile)
 	}
+	profiled := sum.Requests + sum.ErrorRequests
+	switch {
+	case profiled > 0:
+	case stats.Sent == 0:
+		fmt.Fprintf(w, "aiperf-replay: no profiling requests: none was sent; the metrics are empty\n")
+	default:
+		fmt.Fprintf(w, "aiperf-replay: no profiling requests: all %d requests sent were warmup (--warmup %d); the metrics are empty\n", stats.Sent, o.warmup)
+	}
 	if stats.Interrupted {
 		return c.Context.Err()
+	}
+	if maxErr >= 0 && profiled == 0 {
+		return base.No("no profiling requests: --max-error-rate has nothing to judge")
 	}
 	if maxErr >= 0 {
 		if rate := sum.ErrorRate(); rate > maxErr {
@@ -362,10 +440,20 @@ func reportCommand() *cli.Command {
 				return base.UsageError("--goodput: %v", err)
 			}
 			files := c.Args().Slice()
-			for _, f := range files {
-				if _, err := os.Stat(f); err != nil {
+			infos := make([]os.FileInfo, len(files))
+			for i, f := range files {
+				fi, err := os.Stat(f)
+				if err != nil {
 					return &base.Error{Code: base.ExitTrouble, Err: err}
 				}
+				// Shards are distinct files: one given twice would count
+				// its requests twice.
+				for j := range i {
+					if os.SameFile(infos[j], fi) {
+						return base.UsageError("%s and %s are the same file: its requests would count twice", files[j], f)
+					}
+				}
+				infos[i] = fi
 			}
 			mo := metrics.Options{Goodput: gp}
 			switch streaming {
@@ -382,6 +470,9 @@ func reportCommand() *cli.Command {
 			sum, err := summarize(files, mo)
 			if err != nil {
 				return err
+			}
+			if sum.Requests+sum.ErrorRequests == 0 {
+				fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: no profiling records in %s; the metrics are empty\n", strings.Join(files, ", "))
 			}
 			if out != "" {
 				if err := os.MkdirAll(out, 0o777); err != nil {
