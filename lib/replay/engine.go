@@ -497,15 +497,38 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 	r.stop() // no request starts after this
 	done := make(chan struct{})
 	go func() { r.inflight.Wait(); close(done) }()
+	// An interrupt that comes after the last send starts the grace period
+	// too; Cut (a second interrupt) ends it at once.
+	var grace *time.Timer
+	var graceC <-chan time.Time
+	startGrace := func() {
+		if grace == nil {
+			grace = time.NewTimer(r.o.Grace)
+			graceC = grace.C
+		}
+	}
 	if cut {
-		grace := time.NewTimer(r.o.Grace)
+		startGrace()
+	}
+	interrupt := ctx.Done()
+wait:
+	for {
 		select {
 		case <-done:
-		case <-grace.C:
-			r.abort()
-			r.pool.abortAll(abortGrace)
-			<-done
+			break wait
+		case <-interrupt:
+			interrupt = nil
+			startGrace()
+			continue
+		case <-graceC:
+		case <-r.o.Cut:
 		}
+		// the grace period ran out, or a cut came: cut what is left
+		r.abort()
+		r.pool.abortAll(abortGrace)
+		break
+	}
+	if grace != nil {
 		grace.Stop()
 	}
 	<-done

@@ -69,6 +69,10 @@ type Options struct {
 	// stopped (Duration reached, or the context cancelled); then they are
 	// cut and recorded as cancelled.
 	Grace time.Duration
+	// Cut, when closed, ends the grace period at once (a second SIGINT):
+	// requests in flight are cut and recorded as cancelled, and Run returns
+	// with everything recorded. nil: never.
+	Cut <-chan struct{}
 
 	CancelRate  float64       // fraction of requests cancelled on purpose, in [0, 1]
 	CancelAfter time.Duration // how long after a cancelled request is fully written it is cut

@@ -340,6 +340,40 @@ func TestInterrupt(t *testing.T) {
 	}
 }
 
+// An interrupt after the last send still starts the grace period (the run
+// used to wait for every reply in flight), and Cut (a second interrupt)
+// ends a long grace period at once; either way every request is recorded.
+func TestInterruptAfterLastSendAndCut(t *testing.T) {
+	url, _ := startMock(t, mock.Config{TTFT: 5 * time.Millisecond, ITL: 20 * time.Millisecond})
+	for _, tc := range []struct {
+		name  string
+		grace time.Duration
+		cut   bool
+	}{{"grace after the last send", 200 * time.Millisecond, false}, {"second interrupt cuts a long grace", time.Hour, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			// 8 requests of ~4 s each, all sent at once: sending is over
+			// long before the interrupt at 300 ms.
+			st := singleTurns(t, 8, 0, func(i int) []byte { return chatBody("q", 200, true) })
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cutC := make(chan struct{})
+			time.AfterFunc(300*time.Millisecond, cancel)
+			if tc.cut {
+				time.AfterFunc(500*time.Millisecond, func() { close(cutC) })
+			}
+			start := time.Now()
+			recs, stats := replayAll(t, ctx, st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 8,
+				RequestCount: 8, Grace: tc.grace, Cut: cutC})
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("took %v, want the interrupt to cut the ~4 s replies short", took)
+			}
+			if !stats.Interrupted || len(recs) != 8 || stats.Cancelled != 8 {
+				t.Errorf("interrupted %v, %d records, %d cut; want 8 records, all cut", stats.Interrupted, len(recs), stats.Cancelled)
+			}
+		})
+	}
+}
+
 // --cancel-rate cancels that share of requests, after --cancel-after.
 func TestCancelRate(t *testing.T) {
 	url, _ := startMock(t, mock.Config{TTFT: 300 * time.Millisecond, ITL: time.Millisecond})

@@ -131,3 +131,29 @@ func TestOpenInput(t *testing.T) {
 		t.Errorf("stdin was closed: %v", err)
 	}
 }
+
+// SecondSignal outside Main has no handler behind it: a channel that never
+// closes. Inside, the second signal is handed to the command once; after
+// that (or when no command asked) a signal means exit.
+func TestSecondSignal(t *testing.T) {
+	if c := SecondSignal(context.Background()); c != nil {
+		t.Fatalf("outside Main: %v, want nil", c)
+	}
+	st := &signals{cut: make(chan struct{})}
+	if st.claim() {
+		t.Fatal("claimed for a command that did not ask")
+	}
+	ctx := context.WithValue(context.Background(), signalsKey{}, st)
+	cut := SecondSignal(ctx)
+	if !st.claim() {
+		t.Fatal("the second signal was not handed to the command that asked")
+	}
+	select {
+	case <-cut:
+	default:
+		t.Fatal("the cut channel is still open after the second signal")
+	}
+	if st.claim() {
+		t.Fatal("a third signal was handed over too; it must exit")
+	}
+}

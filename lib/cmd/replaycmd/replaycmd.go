@@ -63,7 +63,8 @@ func New() *cli.App {
 			"Writes DIR/records.jsonl (one line per request sent), DIR/profile_export_aiperf.json and .csv,\n" +
 			"DIR/profile_export.jsonl (the Python aiperf's shapes) and the summary table on stderr. On a terminal a\n" +
 			"live line shows progress. SIGINT stops sending, lets requests in flight finish within --grace, writes\n" +
-			"everything and exits 130. --max-error-rate turns a failed run into exit 1.\n\n" +
+			"everything and exits 130; a second SIGINT cuts them at once and still writes everything, a third\n" +
+			"exits at once. --max-error-rate turns a failed run into exit 1.\n\n" +
 			"The API key is read from the environment variable --api-key-env names, never from a flag, and is\n" +
 			"written nowhere.",
 		Flags: []cli.Flag{
@@ -351,6 +352,7 @@ func runReplay(c *cli.Context, o *options) error {
 		}
 	}
 	ro.Records = f
+	ro.Cut = base.SecondSignal(c.Context)
 	ro.Observe = live.observe
 	ro.Counters = &live.counters
 
