@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -107,4 +108,45 @@ func TestDirectoryRejectedForStreamFormats(t *testing.T) {
 	}
 	_, err = Open(dir, Options{})
 	checkError(t, "auto-detect mooncake dir", err, filepath.Join(dir, "x.jsonl"), 1, "", "looks like mooncake_trace")
+}
+
+// A trace directory named by a symlink is read like the folder it names
+// (WalkDir alone does not follow a link at its root, so it read nothing),
+// and the top-level rule still holds for the non-recursive listing.
+func TestDirectoryThroughSymlink(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	dir := filepath.Join(base, "real")
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.jsonl", "sub/deep.jsonl"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(`{"messages":[{"role":"user","content":"x"}]}`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		recursive bool
+		want      []string
+	}{
+		{false, []string{filepath.Join(link, "a.jsonl")}},
+		{true, []string{filepath.Join(link, "a.jsonl"), filepath.Join(link, "sub", "deep.jsonl")}},
+	} {
+		got, err := jsonlFiles(link, tc.recursive)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("jsonlFiles(link, %v) = %q, %v; want %q", tc.recursive, got, err, tc.want)
+		}
+	}
+	r, err := Open(link, Options{Type: TypeRawPayload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := readRows(r)
+	if err != nil || len(rows) != 1 {
+		t.Errorf("raw_payload through a link: %d rows, %v; want the 1 top-level row", len(rows), err)
+	}
 }

@@ -290,13 +290,19 @@ func openDir(dir string, opt Options) (*Reader, error) {
 // would block the reader forever, and a device or socket is no capture. A
 // link to a directory and a dangling link are skipped.
 func jsonlFiles(dir string, recursive bool) ([]string, error) {
+	// A trailing separator makes the walk enter dir when it is a symlink
+	// to a folder (WalkDir does not follow a link at its root).
+	root := dir
+	if !strings.HasSuffix(root, string(filepath.Separator)) {
+		root += string(filepath.Separator)
+	}
 	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
-			if p != dir && !recursive {
+			if p != root && !recursive {
 				return filepath.SkipDir
 			}
 			return nil
