@@ -284,6 +284,13 @@ func openDir(dir string, opt Options) (*Reader, error) {
 	return rd, nil
 }
 
+// DirFiles lists every file a directory input may be read from, in the
+// order the readers take them: its *.jsonl files at any depth (the
+// SageMaker rule; raw_payload reads only the top level of these), links
+// followed to regular files, linked folders not entered. It is what cache
+// keys digest for a trace directory.
+func DirFiles(dir string) ([]string, error) { return jsonlFiles(dir, true) }
+
 // jsonlFiles lists the *.jsonl files of dir in sorted order (component by
 // component, as Python sorts paths), recursively or not. A *.jsonl entry
 // that is not a regular file (or a link to one) is an error: a named pipe

@@ -9,12 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/shape"
 	"github.com/aiperf/toolkit/lib/digest"
+	"github.com/aiperf/toolkit/lib/trace"
 	"github.com/aiperf/toolkit/lib/tokenizer/locate"
 	"github.com/urfave/cli/v2"
 )
@@ -207,59 +207,22 @@ func traceInput(ctx context.Context, h *digest.Hasher, name string) (digest.Dige
 }
 
 // traceFiles lists, relative to dir and '/'-separated, the files
-// aiperf-tokenize reads from a trace directory, by lib/trace's rule (which
-// TestTraceFilesAsTokenize holds this copy to): every entry named *.jsonl
-// below dir, symlinked folders not entered, each a regular file or a link
-// to one (followed wherever it leads); a dangling link or a link to a
-// folder is skipped, and anything else named *.jsonl is an error. It
+// aiperf-tokenize may read from a trace directory (trace.DirFiles). It
 // recurses in every mode: a raw_payload directory reads only its top
 // level, so a nested *.jsonl changes its key but not its store (a miss,
 // never a wrong hit).
 func traceFiles(dir string) ([]string, error) {
-	// dir itself may be a symlink to a folder: walk what it holds (lib/trace
-	// reads nothing from such a dir today; should it follow the link, the
-	// key already covers the files).
-	walkRoot := dir
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		walkRoot = real
+	files, err := trace.DirFiles(dir)
+	if err != nil {
+		return nil, err
 	}
-	var out []string
-	err := filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
+	out := make([]string, len(files))
+	for i, p := range files {
+		rel, err := filepath.Rel(dir, p)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if d.IsDir() || !strings.HasSuffix(d.Name(), ".jsonl") {
-			return nil
-		}
-		rel, err := filepath.Rel(walkRoot, p)
-		if err != nil {
-			return err
-		}
-		fi, err := os.Stat(p)
-		switch {
-		case err != nil || fi.IsDir():
-			return nil
-		case !fi.Mode().IsRegular():
-			return &fs.PathError{Op: "read", Path: filepath.Join(dir, rel), Err: fmt.Errorf("not a regular file (%s): a directory input reads regular files only", fileKind(fi.Mode()))}
-		}
-		out = append(out, filepath.ToSlash(rel))
-		return nil
-	})
-	return out, err
-}
-
-// fileKind names the type of a file that is not regular, in
-// aiperf-tokenize's words.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
+		out[i] = filepath.ToSlash(rel)
 	}
-	return "mode " + m.String()
+	return out, nil
 }
