@@ -14,8 +14,8 @@ import (
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/shape"
 	"github.com/aiperf/toolkit/lib/digest"
-	"github.com/aiperf/toolkit/lib/trace"
 	"github.com/aiperf/toolkit/lib/tokenizer/locate"
+	"github.com/aiperf/toolkit/lib/trace"
 	"github.com/urfave/cli/v2"
 )
 
