@@ -46,6 +46,7 @@ type reqState struct {
 	parts    [][]byte
 	vec      [8][]byte
 	parseErr *result.Error
+	events   int   // events dispatched in this response
 	t        int64 // time of the read being parsed
 	emit     func(event, data []byte) error
 	bodyFn   func(p []byte, t int64) error
@@ -243,6 +244,7 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 	cancel := r.cancelPick(seq)
 	rs.rp.reset()
 	rs.parseErr = nil
+	rs.events = 0
 
 	for attempt := 0; ; attempt++ {
 		var c *conn
@@ -372,14 +374,24 @@ func (rs *reqState) onEvent(event, data []byte) error {
 		rs.rp.readError(append([]byte(nil), data...))
 		return nil
 	}
-	if bytes.Equal(bytes.TrimSpace(data), doneMarker) {
-		rs.rp.done = true
-		return nil
+	rs.events++
+	if len(data) == 0 || data[0] != '{' { // the common chunk starts with its brace
+		d := bytes.TrimSpace(data)
+		if len(d) == 0 {
+			// An event without data ("data:" then a blank line, or white
+			// space) is dispatched by the event-stream rules with empty
+			// data; it carries no chunk (servers send it as a keep-alive).
+			return nil
+		}
+		if bytes.Equal(d, doneMarker) {
+			rs.rp.done = true
+			return nil
+		}
 	}
 	c, rsn, err := rs.rp.chunk(data)
 	if err != nil {
 		if rs.parseErr == nil {
-			rs.parseErr = &result.Error{Type: "ResponseParseError", Message: "event " + strconv.Itoa(len(R.ChunkOffsetsNS)+1) + ": malformed JSON chunk: " + clip(data, 120)}
+			rs.parseErr = &result.Error{Type: "ResponseParseError", Message: "event " + strconv.Itoa(rs.events) + ": malformed JSON chunk: " + clip(data, 120)}
 		}
 		return nil
 	}

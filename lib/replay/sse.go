@@ -13,7 +13,10 @@ import "bytes"
 //   - "data" lines accumulate, joined by LF; "event" sets the event type;
 //     "id" and "retry" are read and ignored; other fields are ignored.
 //   - An empty line dispatches the event if any data line was seen, then
-//     resets the data and the type.
+//     resets the data and the type. A data line with an empty value counts:
+//     "data:" then a blank line is an event with empty data (the standard
+//     dispatches it; the request reads it as a keep-alive, never as a
+//     chunk).
 //   - A byte order mark at the very start is skipped; an event still open
 //     when the body ends is discarded.
 //
