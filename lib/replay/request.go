@@ -194,6 +194,9 @@ func (r *runner) sendTurn(sess *session, intended int64) bool {
 
 	if R.Err != nil {
 		r.errors.Add(1)
+		if r.secret != nil {
+			R.Err.Message, R.Err.Type = r.secret.redact(R.Err.Message), r.secret.redact(R.Err.Type)
+		}
 	}
 	if R.Cancelled {
 		r.cancelled.Add(1)
