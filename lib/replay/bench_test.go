@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"net"
 	"testing"
 )
 
@@ -58,3 +59,50 @@ func BenchmarkStreamOneRead(b *testing.B) { benchResponse(b, benchStream(), 1<<2
 // BenchmarkStreamPerEvent: about one event a read, as a client that keeps
 // up with a streaming server reads.
 func BenchmarkStreamPerEvent(b *testing.B) { benchResponse(b, benchStream(), 200) }
+
+// BenchmarkQueuedReads measures what smaller reads would cost when a
+// client has fallen behind a stream (the only time a read returns several
+// events): the whole 16-event response waits in the socket, and is read
+// with the client's 128 KiB buffer or with reads of about one event. The
+// bytes are the same and all arrived before the first read, so smaller
+// reads would only spread the events' times by the client's own syscall
+// time (see respReader): the cost measured here buys no honesty.
+func BenchmarkQueuedReads(b *testing.B) {
+	raw := benchStream()
+	for _, size := range []int{readBufSize, 512, 256} {
+		b.Run(fmt.Sprintf("buf=%d", size), func(b *testing.B) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			cc, err := net.Dial("tcp", l.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cc.Close()
+			sc, err := l.Accept()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer sc.Close()
+			buf := make([]byte, size)
+			b.SetBytes(int64(len(raw)))
+			reads := 0
+			for b.Loop() {
+				if _, err := sc.Write(raw); err != nil {
+					b.Fatal(err)
+				}
+				for got := 0; got < len(raw); {
+					n, err := cc.Read(buf)
+					if err != nil {
+						b.Fatal(err)
+					}
+					got += n
+					reads++
+				}
+			}
+			b.ReportMetric(float64(reads)/float64(b.N), "reads/op")
+		})
+	}
+}

@@ -2,8 +2,10 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/aiperf/toolkit/lib/result"
@@ -104,5 +106,59 @@ func TestEmptyEventEndToEnd(t *testing.T) {
 		if r.Err != nil || len(r.ChunkOffsetsNS) != 2 {
 			t.Errorf("error %v, %d chunks; want none and 2", r.Err, len(r.ChunkOffsetsNS))
 		}
+	}
+}
+
+// scriptedReader returns its pieces one a Read.
+type scriptedReader struct{ pieces [][]byte }
+
+func (r *scriptedReader) Read(p []byte) (int, error) {
+	if len(r.pieces) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.pieces[0])
+	if n < len(r.pieces[0]) {
+		r.pieces[0] = r.pieces[0][n:]
+	} else {
+		r.pieces = r.pieces[1:]
+	}
+	return n, nil
+}
+
+// TestEventTimes pins down what an event's time is: the time of the read
+// that brought its last byte (the blank line that dispatches it). Events
+// that one read brings share that read's time (the client cannot know
+// when each reached its socket); an event split across reads takes the
+// later one; a read is timed when it returns, before any parsing.
+func TestEventTimes(t *testing.T) {
+	ev := func(s string) string {
+		e := "data: {\"choices\":[{\"delta\":{\"content\":\"" + s + "\"}}]}\n\n"
+		return fmt.Sprintf("%x\r\n%s\r\n", len(e), e)
+	}
+	head := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+	e2 := ev("b")
+	pieces := [][]byte{
+		[]byte(head + ev("a") + e2[:20]),                       // read 1: the head, event a and the start of b
+		[]byte(e2[20:] + ev("c") + ev("d")),                    // read 2: the rest of b, c and d
+		[]byte(ev("e")[:9]), []byte(ev("e")[9:] + "0\r\n\r\n"), // reads 3 and 4: e, split
+	}
+	rs := newReqState()
+	rs.rp.reset()
+	var clock int64
+	rs.rr.init(&scriptedReader{pieces: pieces}, rs.buf, func() int64 { clock += 1000; return clock })
+	h, err := rs.rr.readHead()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.mode = modeSSE
+	rs.sse.reset()
+	if _, err := rs.rr.readBody(&h, rs.bodyFn); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{1000, 2000, 2000, 2000, 4000}; !slices.Equal(rs.rec.ChunkOffsetsNS, want) {
+		t.Errorf("event times %v, want %v", rs.rec.ChunkOffsetsNS, want)
+	}
+	if rs.rr.firstByte != 1000 || rs.rec.FirstTokenNS != 1000 {
+		t.Errorf("first byte %d, first token %d, want 1000", rs.rr.firstByte, rs.rec.FirstTokenNS)
 	}
 }
