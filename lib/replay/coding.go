@@ -77,6 +77,9 @@ func (rs *reqState) readCoded(h *head) (clean bool, err error) {
 		if err != nil {
 			return false, codingErr("the", err)
 		}
+		if rs.mode == modeError && len(rs.body) >= maxErrorBody {
+			return false, nil // the message is read; the connection is dropped
+		}
 	}
 	// Bytes after the compressed data are ignored; the framing is read to
 	// its end so that the connection can be reused.

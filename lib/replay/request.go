@@ -61,6 +61,7 @@ type reqState struct {
 	parseErr *result.Error
 	events   int    // events dispatched in this response
 	limit    int    // what the response may hold (Options.MaxResponse)
+	declared int64  // the body's Content-Length, -1 when absent or of coded bytes
 	sseBytes int64  // bytes of the event stream
 	start    []byte // the stream's first bytes, until its first event
 	coded    []byte // decoded bytes of a compressed body
@@ -355,10 +356,12 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 		rs.sse.max = min(rs.limit, maxSSELine)
 		rs.sse.reset()
 		rs.body, rs.start, rs.sseBytes = rs.body[:0], rs.start[:0], 0
+		rs.declared = -1
+		if h.ncodings == 0 {
+			rs.declared = h.contentLength
+		}
 		var clean bool
 		switch {
-		case rs.mode != modeError && h.ncodings == 0 && h.contentLength > int64(rs.limit):
-			err = rs.bodyTooLarge(h.contentLength)
 		case h.ncodings > 0 && h.hasBody():
 			clean, err = rs.readCoded(&h)
 		default:
@@ -402,6 +405,9 @@ func (rs *reqState) onBody(p []byte, t int64) error {
 			return rs.onStream(p)
 		}
 		rs.mode = modeJSON
+		if rs.declared > int64(rs.limit) {
+			return rs.bodyTooLarge(rs.declared) // refused before it is read
+		}
 		fallthrough
 	case modeJSON:
 		if len(rs.body)+len(p) > rs.limit {
