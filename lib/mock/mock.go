@@ -56,8 +56,8 @@ const FaultHeader = "X-Mock-Fault"
 type Config struct {
 	TTFT       time.Duration // time to first token
 	ITL        time.Duration // inter-token latency
-	TTFTJitter time.Duration // each TTFT is TTFT ± up to this much (uniform)
-	ITLJitter  time.Duration // each gap is ITL ± up to this much (uniform)
+	TTFTJitter time.Duration // each TTFT is TTFT ± up to this much (uniform); only this moves the first token
+	ITLJitter  time.Duration // each gap between two tokens is ITL ± up to this much (uniform, never below 0)
 	Fast       bool          // no latency at all (TTFT, ITL and jitter ignored)
 
 	ErrorRate float64 // fraction of requests answered with HTTP 500, in [0, 1]

@@ -192,7 +192,8 @@ type tokenClock struct {
 	itl   time.Duration
 	jit   time.Duration
 	rg    rng
-	last  time.Time
+	n     int       // tokens scheduled so far
+	last  time.Time // the due time of token n-1
 }
 
 func (s *Server) schedule(arrived time.Time, rg *rng) *tokenClock {
@@ -203,19 +204,26 @@ func (s *Server) schedule(arrived time.Time, rg *rng) *tokenClock {
 	return c
 }
 
-// due returns when token i should go out: tokens follow TTFT then ITL on an
-// absolute schedule (so sleep overshoot never accumulates), each gap
-// jittered, never earlier than the token before.
+// due returns when token i should go out (i never decreasing from call to
+// call): token 0 at the first-token time, which only the TTFT jitter moves,
+// and each next token one gap after the one before, the gap ITL ± the ITL
+// jitter (uniform, and never below 0), so that every gap between the
+// intended times lies in the documented range. (Jittering each token's
+// place on a fixed TTFT + i×ITL grid instead would make a gap the
+// difference of two jitters, ITL ± 2J, and jitter the first token with the
+// ITL's.) The times are absolute: a late wake-up shortens the next wait
+// instead of delaying every later token.
 func (c *tokenClock) due(i int) time.Time {
 	if c.fast {
 		return time.Time{}
 	}
-	t := c.first.Add(time.Duration(i)*c.itl + c.rg.jitter(c.jit))
-	if i > 0 && t.Before(c.last) {
-		t = c.last
+	if c.n == 0 {
+		c.last, c.n = c.first, 1
 	}
-	c.last = t
-	return t
+	for ; c.n <= i; c.n++ {
+		c.last = c.last.Add(max(c.itl+c.rg.jitter(c.jit), 0))
+	}
+	return c.last
 }
 
 // epoch is the origin of the mock's monotonic clock.

@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aiperf/toolkit/lib/jsonx"
 	"github.com/aiperf/toolkit/lib/result"
@@ -175,7 +176,23 @@ func (rp *reply) readError(v []byte) {
 	default:
 		e.Message = clip(v, 200)
 	}
+	e.Message, e.Type = clipText(e.Message, maxMessage), clipText(e.Type, 100)
 	rp.srvErr = e
+}
+
+// maxMessage bounds a server's error message in a record.
+const maxMessage = 1000
+
+// clipText returns up to n bytes of s (cut at a character boundary) and
+// "..." when it was longer.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 // errorMessage extracts a readable message from an error response body:
@@ -205,7 +222,7 @@ func errorMessage(body []byte) string {
 			return nil
 		})
 		if msg != "" {
-			return msg
+			return clipText(msg, maxMessage)
 		}
 	}
 	return clip(body, 200)

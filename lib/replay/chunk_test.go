@@ -65,6 +65,10 @@ func TestErrorMessage(t *testing.T) {
 		`upstream connect error`:                             "upstream connect error",
 		strings.Repeat("x", 300):                             strings.Repeat("x", 200) + "...",
 		"\xff\xfe":                                           "\ufffd",
+		// a server's message is clipped (at a character boundary) before it
+		// reaches a record
+		`{"error":{"message":"` + strings.Repeat("x", 5000) + `"}}`: strings.Repeat("x", maxMessage) + "...",
+		`{"error":"` + strings.Repeat("é", 600) + `"}`:              strings.Repeat("é", maxMessage/2) + "...",
 	} {
 		if got := errorMessage([]byte(in)); got != want {
 			t.Errorf("%q: got %q, want %q", in, got, want)

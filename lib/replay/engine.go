@@ -124,6 +124,7 @@ type runner struct {
 
 	states stateList
 	tok    lazyTokenizer
+	secret *redactor // nil: no credentials to keep out of the records
 
 	errors, cancelled atomic.Int64
 }
@@ -202,6 +203,7 @@ func newRunner(st *store.Reader, o Options) (*runner, error) {
 	rand.Read(id[:])
 	r.runID = hex.EncodeToString(id[:])
 	r.hdr = r.header()
+	r.secret = newRedactor(o.APIKey, o.Headers)
 	r.tok.load = o.Tokenizer
 
 	r.mode = o.Schedule

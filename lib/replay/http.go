@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"strconv"
@@ -316,13 +317,44 @@ type head struct {
 	chunked       bool
 	close         bool // the server will close the connection after this response
 	sse           bool // Content-Type: text/event-stream
+	// codings are the content codings of the body in the order they were
+	// applied (Content-Encoding, identity left out); ncodings of them.
+	codings  [maxCodings]uint8
+	ncodings int
+	coding   string // the Content-Encoding value, when it names a coding not decoded
 }
+
+// Content codings (RFC 9110 §8.4.1) the client decodes.
+const (
+	codingGzip    = iota + 1 // gzip, x-gzip
+	codingDeflate            // deflate: the zlib format (raw deflate also read)
+	codingOther              // any other: the response fails with ContentEncodingError
+)
+
+// maxCodings bounds the codings applied one over the other.
+const maxCodings = 4
 
 // maxHead bounds the status line and headers of a response.
 const maxHead = 64 << 10
 
 // respReader reads one response from a connection into buf, parsing in
-// place. Every read is timestamped.
+// place. Every read is timestamped when it returns, and every event the
+// parser completes within a read's bytes takes that read's time: that is
+// when its last byte reached the client, as closely as the socket can say.
+//
+// Several events in one read share its time, so the gaps between them are
+// 0 (an inter-token latency near 0, a huge output-token throughput per
+// user). It happens when the server wrote them together (one segment; the
+// truth, which no client can split) or when the client read late and the
+// kernel had queued them. A smaller read buffer while a stream is in
+// progress would not recover their arrival times: the bytes are already
+// queued, and successive small reads of them return microseconds apart,
+// spread by the client's own syscalls, not by the network (and cost about
+// 0.6 µs a read more: BenchmarkQueuedReads). Kernel receive timestamps
+// (SO_TIMESTAMPNS) do not either: TCP merges a segment that arrives while
+// earlier bytes wait into the queued buffer and stamps the merge with the
+// newest arrival. So the buffer stays large (a read takes all the kernel
+// has), and the reads' times are what the records hold.
 type respReader struct {
 	buf       []byte
 	r, w      int
@@ -493,6 +525,29 @@ func parseHead(b []byte, h *head) error {
 					keepAlive = true
 				}
 			}
+		case asciiEqualFold(name, "content-encoding"):
+			for _, tok := range bytes.Split(value, []byte(",")) {
+				tok = bytes.TrimSpace(tok)
+				var c uint8
+				switch {
+				case len(tok) == 0 || asciiEqualFold(tok, "identity"):
+					continue
+				case asciiEqualFold(tok, "gzip") || asciiEqualFold(tok, "x-gzip"):
+					c = codingGzip
+				case asciiEqualFold(tok, "deflate"):
+					c = codingDeflate
+				default:
+					c = codingOther
+				}
+				if c == codingOther || h.ncodings == maxCodings {
+					h.coding = clip(value, 60)
+					c = codingOther
+				}
+				if h.ncodings < maxCodings {
+					h.codings[h.ncodings] = c
+					h.ncodings++
+				}
+			}
 		case asciiEqualFold(name, "content-type"):
 			mt := value
 			if i := bytes.IndexByte(mt, ';'); i >= 0 {
@@ -549,65 +604,150 @@ func (h *head) hasBody() bool {
 // exactly where its framing says, with no byte after it, so that the
 // connection can carry another request (unless h.close).
 func (rr *respReader) readBody(h *head, fn func(p []byte, t int64) error) (clean bool, err error) {
-	if !h.hasBody() {
-		return rr.r == rr.w, nil
-	}
-	switch {
-	case h.chunked:
-		var ch chunked
-		for {
-			if rr.r == rr.w {
-				if err := rr.fill(); err != nil {
-					return false, bodyReadErr(err)
-				}
+	b := newBodyReader(rr, h)
+	for {
+		if err := b.next(); err != nil {
+			if err == io.EOF {
+				return b.clean, nil
 			}
-			t := rr.lastRead
-			n, done, err := ch.feed(rr.buf[rr.r:rr.w], func(p []byte) error { return fn(p, t) })
-			rr.r += n
-			if err != nil {
-				return false, err
-			}
-			if done {
-				return rr.r == rr.w && rr.err == nil, nil
-			}
+			return false, err
 		}
-	case h.contentLength >= 0:
-		left := h.contentLength
-		for left > 0 {
-			if rr.r == rr.w {
-				if err := rr.fill(); err != nil {
-					return false, bodyReadErr(err)
-				}
-			}
-			p := rr.buf[rr.r:rr.w]
-			if int64(len(p)) > left {
-				p = p[:left]
-			}
-			rr.r += len(p)
-			left -= int64(len(p))
-			if err := fn(p, rr.lastRead); err != nil {
-				return false, err
-			}
-		}
-		return rr.r == rr.w && rr.err == nil, nil
-	default: // until the server closes the connection
-		for {
-			if rr.r < rr.w {
-				p := rr.buf[rr.r:rr.w]
-				rr.r = rr.w
-				if err := fn(p, rr.lastRead); err != nil {
-					return false, err
-				}
-			}
-			if err := rr.fill(); err != nil {
-				if isEOF(err) {
-					return false, nil
-				}
-				return false, err
-			}
+		if err := fn(b.p, b.t); err != nil {
+			return false, err
 		}
 	}
 }
+
+// bodyReader hands out the pieces of a body as h frames it, one at a time
+// (readBody pushes them to a function; an io.Reader over it feeds a
+// decompressor).
+type bodyReader struct {
+	rr    *respReader
+	kind  int // how the body is framed
+	ch    chunked
+	left  int64  // Content-Length framing: bytes still to come
+	p     []byte // the current piece, a slice of the read buffer
+	t     int64  // the time of the read that brought p
+	clean bool   // at io.EOF: see readBody
+}
+
+// Body framings.
+const (
+	bodyNone    = iota // no body (204, 304)
+	bodyChunked        // Transfer-Encoding: chunked
+	bodyLength         // Content-Length
+	bodyClose          // until the server closes the connection
+)
+
+// newBodyReader reads the body of h (the head's fields are copied, so
+// that h never escapes).
+func newBodyReader(rr *respReader, h *head) bodyReader {
+	b := bodyReader{rr: rr, left: h.contentLength}
+	switch {
+	case !h.hasBody():
+		b.kind = bodyNone
+	case h.chunked:
+		b.kind = bodyChunked
+	case h.contentLength >= 0:
+		b.kind = bodyLength
+	default:
+		b.kind = bodyClose
+	}
+	return b
+}
+
+// errPiece stops the chunked decoder once it has handed out a piece.
+var errPiece = errors.New("piece")
+
+// next makes b.p the next piece of the body (valid until the next call)
+// and b.t its read time; it returns io.EOF at the body's end.
+func (b *bodyReader) next() error {
+	rr := b.rr
+	b.p = nil
+	switch b.kind {
+	case bodyNone:
+		b.clean = rr.r == rr.w
+		return io.EOF
+	case bodyChunked:
+		for {
+			if b.ch.state == chDone {
+				b.clean = rr.r == rr.w && rr.err == nil
+				return io.EOF
+			}
+			if rr.r == rr.w {
+				if err := rr.fill(); err != nil {
+					return bodyReadErr(err)
+				}
+			}
+			t := rr.lastRead
+			n, _, err := b.ch.feed(rr.buf[rr.r:rr.w], func(p []byte) error {
+				b.p, b.t = p, t
+				return errPiece
+			})
+			rr.r += n
+			if err == errPiece {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+	case bodyLength:
+		if b.left == 0 {
+			b.clean = rr.r == rr.w && rr.err == nil
+			return io.EOF
+		}
+		if rr.r == rr.w {
+			if err := rr.fill(); err != nil {
+				return bodyReadErr(err)
+			}
+		}
+		p := rr.buf[rr.r:rr.w]
+		if int64(len(p)) > b.left {
+			p = p[:b.left]
+		}
+		rr.r += len(p)
+		b.left -= int64(len(p))
+		b.p, b.t = p, rr.lastRead
+		return nil
+	default: // until the server closes the connection
+		for rr.r == rr.w {
+			if err := rr.fill(); err != nil {
+				if isEOF(err) {
+					b.clean = false
+					return io.EOF
+				}
+				return err
+			}
+		}
+		b.p, b.t = rr.buf[rr.r:rr.w], rr.lastRead
+		rr.r = rr.w
+		return nil
+	}
+}
+
+// Read implements io.Reader over the pieces, for a decompressor: the
+// bytes it returns arrived at b.t. Errors of the connection are wrapped in
+// *connError, so that they can be told from the decompressor's own.
+func (b *bodyReader) Read(dst []byte) (int, error) {
+	for len(b.p) == 0 {
+		if err := b.next(); err != nil {
+			if err == io.EOF {
+				return 0, io.EOF
+			}
+			return 0, &connError{err}
+		}
+	}
+	n := copy(dst, b.p)
+	b.p = b.p[n:]
+	return n, nil
+}
+
+// connError is a failure of the connection below a decompressor.
+type connError struct{ err error }
+
+func (e *connError) Error() string { return e.err.Error() }
+func (e *connError) Unwrap() error { return e.err }
 
 // errShortBody is a body cut off before the end its framing announced.
 var errShortBody = errors.New("connection closed before the response ended")
@@ -686,13 +826,14 @@ func (c *chunked) feed(p []byte, fn func([]byte) error) (int, bool, error) {
 			if int64(n) > c.size {
 				n = int(c.size)
 			}
-			if err := fn(p[i : i+n]); err != nil {
-				return i + n, false, err
-			}
+			data := p[i : i+n]
 			i += n
 			c.size -= int64(n)
 			if c.size == 0 {
 				c.state = chDataCR
+			}
+			if err := fn(data); err != nil {
+				return i, false, err
 			}
 		case chDataCR:
 			switch p[i] {

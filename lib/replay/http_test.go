@@ -196,12 +196,19 @@ func FuzzResponse(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+
 		"52\r\ndata: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}],\"usage\":{\"completion_tokens\":1}}\n\n\r\n"+
 		"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"), uint8(5))
+	for _, c := range codedResponses() {
+		f.Add(c, uint8(4))
+	}
 	f.Fuzz(func(t *testing.T, raw []byte, step uint8) {
 		a := readResponse(raw, 1<<20, 4096)
 		b := readResponse(raw, int(step%13)+1, 4096)
 		a.Clean, b.Clean = false, false // depends on whether bytes after the end were read yet
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("whole: %+v\nreads of %d: %+v", a, step%13+1, b)
+		}
+		// The content decoders, whatever the reads' sizes.
+		if da, db := readDecoded(raw, 1<<20), readDecoded(raw, int(step%13)+1); da != db {
+			t.Fatalf("decoded whole: %+v\nreads of %d: %+v", da, step%13+1, db)
 		}
 		// The event and chunk layers on top.
 		if a.Err == "" {
@@ -216,6 +223,34 @@ func FuzzResponse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// decoded is what readDecoded saw.
+type decoded struct{ Body, Err string }
+
+// readDecoded reads one response of raw, n bytes a read, through its
+// content codings (into a 1 MiB limit), as exchange does.
+func readDecoded(raw []byte, n int) decoded {
+	rs := newReqState()
+	rs.limit = 1 << 20
+	rs.rr.init(&pieceReader{b: raw, n: n}, rs.buf, func() int64 { return 1 })
+	h, err := rs.rr.readHead()
+	if err != nil || h.ncodings == 0 || !h.hasBody() {
+		return decoded{}
+	}
+	rs.mode = modeJSON
+	if _, err := rs.readCoded(&h); err != nil {
+		var ee *encodingError
+		var big *errTooLarge
+		switch {
+		case errors.As(err, &ee):
+			return decoded{Err: "encoding"}
+		case errors.As(err, &big):
+			return decoded{Err: "too large"}
+		}
+		return decoded{Err: errKind(err)}
+	}
+	return decoded{Body: string(rs.body)}
 }
 
 // TestTLSHandshakeTimeout: an https URL whose server accepts and never

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/aiperf/toolkit/lib/jsonx"
@@ -116,6 +117,10 @@ func FuzzChunk(f *testing.F) {
 		`{"choices":[{"delta":{"content":null}}]}`,
 		`{"choices":[{"delta":{"content":"a\\"}}], "x": [1, 2.5e3, true, false, null, {"y": "\u00e9"}]}`,
 		`not json`,
+		``,
+		" \t",
+		`{"error":{"message":"` + strings.Repeat("é", 600) + `","type":"` + strings.Repeat("t", 200) + `"}}`,
+		`{"choices":[{"delta":{"content":"Bearer sk-x"}}],"error":"Authorization: Bearer sk-x"}`,
 	} {
 		f.Add([]byte(s))
 	}

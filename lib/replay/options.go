@@ -77,6 +77,11 @@ type Options struct {
 	CancelRate  float64       // fraction of requests cancelled on purpose, in [0, 1]
 	CancelAfter time.Duration // how long after a cancelled request is fully written it is cut
 	Timeout     time.Duration // per request, from the send to the end of the answer (0: none)
+	// MaxResponse bounds what one response may hold in memory: a
+	// non-streamed body, or a stream's text and chunk times (see
+	// DefaultMaxResponse, the value for 0). A response past it fails with
+	// ResponseTooLargeError.
+	MaxResponse int64
 
 	History string // HistoryAuto (default), HistoryOn or HistoryOff
 	Seed    uint64 // seeds the arrival process and the choice of cancelled requests
@@ -159,6 +164,8 @@ func (o *Options) check() error {
 		return errors.New("speedup must be a positive number")
 	case o.RequestCount < 0 || o.Warmup < 0:
 		return errors.New("request and warmup counts must not be negative")
+	case o.MaxResponse < 0:
+		return errors.New("the response limit must not be negative")
 	case o.Duration < 0 || o.Grace < 0 || o.Timeout < 0 || o.CancelAfter < 0:
 		return errors.New("durations must not be negative")
 	case o.CancelRate < 0 || o.CancelRate > 1 || math.IsNaN(o.CancelRate):

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"os"
 	"strconv"
@@ -24,8 +25,20 @@ import (
 // reads, so no event size is refused below maxSSELine.
 const readBufSize = 128 << 10
 
-// maxBody bounds a non-streamed response body.
-const maxBody = 256 << 20
+// DefaultMaxResponse is what one response may hold in memory unless
+// Options.MaxResponse says otherwise: a non-streamed body (a 64 MiB answer
+// is some 16 million tokens of text), or a stream's text and chunk times
+// (8 bytes a chunk: a 100,000-token stream holds about 1.2 MB). A stream's
+// other bytes (the JSON around the text, events without content) are
+// parsed in the read buffer and never kept, so an endless stream that
+// carries no text costs nothing and one that does fails once it holds
+// this much, instead of growing until the machine runs out of memory.
+const DefaultMaxResponse = 64 << 20
+
+// keepBuf bounds the buffers a request state keeps on the free list: a
+// state that held a larger response gives its buffers back to the garbage
+// collector instead of pinning them for the rest of the run.
+const keepBuf = 256 << 10
 
 // maxErrorBody is how much of an error response is read for its message.
 const maxErrorBody = 64 << 10
@@ -46,7 +59,13 @@ type reqState struct {
 	parts    [][]byte
 	vec      [8][]byte
 	parseErr *result.Error
-	t        int64 // time of the read being parsed
+	events   int    // events dispatched in this response
+	limit    int    // what the response may hold (Options.MaxResponse)
+	declared int64  // the body's Content-Length, -1 when absent or of coded bytes
+	sseBytes int64  // bytes of the event stream
+	start    []byte // the stream's first bytes, until its first event
+	coded    []byte // decoded bytes of a compressed body
+	t        int64  // time of the read being parsed
 	emit     func(event, data []byte) error
 	bodyFn   func(p []byte, t int64) error
 	mode     int // how the body is read
@@ -61,7 +80,7 @@ const (
 )
 
 func newReqState() *reqState {
-	rs := &reqState{buf: make([]byte, readBufSize)}
+	rs := &reqState{buf: make([]byte, readBufSize), limit: DefaultMaxResponse}
 	rs.emit = rs.onEvent
 	rs.bodyFn = rs.onBody
 	return rs
@@ -87,6 +106,18 @@ func (l *stateList) get() *reqState {
 }
 
 func (l *stateList) put(rs *reqState) {
+	trim := func(b []byte) []byte {
+		if cap(b) > keepBuf {
+			return nil
+		}
+		return b
+	}
+	rs.body, rs.line, rs.coded = trim(rs.body), trim(rs.line), trim(rs.coded)
+	rs.rp.content, rs.rp.reasoning = trim(rs.rp.content), trim(rs.rp.reasoning)
+	rs.sse.line, rs.sse.data = trim(rs.sse.line), trim(rs.sse.data)
+	if cap(rs.rec.ChunkOffsetsNS) > keepBuf/8 {
+		rs.rec.ChunkOffsetsNS = nil
+	}
 	l.mu.Lock()
 	l.free = append(l.free, rs)
 	l.mu.Unlock()
@@ -123,6 +154,11 @@ func (r *runner) header() []byte {
 	}
 	if !has("content-type") {
 		b = append(b, "Content-Type: application/json\r\n"...)
+	}
+	if !has("accept-encoding") {
+		// No Accept-Encoding would mean any coding is acceptable (RFC 9110
+		// §12.5.3); see readCoded.
+		b = append(b, "Accept-Encoding: identity\r\n"...)
 	}
 	for _, h := range r.o.Headers {
 		b = append(b, h.Name...)
@@ -193,6 +229,9 @@ func (r *runner) sendTurn(sess *session, intended int64) bool {
 
 	if R.Err != nil {
 		r.errors.Add(1)
+		if r.secret != nil {
+			R.Err.Message, R.Err.Type = r.secret.redact(R.Err.Message), r.secret.redact(R.Err.Type)
+		}
 	}
 	if R.Cancelled {
 		r.cancelled.Add(1)
@@ -243,6 +282,11 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 	cancel := r.cancelPick(seq)
 	rs.rp.reset()
 	rs.parseErr = nil
+	rs.events = 0
+	rs.limit = int(min(r.o.MaxResponse, math.MaxInt))
+	if rs.limit <= 0 {
+		rs.limit = DefaultMaxResponse
+	}
 
 	for attempt := 0; ; attempt++ {
 		var c *conn
@@ -309,9 +353,20 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 		default:
 			rs.mode = modeUndecided
 		}
+		rs.sse.max = min(rs.limit, maxSSELine)
 		rs.sse.reset()
-		rs.body = rs.body[:0]
-		clean, err := rs.rr.readBody(&h, rs.bodyFn)
+		rs.body, rs.start, rs.sseBytes = rs.body[:0], rs.start[:0], 0
+		rs.declared = -1
+		if h.ncodings == 0 {
+			rs.declared = h.contentLength
+		}
+		var clean bool
+		switch {
+		case h.ncodings > 0 && h.hasBody():
+			clean, err = rs.readCoded(&h)
+		default:
+			clean, err = rs.rr.readBody(&h, rs.bodyFn)
+		}
 		if err != nil {
 			r.pool.drop(c)
 			R.EndNS = r.clk.now()
@@ -339,22 +394,28 @@ func (rs *reqState) onBody(p []byte, t int64) error {
 	case modeUndecided:
 		q := bytes.TrimLeft(p, " \t\r\n")
 		if len(q) == 0 {
+			if len(rs.body)+len(p) > rs.limit {
+				return rs.bodyTooLarge(int64(len(rs.body) + len(p)))
+			}
 			rs.body = append(rs.body, p...)
 			return nil
 		}
 		if bytes.HasPrefix(q, []byte("data:")) || q[0] == ':' || bytes.HasPrefix(q, []byte("event:")) {
 			rs.mode = modeSSE
-			return rs.sse.feed(p, rs.emit)
+			return rs.onStream(p)
 		}
 		rs.mode = modeJSON
+		if rs.declared > int64(rs.limit) {
+			return rs.bodyTooLarge(rs.declared) // refused before it is read
+		}
 		fallthrough
 	case modeJSON:
-		if len(rs.body)+len(p) > maxBody {
-			return errBodyTooLarge
+		if len(rs.body)+len(p) > rs.limit {
+			return rs.bodyTooLarge(int64(len(rs.body) + len(p)))
 		}
 		rs.body = append(rs.body, p...)
 	case modeSSE:
-		return rs.sse.feed(p, rs.emit)
+		return rs.onStream(p)
 	case modeError:
 		if room := maxErrorBody - len(rs.body); room > 0 {
 			rs.body = append(rs.body, p[:min(room, len(p))]...)
@@ -363,7 +424,21 @@ func (rs *reqState) onBody(p []byte, t int64) error {
 	return nil
 }
 
-var errBodyTooLarge = errors.New("response body larger than 256 MiB")
+// maxStart is how much of a stream's start is kept, until its first
+// event, for the error of a body that is no event stream.
+const maxStart = 200
+
+func (rs *reqState) onStream(p []byte) error {
+	rs.sseBytes += int64(len(p))
+	if rs.events == 0 && len(rs.start) < maxStart {
+		rs.start = append(rs.start, p[:min(len(p), maxStart-len(rs.start))]...)
+	}
+	return rs.sse.feed(p, rs.emit)
+}
+
+func (rs *reqState) bodyTooLarge(n int64) error {
+	return &errTooLarge{"response body of " + sizeString(n) + " or more, above the " + sizeString(int64(rs.limit)) + " a response may hold"}
+}
 
 // onEvent takes one server-sent event.
 func (rs *reqState) onEvent(event, data []byte) error {
@@ -372,14 +447,24 @@ func (rs *reqState) onEvent(event, data []byte) error {
 		rs.rp.readError(append([]byte(nil), data...))
 		return nil
 	}
-	if bytes.Equal(bytes.TrimSpace(data), doneMarker) {
-		rs.rp.done = true
-		return nil
+	rs.events++
+	if len(data) == 0 || data[0] != '{' { // the common chunk starts with its brace
+		d := bytes.TrimSpace(data)
+		if len(d) == 0 {
+			// An event without data ("data:" then a blank line, or white
+			// space) is dispatched by the event-stream rules with empty
+			// data; it carries no chunk (servers send it as a keep-alive).
+			return nil
+		}
+		if bytes.Equal(d, doneMarker) {
+			rs.rp.done = true
+			return nil
+		}
 	}
 	c, rsn, err := rs.rp.chunk(data)
 	if err != nil {
 		if rs.parseErr == nil {
-			rs.parseErr = &result.Error{Type: "ResponseParseError", Message: "event " + strconv.Itoa(len(R.ChunkOffsetsNS)+1) + ": malformed JSON chunk: " + clip(data, 120)}
+			rs.parseErr = &result.Error{Type: "ResponseParseError", Message: "event " + strconv.Itoa(rs.events) + ": malformed JSON chunk: " + clip(data, 120)}
 		}
 		return nil
 	}
@@ -391,8 +476,33 @@ func (rs *reqState) onEvent(event, data []byte) error {
 		if c && R.FirstOutputNS == 0 {
 			R.FirstOutputNS = rs.t
 		}
+		if n := len(R.ChunkOffsetsNS); n >= result.MaxChunks || len(rs.rp.content)+len(rs.rp.reasoning)+8*n > rs.limit {
+			return rs.streamTooLarge()
+		}
 	}
 	return nil
+}
+
+func (rs *reqState) streamTooLarge() error {
+	n := len(rs.rec.ChunkOffsetsNS)
+	if n >= result.MaxChunks {
+		return &errTooLarge{"more than " + strconv.Itoa(result.MaxChunks-1) + " content chunks, the most a record holds"}
+	}
+	return &errTooLarge{"the stream's text (" + sizeString(int64(len(rs.rp.content)+len(rs.rp.reasoning))) + ") and chunk times (" +
+		strconv.Itoa(n) + ") exceed the " + sizeString(int64(rs.limit)) + " a response may hold"}
+}
+
+// sizeString writes n bytes in the largest binary unit that divides it.
+func sizeString(n int64) string {
+	for _, u := range []struct {
+		name  string
+		shift uint
+	}{{" GiB", 30}, {" MiB", 20}, {" KiB", 10}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 // finish turns a complete response into the record's outcome.
@@ -402,6 +512,18 @@ func (r *runner) finish(rs *reqState, h *head) {
 	case modeError:
 		R.Err = &result.Error{Code: h.status, Type: "HTTPError", Message: errorMessage(rs.body)}
 		return
+	case modeSSE:
+		if rs.events == 0 && rs.rp.srvErr == nil && rs.parseErr == nil {
+			// Not one event: the body is no event stream (an HTML page, a
+			// JSON error, compressed or random bytes under the event-stream
+			// type), which the event-stream rules would read as nothing.
+			msg := "empty event stream"
+			if rs.sseBytes > 0 {
+				msg = "no server-sent event in the " + strconv.FormatInt(rs.sseBytes, 10) + "-byte text/event-stream body: " + clip(rs.start, 120)
+			}
+			R.Err = &result.Error{Code: h.status, Type: "EventStreamError", Message: msg}
+			return
+		}
 	case modeJSON, modeUndecided:
 		if len(bytes.TrimSpace(rs.body)) == 0 {
 			R.Err = &result.Error{Code: h.status, Type: "ResponseParseError", Message: "empty response body"}
@@ -502,8 +624,13 @@ func (r *runner) failure(c *conn, err error, cancel bool, cancelAt, timeoutAt in
 	if errors.As(err, &pe) {
 		return &result.Error{Type: "ProtocolError", Message: pe.msg}, false
 	}
-	if errors.Is(err, errBodyTooLarge) || errors.As(err, new(sseLineTooLong)) {
-		return &result.Error{Type: "ResponseParseError", Message: err.Error()}, false
+	var big *errTooLarge
+	if errors.As(err, &big) {
+		return &result.Error{Type: "ResponseTooLargeError", Message: big.msg}, false
+	}
+	var enc *encodingError
+	if errors.As(err, &enc) {
+		return &result.Error{Type: "ContentEncodingError", Message: enc.msg}, false
 	}
 	return &result.Error{Type: "ConnectionError", Message: netMessage(err)}, false
 }

@@ -13,7 +13,10 @@ import "bytes"
 //   - "data" lines accumulate, joined by LF; "event" sets the event type;
 //     "id" and "retry" are read and ignored; other fields are ignored.
 //   - An empty line dispatches the event if any data line was seen, then
-//     resets the data and the type.
+//     resets the data and the type. A data line with an empty value counts:
+//     "data:" then a blank line is an event with empty data (the standard
+//     dispatches it; the request reads it as a keep-alive, never as a
+//     chunk).
 //   - A byte order mark at the very start is skipped; an event still open
 //     when the body ends is discarded.
 //
@@ -28,19 +31,33 @@ type sseParser struct {
 	alias   []byte // the data of the current event as a slice of the current piece
 	ndata   int    // data lines in the current event
 	event   []byte // the event type of the current event
+	max     int    // bound of a line and of an event's data; 0 means maxSSELine
 }
 
-// maxSSELine bounds one line (a data line holds one JSON chunk; a
-// long-context reply's whole-text chunk stays far below this).
+// maxSSELine bounds one line and the data of one event (a data line holds
+// one JSON chunk; a long-context reply's whole-text chunk stays far below
+// this). A stream's own limit (max) may be lower.
 const maxSSELine = 64 << 20
 
-type sseLineTooLong struct{}
+// errTooLarge is a response that would hold more than its limit.
+type errTooLarge struct{ msg string }
 
-func (sseLineTooLong) Error() string { return "server-sent event line longer than 64 MiB" }
+func (e *errTooLarge) Error() string { return e.msg }
+
+func (p *sseParser) limit() int {
+	if p.max > 0 {
+		return p.max
+	}
+	return maxSSELine
+}
+
+func (p *sseParser) tooLong(what string) error {
+	return &errTooLarge{"server-sent event " + what + " longer than " + sizeString(int64(p.limit()))}
+}
 
 // reset prepares the parser for a new stream, keeping its buffers.
 func (p *sseParser) reset() {
-	*p = sseParser{line: p.line[:0], data: p.data[:0], event: p.event[:0]}
+	*p = sseParser{line: p.line[:0], data: p.data[:0], event: p.event[:0], max: p.max}
 }
 
 // feed parses the next piece of the body. emit is called for every
@@ -76,8 +93,8 @@ func (p *sseParser) feed(b []byte, emit func(event, data []byte) error) error {
 			i = bytes.IndexByte(b, '\n')
 		}
 		if i < 0 {
-			if len(p.line)+len(b) > maxSSELine {
-				return sseLineTooLong{}
+			if len(p.line)+len(b) > p.limit() {
+				return p.tooLong("line")
 			}
 			p.line = append(p.line, b...)
 			p.carried = true
@@ -86,8 +103,8 @@ func (p *sseParser) feed(b []byte, emit func(event, data []byte) error) error {
 		line := b[:i]
 		owned := false
 		if p.carried {
-			if len(p.line)+len(line) > maxSSELine {
-				return sseLineTooLong{}
+			if len(p.line)+len(line) > p.limit() {
+				return p.tooLong("line")
 			}
 			p.line = append(p.line, line...)
 			line, owned = p.line, true
@@ -158,6 +175,9 @@ func (p *sseParser) processLine(line []byte, owned bool, emit func(event, data [
 		case p.ndata == 0:
 			p.data = append(p.data[:0], value...)
 		default:
+			if len(p.alias)+len(p.data)+1+len(value) > p.limit() {
+				return p.tooLong("data")
+			}
 			if p.alias != nil {
 				p.data = append(p.data[:0], p.alias...)
 				p.alias = nil

@@ -134,6 +134,9 @@ func FuzzSSE(f *testing.F) {
 	for _, tc := range sseCases {
 		f.Add([]byte(tc.in), uint8(3))
 	}
+	for _, tc := range eventRules {
+		f.Add([]byte(tc.in), uint8(5))
+	}
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\r\n\r\ndata: [DONE]\r\n\r\n"), uint8(7))
 	f.Fuzz(func(t *testing.T, in []byte, step uint8) {
 		want, werr := parseSSE(whole(in))

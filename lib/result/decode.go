@@ -11,9 +11,17 @@ import (
 	"github.com/aiperf/toolkit/lib/jsonx"
 )
 
-// MaxLine bounds one records line. A record with every chunk of a
-// 100,000-token stream is about 1 MB; anything near this is not a record.
-const MaxLine = 64 << 20
+// MaxChunks bounds the chunk offsets of one record: a replay fails a
+// response with more content chunks (4,194,304: a stream of as many
+// tokens), so that every record it writes is readable (MaxLine).
+const MaxChunks = 1 << 22
+
+// MaxLine bounds one records line, above the longest line a replay writes:
+// MaxChunks offsets of at most 20 characters and a comma (84 MiB), error
+// messages and types of at most a few KiB (lib/replay clips them), the
+// ids the run makes, and the store's session id. A record with every
+// chunk of a 100,000-token stream is about 1 MB.
+const MaxLine = 256 << 20
 
 // Decoder reads records JSONL. Blank lines are skipped.
 type Decoder struct {

@@ -37,6 +37,7 @@ type options struct {
 	duration, grace        string
 	cancelRate             float64
 	cancelAfter, timeout   string
+	maxResponse            string
 	history                string
 	seed                   uint64
 	tokenizer              string
@@ -89,6 +90,7 @@ func New() *cli.App {
 			&cli.Float64Flag{Name: "cancel-rate", Usage: "cancel `PCT` percent of requests on purpose", Destination: &o.cancelRate},
 			&cli.StringFlag{Name: "cancel-after", Value: "0", Usage: "cut a cancelled request `D` after it is fully written", Destination: &o.cancelAfter},
 			&cli.StringFlag{Name: "timeout", Usage: "per-request timeout `D` (default none)", Destination: &o.timeout},
+			&cli.StringFlag{Name: "max-response", Value: "64MiB", Usage: "fail a response that would hold more than `SIZE` in memory: a whole body, or a stream's text and chunk times (8 bytes a chunk)", Destination: &o.maxResponse},
 			&cli.StringFlag{Name: "history", Value: replay.HistoryAuto, Usage: "multi-turn: splice earlier turns and the server's replies into each body: `auto`, on, off", Destination: &o.history},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of the arrival process and of the cancelled requests", Destination: &o.seed},
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count output tokens of answers without usage with `builtin`, none or a tokenizer.json", Destination: &o.tokenizer},
@@ -199,6 +201,9 @@ func (o *options) replayOptions(st *store.Reader) (replay.Options, error) {
 			return ro, err
 		}
 		*d.dst = &v
+	}
+	if ro.MaxResponse, err = parseSize(o.maxResponse); err != nil {
+		return ro, base.UsageError("--max-response %q: %v", o.maxResponse, err)
 	}
 	if ro.CancelRate, err = percent("--cancel-rate", o.cancelRate); err != nil {
 		return ro, err

@@ -138,6 +138,7 @@ func (o *options) inputConfig(storePath string, schedule string) json.RawMessage
 		"cancel_rate":   o.cancelRate,
 		"cancel_after":  o.cancelAfter,
 		"timeout":       o.timeout,
+		"max_response":  o.maxResponse,
 		"history":       o.history,
 		"seed":          o.seed,
 		"tokenizer":     o.tokenizer,
