@@ -113,7 +113,7 @@ func TestLookup(t *testing.T) {
 		"input_sequence_length", "output_sequence_length", "output_token_count", "reasoning_token_count",
 		"usage_prompt_tokens", "usage_completion_tokens", "usage_total_tokens", "usage_reasoning_tokens",
 		"usage_prompt_tokens_diff_pct", "usage_completion_tokens_diff_pct", "usage_reasoning_tokens_diff_pct",
-		"osl_mismatch_diff_pct", "osl_mismatch_count", "usage_discrepancy_count", "error_isl",
+		"osl_mismatch_diff_pct", "osl_mismatch_count", "usage_discrepancy_count", "itl_near_zero_count", "error_isl",
 		"request_count", "error_request_count", "good_request_count", "benchmark_duration", "request_throughput",
 		"output_token_throughput", "total_token_throughput", "goodput", "total_isl", "total_osl",
 		"total_output_tokens", "total_reasoning_tokens", "total_error_isl",
