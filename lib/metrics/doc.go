@@ -34,6 +34,11 @@
 //   - send_lateness and schedule_relative_latency are this package's own
 //     metrics; they are written beside aiperf's, which readers that iterate
 //     the metrics dict or the summary's keys simply see as more metrics.
+//   - itl_near_zero_count (ours) counts the requests whose tokens arrived
+//     together (ITL below ITLNearZeroNS); the console explains them.
+//   - The console says the client fell behind its schedule from lateness
+//     relative to each request's own latency, sustained over a window or
+//     growing along the run (see Lateness), never from one percentile.
 //   - The console table is plain text in rich's box style, one line per
 //     metric, titled DefaultTitle.
 package metrics

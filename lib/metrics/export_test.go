@@ -31,8 +31,8 @@ func goldenRecords() []result.Record {
 		r.CorrelationID = "corr-" + string(rune('a'+i%26))
 		r.Session = "session-" + string(rune('a'+i%26))
 		r.SessionNum = i
-		if i >= 30 && r.FirstTokenNS > 0 { // the client falls behind: 20 ms later every request
-			late := int64(i-29) * 20 * ms
+		if i >= 15 && r.FirstTokenNS > 0 { // the client falls behind: 20 ms later every request
+			late := int64(i-14) * 20 * ms
 			r.SentNS += late
 			r.FirstByteNS += late
 			r.FirstTokenNS += late

@@ -22,7 +22,8 @@ type Goodput []SLO
 // ParseGoodput parses aiperf's --goodput syntax: space-separated KEY:VALUE
 // pairs, KEY a per-request metric tag and VALUE a number in its display unit,
 // e.g. "time_to_first_token:100 inter_token_latency:3.4". A key given twice
-// keeps its last value (and its first position), as aiperf's dict does.
+// is refused: aiperf's dict would keep the last value without a word, and a
+// user who wrote two thresholds meant one of them.
 func ParseGoodput(s string) (Goodput, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -51,15 +52,13 @@ func ParseGoodput(s string) (Goodput, error) {
 		if !i.info().PerRequest {
 			return nil, fmt.Errorf("goodput: metric %q is not a per-request metric; use one such as time_to_first_token, inter_token_latency or request_latency", key)
 		}
-		replaced := false
-		for j := range g {
-			if g[j].Tag == key {
-				g[j].Value, replaced = v, true
+		for _, prev := range g {
+			if prev.Tag == key {
+				return nil, fmt.Errorf("goodput: %q is given twice (%s:%s and %s); give one threshold per metric",
+					key, key, strconv.FormatFloat(prev.Value, 'g', -1, 64), item)
 			}
 		}
-		if !replaced {
-			g = append(g, SLO{Tag: key, Value: v})
-		}
+		g = append(g, SLO{Tag: key, Value: v})
 	}
 	return g, nil
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func TestParseGoodput(t *testing.T) {
-	g, err := ParseGoodput("  time_to_first_token:100 \t inter_token_latency:3.4 time_to_first_token:120 output_token_throughput_per_user:5e2 ")
+	g, err := ParseGoodput("  time_to_first_token:120 \t inter_token_latency:3.4 output_token_throughput_per_user:5e2 ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,14 +33,15 @@ func TestParseGoodput(t *testing.T) {
 		t.Errorf("resolved %+v", slos)
 	}
 	for in, msg := range map[string]string{
-		"":                                "empty string",
-		"   ":                             "empty string",
-		"time_to_first_token":             "not in 'key:value' format",
-		":5":                              "empty key",
-		"time_to_first_token:":            "empty value",
-		"time_to_first_token:fast":        "must be numeric",
-		"time_to_first_token:NaN":         "must be numeric",
-		"ttft:100":                        `unknown metric tag "ttft"`,
+		"":                         "empty string",
+		"   ":                      "empty string",
+		"time_to_first_token":      "not in 'key:value' format",
+		":5":                       "empty key",
+		"time_to_first_token:":     "empty value",
+		"time_to_first_token:fast": "must be numeric",
+		"time_to_first_token:NaN":  "must be numeric",
+		"ttft:100":                 `unknown metric tag "ttft"`,
+		"time_to_first_token:100 request_latency:5 time_to_first_token:200": `"time_to_first_token" is given twice (time_to_first_token:100 and time_to_first_token:200)`,
 		"requested_osl:5":                 `unknown metric tag "requested_osl"`,
 		"request_throughput:5":            "not a per-request metric",
 		"inter_chunk_latency:5":           "not a per-request metric",
@@ -113,7 +114,7 @@ func TestLookup(t *testing.T) {
 		"input_sequence_length", "output_sequence_length", "output_token_count", "reasoning_token_count",
 		"usage_prompt_tokens", "usage_completion_tokens", "usage_total_tokens", "usage_reasoning_tokens",
 		"usage_prompt_tokens_diff_pct", "usage_completion_tokens_diff_pct", "usage_reasoning_tokens_diff_pct",
-		"osl_mismatch_diff_pct", "osl_mismatch_count", "usage_discrepancy_count", "error_isl",
+		"osl_mismatch_diff_pct", "osl_mismatch_count", "usage_discrepancy_count", "itl_near_zero_count", "error_isl",
 		"request_count", "error_request_count", "good_request_count", "benchmark_duration", "request_throughput",
 		"output_token_throughput", "total_token_throughput", "goodput", "total_isl", "total_osl",
 		"total_output_tokens", "total_reasoning_tokens", "total_error_isl",

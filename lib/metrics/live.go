@@ -145,7 +145,7 @@ type Live struct {
 	firstSent, lastEnd               int64
 	inputTokens, outputTokens        int64
 	ttft, itl, latency, lateness     *loghist
-	trend                            trend
+	late                             lateness
 }
 
 // NewLive returns a Live aggregator computing metrics under o.
@@ -155,7 +155,7 @@ func NewLive(o Options) (*Live, error) {
 		return nil, err
 	}
 	return &Live{o: o, ev: ev, ttft: new(loghist), itl: new(loghist), latency: new(loghist),
-		lateness: &loghist{signed: true, neg: new(loghist)}}, nil
+		lateness: &loghist{signed: true, neg: new(loghist)}, late: newLateness(&o)}, nil
 }
 
 // Add counts one finished record; warmup records are only counted as such.
@@ -180,7 +180,7 @@ func (l *Live) Add(r *result.Record) {
 	if x.ok(mSendLateness) {
 		late := int64(x.v[mSendLateness])
 		l.lateness.add(late)
-		l.trend.add(r.IntendedNS, float64(late))
+		l.late.add(r.IntendedNS, x.v[mClientLateness], float64(r.EndNS-r.SentNS))
 	}
 	if !x.valid {
 		l.failed++
@@ -258,6 +258,6 @@ func (l *Live) Snapshot() LiveSnapshot {
 	}
 	late := s.SendLateness
 	s.Lateness = Lateness{Count: late.Count, P50NS: late.P50, P99NS: late.P99, MaxNS: late.Max}
-	s.Lateness.judge(&l.trend, &l.o)
+	s.Lateness.judge(&l.late)
 	return s
 }

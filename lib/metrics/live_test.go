@@ -121,7 +121,7 @@ func TestLiveSnapshot(t *testing.T) {
 		t.Errorf("itl %+v", s.ITL)
 	}
 	// Lateness 0..999 µs: exact max, p50 within the bound, and a slope of
-	// 1 µs per ms of schedule (0.001) with p99 ~ 0.99 ms: not behind.
+	// 1 µs per ms of schedule (0.001), below the 1 ms floor: not behind.
 	if s.SendLateness.Max != 999_000 || math.Abs(s.SendLateness.P50-499_500) > 499_500*RelativeError {
 		t.Errorf("lateness %+v", s.SendLateness)
 	}
@@ -134,44 +134,25 @@ func TestLiveSnapshot(t *testing.T) {
 }
 
 func TestLiveFellBehind(t *testing.T) {
-	// A client losing 2 ms per request sent 1 ms apart: lateness grows 2 s
-	// per second of schedule; p99 is far above 10 ms.
+	// A client losing 2 ms per request sent 1 ms apart, on 30 ms requests:
+	// late by more than 10 % of the latency from the third request on.
 	l, _ := NewLive(Options{Streaming: true})
 	for i := 0; i < 500; i++ {
 		r := liveRecord(i, int64(i)*2*ms, 20*ms, false)
 		l.Add(&r)
 	}
 	s := l.Snapshot()
-	if !s.Lateness.Behind || s.Lateness.Reason == "" {
+	if !s.Lateness.Behind || s.Lateness.Reason == "" || s.Lateness.Late != 498 {
 		t.Fatalf("not judged behind: %+v", s.Lateness)
 	}
-	// With a p99 threshold of 10 s only the trend rule can trip; it needs
-	// one second of schedule: 0.5 s is too short, 1.5 s with a slope of
-	// 0.05 (50 µs more per request sent 1 ms apart) trips it.
-	l2, _ := NewLive(Options{Streaming: true, LateThreshold: 10e9})
-	for i := 0; i < 500; i++ {
-		r := liveRecord(i, int64(i)*2*ms, 20*ms, false)
-		l2.Add(&r)
-	}
-	if s := l2.Snapshot(); s.Lateness.Behind {
-		t.Fatalf("behind over 0.5 s of schedule: %+v", s.Lateness)
-	}
-	l3, _ := NewLive(Options{Streaming: true, LateThreshold: 10e9})
-	for i := 0; i < 1500; i++ {
-		r := liveRecord(i, int64(i)*50_000, 20*ms, false)
-		l3.Add(&r)
-	}
-	if s := l3.Snapshot(); !s.Lateness.Behind || math.Abs(s.Lateness.Slope-0.05) > 1e-9 {
-		t.Fatalf("trend rule: %+v", s.Lateness)
-	}
-	// Jitter without growth over the same span: not behind.
+	// Jitter of up to 2 ms on the same requests: never late.
 	rng := rand.New(rand.NewPCG(9, 9))
 	l4, _ := NewLive(Options{Streaming: true})
 	for i := 0; i < 1500; i++ {
 		r := liveRecord(i, rng.Int64N(2*ms), 20*ms, false)
 		l4.Add(&r)
 	}
-	if s := l4.Snapshot(); s.Lateness.Behind {
+	if s := l4.Snapshot(); s.Lateness.Behind || s.Lateness.Late != 0 {
 		t.Fatalf("jitter judged behind: %+v", s.Lateness)
 	}
 }

@@ -108,6 +108,7 @@ const (
 	mErrorCount
 	mOSLMismatchCount
 	mUsageDiscrepancyCount
+	mITLNearZeroCount
 	mMinRequestTS
 	mMaxResponseTS
 	mBenchDuration
@@ -161,8 +162,11 @@ var defs = [numIDs]def{
 	mGoodCount:             {"good_request_count", "GoodRequestCount", unitRequests, unitRequests, flagGoodput | flagNoConsole | flagInt, kindAggregate, 0},
 	mOSLMismatchCount:      {"osl_mismatch_count", "OSL Mismatch Count", unitRequests, unitRequests, flagNoConsole | flagNoRecord, kindAggregate, 0},
 	mUsageDiscrepancyCount: {"usage_discrepancy_count", "Usage Discrepancy Count", unitRequests, unitRequests, flagNoConsole | flagNoRecord, kindAggregate, 0},
-	mMinRequestTS:          {"min_request_timestamp", "Minimum Request Timestamp", unitNS, unitNS, flagNoConsole | flagNoRecord | flagInternal, kindAggregate, 0},
-	mMaxResponseTS:         {"max_response_timestamp", "Maximum Response Timestamp", unitNS, unitNS, flagNoConsole | flagNoRecord | flagInternal, kindAggregate, 0},
+	// Not in aiperf: requests whose tokens arrived together (see
+	// ITLNearZeroNS).
+	mITLNearZeroCount: {"itl_near_zero_count", "ITL Near Zero Count", unitRequests, unitRequests, flagStreaming | flagNoConsole | flagNoRecord, kindAggregate, 0},
+	mMinRequestTS:     {"min_request_timestamp", "Minimum Request Timestamp", unitNS, unitNS, flagNoConsole | flagNoRecord | flagInternal, kindAggregate, 0},
+	mMaxResponseTS:    {"max_response_timestamp", "Maximum Response Timestamp", unitNS, unitNS, flagNoConsole | flagNoRecord | flagInternal, kindAggregate, 0},
 
 	mBenchDuration:        {"benchmark_duration", "Benchmark Duration", unitNS, unitSec, flagNoConsole, kindDerived, 0},
 	mRequestThroughput:    {"request_throughput", "Request Throughput", unitReqRate, unitReqRate, flagLargerIsBetter, kindDerived, 900},

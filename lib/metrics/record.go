@@ -18,6 +18,17 @@ const (
 	oslMismatchMaxTokens = 50
 )
 
+// ITLNearZeroNS: a request whose inter_token_latency is below this (10 µs,
+// an output_token_throughput_per_user above 100,000 tokens/s) had its tokens
+// after the first arrive together with it: in the same network read as the
+// first, or sent by the server in one chunk or one flush. No server
+// generates tokens that fast for one user, so such a request's ITL measures
+// how the tokens were delivered, not how fast they were generated, and its
+// throughput per user (up to millions of tokens/s) lifts the average far
+// above the median. aiperf's definitions stand (ITL = (request_latency -
+// TTFT) / (OSL - 1)); itl_near_zero_count says how many requests are such.
+const ITLNearZeroNS = 10_000
+
 // invalidError is the error aiperf gives a request that returned no content
 // (InvalidInferenceResultError; it carries no code).
 var invalidError = result.Error{

@@ -26,10 +26,12 @@ type Options struct {
 	Streaming bool
 	// Goodput, when set, adds good_request_count and goodput.
 	Goodput Goodput
-	// LateThreshold and LateSlope tune the fell-behind rule (see Lateness);
-	// zero takes DefaultLateThreshold and DefaultLateSlope.
-	LateThreshold time.Duration
-	LateSlope     float64
+	// LateFraction and LateFloor tune the fell-behind rule (see Lateness):
+	// a request is late when its lateness exceeds both LateFraction of its
+	// own latency and LateFloor; zero takes DefaultLateFraction and
+	// DefaultLateFloor.
+	LateFraction float64
+	LateFloor    time.Duration
 	// Budget bounds the values Summarize holds in memory in a pass after
 	// the first; zero means 1<<20 (8 MiB). A smaller budget costs passes,
 	// never exactness.
@@ -86,6 +88,9 @@ type Summary struct {
 
 	OSLMismatches      int64 // osl_mismatch_count
 	UsageDiscrepancies int64 // usage_discrepancy_count
+	// ITLNearZero counts the requests with an inter_token_latency below
+	// ITLNearZeroNS (itl_near_zero_count); ITLRequests those with one.
+	ITLNearZero, ITLRequests int64
 
 	StartNS, EndNS int64 // first send and last end over the profiling requests
 
@@ -136,7 +141,7 @@ func Summarize(open func() (Source, io.Closer, error), o Options) (*Summary, err
 	if err != nil {
 		return nil, err
 	}
-	s := &summarizer{o: o, ev: ev, errs: newErrTable()}
+	s := &summarizer{o: o, ev: ev, errs: newErrTable(), late: newLateness(&o)}
 	budget := int64(o.Budget)
 	if budget <= 0 {
 		budget = 1 << 20
@@ -187,11 +192,12 @@ type summarizer struct {
 	cancel  int64
 
 	good, oslMismatch, usageDisc    int64
+	itlZero, itlN                   int64
 	haveOSLMismatch, haveUsageDisc  bool
 	minReq, maxResp, startNS, endNS int64
 	haveValid, haveStart            bool
 	errs                            *errTable
-	trend                           trend
+	late                            lateness
 }
 
 func (s *summarizer) dist(i id) *dist {
@@ -277,7 +283,7 @@ func (s *summarizer) pass1(r *result.Record, x *values) {
 		}
 	}
 	if x.ok(mClientLateness) {
-		s.trend.add(r.IntendedNS, x.v[mClientLateness])
+		s.late.add(r.IntendedNS, x.v[mClientLateness], float64(r.EndNS-r.SentNS))
 	}
 	if r.SentNS > 0 && (!s.haveStart || r.SentNS < s.startNS) {
 		s.startNS, s.haveStart = r.SentNS, true
@@ -301,6 +307,12 @@ func (s *summarizer) pass1(r *result.Record, x *values) {
 	s.haveValid = true
 	if x.good > 0 {
 		s.good++
+	}
+	if x.ok(mITL) {
+		s.itlN++
+		if x.v[mITL] < ITLNearZeroNS {
+			s.itlZero++
+		}
 	}
 	if x.oslMismatch >= 0 {
 		s.haveOSLMismatch = true
@@ -333,6 +345,8 @@ func (s *summarizer) summary() *Summary {
 		Streaming:     s.o.Streaming,
 		Goodput:       s.o.Goodput,
 		Passes:        s.passes,
+		ITLNearZero:   s.itlZero,
+		ITLRequests:   s.itlN,
 	}
 	if s.haveOSLMismatch {
 		sum.OSLMismatches = s.oslMismatch
@@ -372,6 +386,9 @@ func (s *summarizer) summary() *Summary {
 	if s.haveUsageDisc {
 		single(mUsageDiscrepancyCount, float64(s.usageDisc))
 	}
+	if s.itlN > 0 {
+		single(mITLNearZeroCount, float64(s.itlZero))
+	}
 	total := func(i id) (float64, bool) {
 		x, ok := st[i]
 		return x.sum, ok
@@ -408,7 +425,7 @@ func (s *summarizer) summary() *Summary {
 	if l, ok := st[mSendLateness]; ok {
 		sum.Lateness.SendP99NS = l.p[8]
 	}
-	sum.Lateness.judge(&s.trend, &s.o)
+	sum.Lateness.judge(&s.late)
 	return sum
 }
 

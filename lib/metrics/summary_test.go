@@ -228,7 +228,7 @@ func TestCeilingWaitIsNotFallingBehind(t *testing.T) {
 		var recs []result.Record
 		for i := range 200 {
 			r := liveRecord(i, 0, 20*ms, false)
-			if i%2 == 1 { // every other start held 500 ms by the ceiling
+			if i > 0 { // every start but the first held 500 ms by the ceiling
 				r.CeilingWaitNS = 500 * ms
 				r.SentNS += 500*ms + extra
 				r.EndNS += 500*ms + extra
@@ -256,13 +256,68 @@ func TestCeilingWaitIsNotFallingBehind(t *testing.T) {
 	if send == nil || send.Max != 500 {
 		t.Fatalf("send_lateness %+v, want a max of 500 ms", send)
 	}
-	// The client itself 20 ms late after each slot freed: behind, and the
-	// reason says the ceiling's part was left out.
+	// The client itself 20 ms late (on 30 ms requests) after each slot
+	// freed: behind, and the reason says the ceiling's part was left out.
 	s, err = Summarize(FromRecords(mk(20*ms)), Options{Streaming: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.Lateness.Behind || !strings.Contains(s.Lateness.Reason, "p99 send lateness 20.00 ms") || !strings.Contains(s.Lateness.Reason, "--concurrency slot") {
+	if !s.Lateness.Behind || s.Lateness.Late != 199 || !strings.Contains(s.Lateness.Reason, "--concurrency slot") {
 		t.Errorf("lateness %+v", s.Lateness)
+	}
+}
+
+// Requests whose tokens after the first arrived together with it (ITL below
+// 10 µs) are counted, and the console says what that means; the metrics
+// keep aiperf's definitions.
+func TestITLNearZeroCount(t *testing.T) {
+	mk := func(i int, gap int64) result.Record {
+		t0 := int64(1_700_000_000_000_000_000) + int64(i)*100*ms
+		r := result.Record{Record: i, Phase: result.PhaseProfiling, IntendedNS: t0, SentNS: t0, InputTokens: 10}
+		for j := range int64(8) {
+			r.ChunkOffsetsNS = append(r.ChunkOffsetsNS, 20*ms+j*gap)
+		}
+		r.EndNS = r.SentNS + r.ChunkOffsetsNS[7]
+		r.OutputTokens, r.OutputSource = 8, result.SourceUsage
+		return r
+	}
+	var recs []result.Record
+	for i := range 10 {
+		recs = append(recs, mk(i, ms/2)) // 0.5 ms apart: 2,000 tokens/s
+	}
+	recs = append(recs, mk(10, 304), mk(11, 0)) // 8 tokens in one read: ITL 0.3 µs (3.3M tokens/s), and 0
+	recs = append(recs, mk(12, ITLNearZeroNS), mk(13, ITLNearZeroNS-1))
+	s, err := Summarize(FromRecords(recs), Options{Streaming: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ITLNearZero != 3 || s.ITLRequests != 14 {
+		t.Errorf("ITL near zero %d of %d, want 3 of 14", s.ITLNearZero, s.ITLRequests)
+	}
+	if r := s.Get("itl_near_zero_count"); r == nil || r.Avg != 3 || !r.Single {
+		t.Errorf("itl_near_zero_count %+v, want 3", r)
+	}
+	if r := s.Get("output_token_throughput_per_user"); r == nil || r.Avg < 100*r.P[4] {
+		t.Errorf("throughput per user %+v: the case should lift the average far above p50", r)
+	}
+	var b strings.Builder
+	WriteConsole(&b, s, "")
+	for _, want := range []string{"Tokens Arrived Together (ITL ≈ 0)", "3 of 14 requests (21.4%) have an inter token latency below 10 µs",
+		"above 100,000 tokens/sec/user", "itl_near_zero_count"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("console lacks %q:\n%s", want, b.String())
+		}
+	}
+	// Spread-out tokens only: the count is 0 and there is no panel.
+	s, _ = Summarize(FromRecords(recs[:10]), Options{Streaming: true})
+	b.Reset()
+	WriteConsole(&b, s, "")
+	if r := s.Get("itl_near_zero_count"); r == nil || r.Avg != 0 || strings.Contains(b.String(), "Arrived Together") {
+		t.Errorf("count %+v, panel shown %v", r, strings.Contains(b.String(), "Arrived Together"))
+	}
+	// Not streamed: no ITL, no count.
+	s, _ = Summarize(FromRecords(recs), Options{})
+	if s.Get("itl_near_zero_count") != nil || s.ITLRequests != 0 {
+		t.Errorf("non-streaming summary has a count")
 	}
 }

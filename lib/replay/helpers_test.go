@@ -112,14 +112,6 @@ func decodeAll(t testing.TB, r io.Reader) []result.Record {
 	}
 }
 
-// tolerance widens a timing tolerance under the race detector.
-func tolerance(d time.Duration) time.Duration {
-	if raceEnabled {
-		return 10 * d
-	}
-	return d
-}
-
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -127,13 +119,4 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-func percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(p*float64(len(s))))]
 }

@@ -21,58 +21,73 @@ import (
 	"github.com/aiperf/toolkit/lib/tokenizer"
 )
 
-// At low load the client's TTFT and ITL are the mock's, within 1 ms: the
-// client adds no latency of its own worth reporting. (Noise from other
-// processes only ever adds delay, so a run may be repeated: a client that
-// measures wrong fails every time.)
+// The client's times of a streamed answer are causal: the mock sends token
+// k no earlier than TTFT + k×ITL after it got the request, which the client
+// sent before, so every content chunk's offset from the send is at least
+// that, in order, and the records hold every chunk and the usage count.
+// These bounds hold on any machine however loaded (load only delays); how
+// close the client comes to the mock's settings is a benchmark's question
+// (BenchmarkTimingOverhead, scripts/bench/replay.sh), not a test's.
 func TestTimingMatchesMock(t *testing.T) {
 	const ttft, itl, tokens = 20 * time.Millisecond, 5 * time.Millisecond, 8
 	url, _ := startMock(t, mock.Config{TTFT: ttft, ITL: itl})
 	st := singleTurns(t, 16, 0, func(i int) []byte { return chatBody("hello", tokens, true) })
-	retry(t, 3, func() string {
-		recs, stats := replayAll(t, context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 1})
-		if stats.Errors != 0 || len(recs) != 16 {
-			t.Fatalf("%d records, %d errors", len(recs), stats.Errors)
+	recs, stats := replayAll(t, context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 1})
+	if stats.Errors != 0 || len(recs) != 16 {
+		t.Fatalf("%d records, %d errors", len(recs), stats.Errors)
+	}
+	for _, r := range recs {
+		if len(r.ChunkOffsetsNS) != tokens {
+			t.Fatalf("record %d: %d content chunks, want %d", r.Record, len(r.ChunkOffsetsNS), tokens)
 		}
-		var ttfts, itls []float64
-		for _, r := range recs {
-			if len(r.ChunkOffsetsNS) != tokens {
-				t.Fatalf("record %d: %d content chunks, want %d", r.Record, len(r.ChunkOffsetsNS), tokens)
+		if r.OutputTokens != tokens || r.OutputSource != result.SourceUsage {
+			t.Fatalf("record %d: %d output tokens from %q, want %d from usage", r.Record, r.OutputTokens, r.OutputSource, tokens)
+		}
+		if r.FirstTokenNS-r.SentNS != r.ChunkOffsetsNS[0] {
+			t.Errorf("record %d: first token %d ns after the send, first chunk at %d", r.Record, r.FirstTokenNS-r.SentNS, r.ChunkOffsetsNS[0])
+		}
+		for k, off := range r.ChunkOffsetsNS {
+			if want := int64(ttft) + int64(k)*int64(itl); off < want {
+				t.Errorf("record %d: chunk %d at %v after the send, before the mock sent it (%v)", r.Record, k, time.Duration(off), time.Duration(want))
 			}
-			if r.OutputTokens != tokens || r.OutputSource != result.SourceUsage {
-				t.Fatalf("record %d: %d output tokens from %q, want %d from usage", r.Record, r.OutputTokens, r.OutputSource, tokens)
-			}
-			ttfts = append(ttfts, float64(r.FirstTokenNS-r.SentNS))
-			last := r.ChunkOffsetsNS[len(r.ChunkOffsetsNS)-1]
-			itls = append(itls, float64(last-r.ChunkOffsetsNS[0])/float64(tokens-1))
 		}
-		tol := float64(tolerance(time.Millisecond))
-		if d := median(ttfts) - float64(ttft); d < 0 || d > tol {
-			return fmt.Sprintf("median TTFT %.3f ms, mock's %v: off by %.3f ms (want 0..%v)", median(ttfts)/1e6, ttft, d/1e6, tol/1e6)
+		if last := r.ChunkOffsetsNS[tokens-1]; r.EndNS-r.SentNS < last {
+			t.Errorf("record %d: ends %v after the send, before its last chunk (%v)", r.Record, time.Duration(r.EndNS-r.SentNS), time.Duration(last))
 		}
-		if d := median(itls) - float64(itl); d < -tol || d > tol {
-			return fmt.Sprintf("median ITL %.3f ms, mock's %v: off by %.3f ms (want within %v)", median(itls)/1e6, itl, d/1e6, tol/1e6)
-		}
-		return ""
-	})
+	}
 }
 
-// retry runs f up to n times until it reports no failure; it fails the
-// test with the last failure.
-func retry(t *testing.T, n int, f func() string) {
-	t.Helper()
-	var msg string
-	for i := range n {
-		if msg = f(); msg == "" {
-			return
+// BenchmarkTimingOverhead measures what TestTimingMatchesMock no longer
+// asserts: the client's median TTFT and ITL against the mock's settings,
+// one request at a time. Reported as ttft-over-µs and itl-off-µs (medians
+// over every request of the run); on a quiet machine both stay under
+// 1,000 µs.
+func BenchmarkTimingOverhead(b *testing.B) {
+	const ttft, itl, tokens = 20 * time.Millisecond, 5 * time.Millisecond, 8
+	url, _ := startMock(b, mock.Config{TTFT: ttft, ITL: itl})
+	st := singleTurns(b, 16, 0, func(i int) []byte { return chatBody("hello", tokens, true) })
+	var ttfts, itls []float64
+	for b.Loop() {
+		var buf bytes.Buffer
+		if _, err := Run(context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 1, Records: &buf}); err != nil {
+			b.Fatal(err)
 		}
-		t.Logf("attempt %d: %s", i+1, msg)
+		for _, r := range decodeAll(b, &buf) {
+			if len(r.ChunkOffsetsNS) != tokens {
+				b.Fatalf("record %d: %d chunks", r.Record, len(r.ChunkOffsetsNS))
+			}
+			ttfts = append(ttfts, float64(r.ChunkOffsetsNS[0]-int64(ttft)))
+			itls = append(itls, float64(r.ChunkOffsetsNS[tokens-1]-r.ChunkOffsetsNS[0])/float64(tokens-1)-float64(itl))
+		}
 	}
-	t.Error(msg)
+	b.ReportMetric(median(ttfts)/1e3, "ttft-over-µs")
+	b.ReportMetric(median(itls)/1e3, "itl-off-µs")
 }
 
 // A fixed schedule's intended send times are the trace's timestamps divided
-// by the speedup, relative to the first, exactly; the sends follow them.
+// by the speedup, relative to the first, exactly; no send goes before its
+// intended time (how soon after it goes is the benchmark's question:
+// scripts/bench/replay.sh measures send lateness against a bare sleep loop).
 func TestFixedScheduleIntendedTimes(t *testing.T) {
 	url, _ := startMock(t, mock.Config{Fast: true})
 	ts := []int64{0, 40e6, 41e6, 100e6, 230e6, 230e6, 300e6} // ns; start at a non-zero first timestamp below
@@ -97,22 +112,21 @@ func TestFixedScheduleIntendedTimes(t *testing.T) {
 		byRec[r.Record] = r
 	}
 	t0 := byRec[0].IntendedNS
-	var late []float64
 	for i, x := range ts {
 		r := byRec[i]
 		want := int64(float64(x) / speedup)
 		if got := r.IntendedNS - t0; got != want {
 			t.Errorf("record %d: intended %d ns after the first, want %d (trace %d ns ÷ %v)", i, got, want, x, speedup)
 		}
-		late = append(late, float64(r.LatenessNS()))
-	}
-	// Loose: the machine is shared; the bench measures lateness properly.
-	if m := median(late); m < 0 || m > float64(tolerance(5*time.Millisecond)) {
-		t.Errorf("median send lateness %.3f ms", m/1e6)
+		if r.LatenessNS() < 0 {
+			t.Errorf("record %d: sent %v before its intended time", i, time.Duration(-r.LatenessNS()))
+		}
 	}
 }
 
-// Later turns go after the previous turn completes plus their delay.
+// Later turns go after the previous turn completes plus their delay: the
+// intended time is exactly the previous end plus the delay, and no turn
+// goes before it.
 func TestTurnDelays(t *testing.T) {
 	url, _ := startMock(t, mock.Config{TTFT: 2 * time.Millisecond, ITL: time.Millisecond})
 	delays := []time.Duration{0, 30 * time.Millisecond, 10 * time.Millisecond}
@@ -128,38 +142,31 @@ func TestTurnDelays(t *testing.T) {
 		}
 	}
 	st := openSpec(t, spec)
-	retry(t, 3, func() string {
-		recs, stats := replayAll(t, context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 3, History: HistoryOff})
-		if stats.Errors != 0 || len(recs) != 9 {
-			t.Fatalf("%d records, %d errors", len(recs), stats.Errors)
-		}
-		bySess := map[string][]result.Record{}
-		for _, r := range recs {
-			bySess[r.CorrelationID] = append(bySess[r.CorrelationID], r)
-		}
-		if len(bySess) != 3 {
-			t.Fatalf("%d correlation ids, want 3", len(bySess))
-		}
-		for id, rs := range bySess {
-			for k := 1; k < len(rs); k++ {
-				prev, cur := rs[k-1], rs[k]
-				if cur.Turn != k || prev.Turn != k-1 {
-					t.Fatalf("%s: turns out of order: %d then %d", id, prev.Turn, cur.Turn)
-				}
-				if want := prev.EndNS + int64(delays[k]); cur.IntendedNS != want {
-					t.Fatalf("%s turn %d: intended %d, want previous end + %v = %d", id, k, cur.IntendedNS, delays[k], want)
-				}
-				gap := time.Duration(cur.SentNS - prev.EndNS)
-				if gap < delays[k] {
-					t.Fatalf("%s turn %d: sent %v after the previous turn ended, before its delay %v", id, k, gap, delays[k])
-				}
-				if gap > delays[k]+tolerance(2*time.Millisecond) {
-					return fmt.Sprintf("%s turn %d: sent %v after the previous turn ended, want %v (+%v)", id, k, gap, delays[k], tolerance(2*time.Millisecond))
-				}
+	recs, stats := replayAll(t, context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 3, History: HistoryOff})
+	if stats.Errors != 0 || len(recs) != 9 {
+		t.Fatalf("%d records, %d errors", len(recs), stats.Errors)
+	}
+	bySess := map[string][]result.Record{}
+	for _, r := range recs {
+		bySess[r.CorrelationID] = append(bySess[r.CorrelationID], r)
+	}
+	if len(bySess) != 3 {
+		t.Fatalf("%d correlation ids, want 3", len(bySess))
+	}
+	for id, rs := range bySess {
+		for k := 1; k < len(rs); k++ {
+			prev, cur := rs[k-1], rs[k]
+			if cur.Turn != k || prev.Turn != k-1 {
+				t.Fatalf("%s: turns out of order: %d then %d", id, prev.Turn, cur.Turn)
+			}
+			if want := prev.EndNS + int64(delays[k]); cur.IntendedNS != want {
+				t.Fatalf("%s turn %d: intended %d, want previous end + %v = %d", id, k, cur.IntendedNS, delays[k], want)
+			}
+			if gap := time.Duration(cur.SentNS - prev.EndNS); gap < delays[k] {
+				t.Fatalf("%s turn %d: sent %v after the previous turn ended, before its delay %v", id, k, gap, delays[k])
 			}
 		}
-		return ""
-	})
+	}
 }
 
 // Every fault the mock injects becomes an error record, and the run still
@@ -319,7 +326,10 @@ func TestInterrupt(t *testing.T) {
 	if !stats.Interrupted {
 		t.Fatal("not marked interrupted")
 	}
-	if took > 2*time.Second {
+	// Without the interrupt the run takes 125 s (1,000 replies of ~1 s, 8 at
+	// a time); with it, 0.5 s. The bound only tells the two apart (a loaded
+	// machine cannot stretch 0.5 s to 30).
+	if took > 30*time.Second {
 		t.Errorf("took %v after the interrupt", took)
 	}
 	if int64(len(recs)) != stats.Sent || stats.Sent != srv.Stats().Requests || stats.Sent == 0 || stats.Sent >= 1000 {
@@ -351,9 +361,9 @@ func TestInterruptAfterLastSendAndCut(t *testing.T) {
 		cut   bool
 	}{{"grace after the last send", 200 * time.Millisecond, false}, {"second interrupt cuts a long grace", time.Hour, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			// 8 requests of ~4 s each, all sent at once: sending is over
+			// 8 requests of ~60 s each, all sent at once: sending is over
 			// long before the interrupt at 300 ms.
-			st := singleTurns(t, 8, 0, func(i int) []byte { return chatBody("q", 200, true) })
+			st := singleTurns(t, 8, 0, func(i int) []byte { return chatBody("q", 3000, true) })
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			cutC := make(chan struct{})
@@ -364,8 +374,10 @@ func TestInterruptAfterLastSendAndCut(t *testing.T) {
 			start := time.Now()
 			recs, stats := replayAll(t, ctx, st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 8,
 				RequestCount: 8, Grace: tc.grace, Cut: cutC})
-			if took := time.Since(start); took > 2*time.Second {
-				t.Errorf("took %v, want the interrupt to cut the ~4 s replies short", took)
+			// 0.5 s when cut, 60 s when not: the bound tells them apart on
+			// any machine.
+			if took := time.Since(start); took > 30*time.Second {
+				t.Errorf("took %v, want the interrupt to cut the ~60 s replies short", took)
 			}
 			if !stats.Interrupted || len(recs) != 8 || stats.Cancelled != 8 {
 				t.Errorf("interrupted %v, %d records, %d cut; want 8 records, all cut", stats.Interrupted, len(recs), stats.Cancelled)
@@ -374,11 +386,13 @@ func TestInterruptAfterLastSendAndCut(t *testing.T) {
 	}
 }
 
-// --cancel-rate cancels that share of requests, after --cancel-after.
+// --cancel-rate cancels that share of requests, after --cancel-after: a
+// cancelled request ends no sooner than that after its send, and before the
+// mock's first token (2 s: a cancel 200 times late would still be in time).
 func TestCancelRate(t *testing.T) {
-	url, _ := startMock(t, mock.Config{TTFT: 300 * time.Millisecond, ITL: time.Millisecond})
+	url, _ := startMock(t, mock.Config{TTFT: 2 * time.Second, ITL: time.Millisecond})
 	st := singleTurns(t, 40, 0, func(i int) []byte { return chatBody("q", 4, true) })
-	recs, stats := replayAll(t, context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 20,
+	recs, stats := replayAll(t, context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 40,
 		CancelRate: 0.5, CancelAfter: 10 * time.Millisecond, Seed: 3})
 	if len(recs) != 40 {
 		t.Fatalf("%d records", len(recs))
@@ -388,9 +402,8 @@ func TestCancelRate(t *testing.T) {
 	}
 	for _, r := range recs {
 		if r.Cancelled {
-			// Cut after 10 ms, long before the 300 ms answer.
-			if d := time.Duration(r.EndNS - r.SentNS); d < 10*time.Millisecond || d > 200*time.Millisecond {
-				t.Errorf("record %d cancelled %v after the send, want 10 ms", r.Record, d)
+			if d := time.Duration(r.EndNS - r.SentNS); d < 10*time.Millisecond || len(r.ChunkOffsetsNS) != 0 {
+				t.Errorf("record %d cancelled %v after the send with %d chunks, want after 10 ms and before the first token", r.Record, d, len(r.ChunkOffsetsNS))
 			}
 		} else if r.Err != nil {
 			t.Errorf("record %d: %v", r.Record, r.Err)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/http"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,28 +42,36 @@ func TestArrivals(t *testing.T) {
 }
 
 // A concurrency ceiling on a fixed schedule delays starts when it binds,
-// and says so.
+// and says so: six starts due at once, two slots, answers of 300 ms. Four
+// starts wait, each record says how long, never more than it was late, and
+// no more than two requests are ever in flight.
 func TestCeilingBinds(t *testing.T) {
 	url, _ := startMock(t, mock.Config{TTFT: 300 * time.Millisecond, ITL: time.Millisecond})
 	st := singleTurns(t, 6, time.Microsecond, func(i int) []byte { return chatBody("q", 2, true) })
 	recs, stats := replayAll(t, context.Background(), st, Options{URL: url, Schedule: ScheduleFixed, Concurrency: 2})
-	if len(recs) != 6 || stats.CeilingWaits != 4 || stats.CeilingMaxWait < 590*time.Millisecond {
-		t.Fatalf("%d records, ceiling bound %d times (longest %v); want 6, 4, ~600 ms", len(recs), stats.CeilingWaits, stats.CeilingMaxWait)
+	if len(recs) != 6 || stats.CeilingWaits != 4 || stats.CeilingMaxWait <= 0 {
+		t.Fatalf("%d records, ceiling bound %d times (longest %v); want 6, 4", len(recs), stats.CeilingWaits, stats.CeilingMaxWait)
 	}
-	late := 0
+	waited := 0
 	for _, r := range recs {
-		if r.LatenessNS() > int64(290*time.Millisecond) {
-			late++
-			// The record says how much of it was the wait for a slot.
-			if own := r.LatenessNS() - r.CeilingWaitNS; r.CeilingWaitNS < int64(290*time.Millisecond) || own < 0 || own > int64(tolerance(20*time.Millisecond)) {
-				t.Errorf("record %d: %v late, %v of it waiting for a slot", r.Record, time.Duration(r.LatenessNS()), time.Duration(r.CeilingWaitNS))
+		if r.CeilingWaitNS > 0 {
+			waited++
+		}
+		if own := r.LatenessNS() - r.CeilingWaitNS; r.CeilingWaitNS < 0 || own < 0 {
+			t.Errorf("record %d: %v late, %v of it waiting for a slot", r.Record, time.Duration(r.LatenessNS()), time.Duration(r.CeilingWaitNS))
+		}
+		inFlight := 0
+		for _, o := range recs {
+			if o.SentNS <= r.SentNS && r.SentNS < o.EndNS {
+				inFlight++
 			}
-		} else if r.CeilingWaitNS != 0 {
-			t.Errorf("record %d: on time with a ceiling wait of %v", r.Record, time.Duration(r.CeilingWaitNS))
+		}
+		if inFlight > 2 {
+			t.Errorf("record %d went out with %d requests in flight (its own included), past the ceiling of 2", r.Record, inFlight)
 		}
 	}
-	if late != 4 {
-		t.Errorf("%d records sent late by the ceiling, want 4", late)
+	if waited != 4 {
+		t.Errorf("%d records waited for a slot, want 4", waited)
 	}
 }
 
@@ -70,21 +81,20 @@ func TestDuration(t *testing.T) {
 	st := singleTurns(t, 5, 0, func(i int) []byte { return chatBody("q", 3, true) })
 	begin := time.Now()
 	recs, stats := replayAll(t, context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 4,
-		Duration: 300 * time.Millisecond, Grace: time.Second})
-	if took := time.Since(begin); took < 300*time.Millisecond || took > 2*time.Second {
+		Duration: time.Second, Grace: time.Second})
+	// The store cycles without end: only the duration ends the run, after
+	// 1 s and within the grace (the upper bound only tells "ended" from
+	// "ran on"; a loaded machine cannot stretch 2 s to 30).
+	if took := time.Since(begin); took < time.Second || took > 30*time.Second {
 		t.Errorf("ran %v", took)
 	}
 	if stats.Interrupted || stats.Errors != 0 || int64(len(recs)) != stats.Sent || stats.Sent != srv.Stats().Requests {
 		t.Fatalf("stats %+v, %d records, server saw %d", stats, len(recs), srv.Stats().Requests)
 	}
-	// ~12 ms a request, 4 at a time, going round the 5-record store.
-	if stats.Sent < 40 {
-		t.Errorf("only %d requests in 300 ms", stats.Sent)
-	}
-	for _, r := range recs {
-		if r.SentNS-recs[0].SentNS > int64(400*time.Millisecond) {
-			t.Errorf("record sent %v after the first", time.Duration(r.SentNS-recs[0].SentNS))
-		}
+	// ~12 ms a request, 4 at a time: round the 5-record store at least once
+	// (twice needs 24 ms of a second).
+	if stats.Sent <= 5 {
+		t.Errorf("only %d requests in 1 s: the store was not cycled", stats.Sent)
 	}
 }
 
@@ -125,33 +135,63 @@ func TestFixedOffsets(t *testing.T) {
 	if d := got[3] - got[1]; d != 100e6 {
 		t.Errorf("records 1 and 3 intended %d ns apart, want 100 ms", d)
 	}
-	if d := time.Duration(got[1] - before); d < 25*time.Millisecond || d > 25*time.Millisecond+tolerance(100*time.Millisecond) {
+	if d := time.Duration(got[1] - before); d < 25*time.Millisecond {
 		t.Errorf("first kept session intended %v after Run was called, want 25 ms (zero at the start offset)", d)
+	}
+	// The schedule itself, before any clock: 25 ms after the start, then
+	// 50 ms apart (not 0, zero at the first kept session, nor 50 ms, zero at
+	// the trace's start).
+	r, err := newRunner(st, Options{URL: url, Schedule: ScheduleFixed, Speedup: 2, StartOffset: &start, EndOffset: &end})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{25e6, 75e6, 125e6}; !slices.Equal(r.gen.times, want) {
+		t.Errorf("schedule times %v ns after the start, want %v", r.gen.times, want)
 	}
 }
 
-// Open loop: a fixed schedule sends on time while every earlier request is
-// still waiting for its answer.
+// Open loop: a fixed schedule sends every request on time while the
+// earlier ones are still waiting for their answers. The server holds every
+// answer until all 20 requests have arrived (or 60 s have passed): a client
+// that waited on answers would never send them all.
 func TestOpenLoop(t *testing.T) {
-	url, _ := startMock(t, mock.Config{TTFT: 400 * time.Millisecond, ITL: time.Millisecond})
-	st := singleTurns(t, 20, 10*time.Millisecond, func(i int) []byte { return chatBody("q", 2, true) })
+	srv, err := mock.New(mock.Config{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	var arrived atomic.Int64
+	all := make(chan struct{})
+	url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if arrived.Add(1) == n {
+			close(all)
+		}
+		select {
+		case <-all:
+		case <-time.After(60 * time.Second):
+		}
+		srv.ServeHTTP(w, req)
+	}))
+	st := singleTurns(t, n, 10*time.Millisecond, func(i int) []byte { return chatBody("q", 2, true) })
 	recs, stats := replayAll(t, context.Background(), st, Options{URL: url})
-	if stats.Schedule != ScheduleFixed || stats.Errors != 0 || len(recs) != 20 {
+	if stats.Schedule != ScheduleFixed || stats.Errors != 0 || len(recs) != n {
 		t.Fatalf("schedule %s, %d records, %d errors", stats.Schedule, len(recs), stats.Errors)
 	}
+	select {
+	case <-all:
+	default:
+		t.Fatalf("only %d of %d requests arrived while the earlier answers were held", arrived.Load(), n)
+	}
 	lastSent, firstEnd := int64(0), int64(math.MaxInt64)
-	var late []float64
 	for _, r := range recs {
 		lastSent = max(lastSent, r.SentNS)
 		firstEnd = min(firstEnd, r.EndNS)
-		late = append(late, float64(r.LatenessNS()))
+		if r.LatenessNS() < 0 {
+			t.Errorf("record %d sent before its time", r.Record)
+		}
 	}
 	if lastSent >= firstEnd {
 		t.Errorf("the last request went %v after the first answer ended: the schedule waited on answers",
 			time.Duration(lastSent-firstEnd))
-	}
-	// Loose (a shared machine): the answers' 400 ms would show as 400 ms.
-	if p := percentile(late, 0.9); p > float64(tolerance(50*time.Millisecond)) {
-		t.Errorf("p90 send lateness %.3f ms with 20 answers outstanding", p/1e6)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/aiperf/toolkit/lib/internal/fixture"
 	"github.com/aiperf/toolkit/lib/tokenizer"
 )
 
@@ -17,11 +18,12 @@ var realTokenizers = []string{"qwen3", "llama2", "llama3", "gemma3", "gemini", "
 
 // loadTokenizer loads a test tokenizer by name: "qwen3" is the builtin,
 // "gpt2" the committed GPT-2, "synthetic/NAME" one of lib/tokenizer's
-// synthetic tokenizers, anything else a fixture (skipped when absent).
+// synthetic tokenizers, anything else a fixture (skipped when absent, a
+// failure under CI=true).
 func loadTokenizer(t testing.TB, name string) *tokenizer.Tokenizer {
 	t.Helper()
 	var path string
-	switch dir := os.Getenv("AIPERF_TOKENIZER_FIXTURES"); {
+	switch {
 	case name == "qwen3":
 		tok, err := tokenizer.Builtin()
 		if err != nil {
@@ -32,13 +34,8 @@ func loadTokenizer(t testing.TB, name string) *tokenizer.Tokenizer {
 		path = filepath.Join("..", "tokenizer", "testdata", "gpt2", "tokenizer.json.zst")
 	case filepath.Dir(name) == "synthetic":
 		path = filepath.Join("..", "tokenizer", "testdata", name+".json.zst")
-	case dir == "":
-		t.Skipf("AIPERF_TOKENIZER_FIXTURES is not set; run scripts/golden/fetch.sh to test %s", name)
 	default:
-		path = filepath.Join(dir, name, "tokenizer.json")
-		if _, err := os.Stat(path); err != nil {
-			t.Skipf("%s: %v; run scripts/golden/fetch.sh", name, err)
-		}
+		path = fixture.File(t, fixture.Dir(t, name), filepath.Join(name, "tokenizer.json"))
 	}
 	tok, err := tokenizer.Load(path)
 	if err != nil {
@@ -137,11 +134,7 @@ func exactLengthsOr(t *testing.T, c *Corpus, rows []row, rowErrs bool) (bad, n i
 // the fetched Llama-3 tokenizer with Strip (both sides) before its own
 // normalizer, over the first 300 rows of the shipped sample.
 func TestExactLengthLlama3Strip(t *testing.T) {
-	dir := os.Getenv("AIPERF_TOKENIZER_FIXTURES")
-	path := filepath.Join(dir, "llama3", "tokenizer.json")
-	if _, err := os.Stat(path); dir == "" || err != nil {
-		t.Skip("no Llama-3 fixture; run scripts/golden/fetch.sh")
-	}
+	path := fixture.File(t, fixture.Dir(t, "llama3"), filepath.Join("llama3", "tokenizer.json"))
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

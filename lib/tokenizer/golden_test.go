@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/aiperf/toolkit/lib/internal/fixture"
 )
 
 // The golden files hold Hugging Face's ids (npm tokenizers@0.23.2) for
@@ -47,19 +49,12 @@ func readGolden(t testing.TB, name string) []goldenLine {
 	return out
 }
 
-// fixtureDir is where scripts/golden/fetch.sh puts tokenizers that may
-// not be committed (Llama licenses).
-func fixture(t testing.TB, name string) string {
+// fixturePath is the path of a tokenizer that scripts/golden/fetch.sh puts in
+// AIPERF_TOKENIZER_FIXTURES (the repository may not carry it: Llama
+// licenses); absent, the test skips, or fails under CI=true.
+func fixturePath(t testing.TB, name string) string {
 	t.Helper()
-	dir := os.Getenv("AIPERF_TOKENIZER_FIXTURES")
-	if dir == "" {
-		t.Skipf("AIPERF_TOKENIZER_FIXTURES is not set; run scripts/golden/fetch.sh to test %s", name)
-	}
-	p := filepath.Join(dir, name, "tokenizer.json")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s: %v; run scripts/golden/fetch.sh", name, err)
-	}
-	return p
+	return fixture.File(t, fixture.Dir(t, name), filepath.Join(name, "tokenizer.json"))
 }
 
 var gpt2Once = sync.OnceValues(func() (*Tokenizer, error) {
@@ -86,7 +81,7 @@ func builtinT(t testing.TB) *Tokenizer {
 
 func fixtureLoader(name string) func(t *testing.T) *Tokenizer {
 	return func(t *testing.T) *Tokenizer {
-		tk, err := Load(fixture(t, name))
+		tk, err := Load(fixturePath(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}

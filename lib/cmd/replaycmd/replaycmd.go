@@ -430,7 +430,7 @@ func reportCommand() *cli.Command {
 		Name:      "report",
 		Usage:     "recompute the summary from one or many records files (shards)",
 		ArgsUsage: "RECORDS...",
-		Description: "Reads records.jsonl files (a run's, or the shards of one run) and prints the summary table on\n" +
+		Description: "Reads records.jsonl files (a run's, or the shards of one run; - for stdin) and prints the summary table on\n" +
 			"stdout, exact (every percentile from the values, in bounded memory). For one run's file it is that\n" +
 			"run's summary. With -o DIR it also writes the export files there.",
 		Flags: []cli.Flag{
@@ -446,7 +446,11 @@ func reportCommand() *cli.Command {
 			if err != nil {
 				return base.UsageError("--goodput: %v", err)
 			}
-			files := c.Args().Slice()
+			files, cleanup, err := spoolStdin(c.App.Reader, c.Args().Slice())
+			if err != nil {
+				return err
+			}
+			defer cleanup()
 			infos := make([]os.FileInfo, len(files))
 			for i, f := range files {
 				fi, err := os.Stat(f)
@@ -479,7 +483,7 @@ func reportCommand() *cli.Command {
 				return err
 			}
 			if sum.Requests+sum.ErrorRequests == 0 {
-				fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: no profiling records in %s; the metrics are empty\n", strings.Join(files, ", "))
+				fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: no profiling records in %s; the metrics are empty\n", displayNames(files))
 			}
 			if out != "" {
 				if err := os.MkdirAll(out, 0o777); err != nil {

@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
@@ -161,6 +164,62 @@ func headerNames(hs []string) []string {
 	return out
 }
 
+// stdinName names the records read from stdin ("-") in messages.
+const stdinName = "<stdin>"
+
+// spooled maps the temporary files that hold stdin to stdinName.
+var spooled sync.Map
+
+// spoolStdin returns args with a "-" replaced by a temporary file holding
+// all of r: the summary reads its records in several passes, and a pipe can
+// be read once. cleanup removes the file.
+func spoolStdin(r io.Reader, args []string) (files []string, cleanup func(), err error) {
+	cleanup = func() {}
+	files = append([]string(nil), args...)
+	if i := slices.Index(files, "-"); i >= 0 && slices.Index(files[i+1:], "-") >= 0 {
+		return nil, cleanup, base.UsageError("- is given twice: stdin can be read only once")
+	}
+	for i, a := range files {
+		if a != "-" {
+			continue
+		}
+		f, err := os.CreateTemp("", "aiperf-report-stdin-*.jsonl")
+		if err != nil {
+			return nil, cleanup, &base.Error{Code: base.ExitTrouble, Err: err}
+		}
+		name := f.Name()
+		cleanup = func() { spooled.Delete(name); os.Remove(name) }
+		_, err = io.Copy(f, r)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			cleanup()
+			return nil, func() {}, &base.Error{Code: base.ExitTrouble, Err: fmt.Errorf("read %s: %w", stdinName, err)}
+		}
+		spooled.Store(name, stdinName)
+		files[i] = name
+	}
+	return files, cleanup, nil
+}
+
+// displayName is how a records file is named in messages.
+func displayName(path string) string {
+	if n, ok := spooled.Load(path); ok {
+		return n.(string)
+	}
+	return path
+}
+
+// displayNames joins the display names of files.
+func displayNames(files []string) string {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = displayName(f)
+	}
+	return strings.Join(names, ", ")
+}
+
 // openRecords opens records files one after the other as one source for
 // metrics.Summarize. It refuses lines that are not replay records: the
 // codec ignores unknown fields, so another "v":1 JSONL (aiperf-tokenize's
@@ -191,7 +250,8 @@ func (r *recordFiles) Next(rec *result.Record) error {
 			if err != nil {
 				return err
 			}
-			r.f, r.name, r.dec = f, r.files[r.i], result.NewDecoder(f, r.files[r.i])
+			r.f, r.name = f, displayName(r.files[r.i])
+			r.dec = result.NewDecoder(f, r.name)
 			r.i++
 		}
 		err := r.dec.Next(rec)

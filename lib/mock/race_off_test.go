@@ -1,5 +1,0 @@
-//go:build !race
-
-package mock
-
-const raceEnabled = false
