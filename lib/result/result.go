@@ -97,7 +97,10 @@ type Record struct {
 	Err       *Error // nil for a successful request ("error")
 	Cancelled bool   // cancelled by the client on purpose ("cancelled")
 
-	InputTokens     int64  // prompt tokens as the store records them; 0 = unknown ("input_tokens")
+	// InputTokens are the prompt tokens of the body sent: the store's count
+	// for the turn, plus, when replay spliced a conversation's history in,
+	// the earlier turns' and replies' tokens; 0 = unknown ("input_tokens").
+	InputTokens     int64
 	MaxTokens       int64  // requested output tokens; 0 = none requested ("max_tokens")
 	OutputTokens    int64  // non-reasoning output tokens ("output_tokens")
 	ReasoningTokens int64  // reasoning output tokens ("reasoning_tokens")

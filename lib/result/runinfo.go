@@ -182,7 +182,8 @@ func parseRun(v []byte) (*RunInfo, error) {
 
 // Diff lists the settings in which two runs differ, one "name: a, b" line
 // each: the typed settings (url, path, endpoint, model, streaming,
-// schedule) and every member of Config but those named in ignore. The
+// schedule) and every member of Config but those named in ignore and
+// those named like the typed settings (a config's are as given). The
 // run's identity (id, tool, start, shard) and the store (see SameStore)
 // are not settings.
 func (r *RunInfo) Diff(o *RunInfo, ignore ...string) []string {
@@ -201,6 +202,10 @@ func (r *RunInfo) Diff(o *RunInfo, ignore ...string) []string {
 	add("schedule", q(r.Schedule), q(o.Schedule))
 	a, b := configMembers(r.Config), configMembers(o.Config)
 	skip := func(k string) bool {
+		switch k {
+		case "url", "path", "endpoint", "model", "streaming", "schedule": // compared above, resolved
+			return true
+		}
 		for _, i := range ignore {
 			if i == k {
 				return true

@@ -9,7 +9,7 @@ import (
 func sampleRun() *RunInfo {
 	return &RunInfo{ID: "9f00", Tool: "aiperf-replay dev", StartNS: 1_700_000_000_000_000_000, Shard: 1, Shards: 4,
 		Store: StoreInfo{Path: "s.aipk", SHA256: "ab12", Records: 12, Sessions: 4},
-		URL: "http://127.0.0.1:8000", Path: "/v1/chat/completions", Endpoint: "chat", Model: "m", Streaming: true,
+		URL:   "http://127.0.0.1:8000", Path: "/v1/chat/completions", Endpoint: "chat", Model: "m", Streaming: true,
 		Schedule: "concurrency", Config: []byte(`{"concurrency":4,"store":"s.aipk"}`)}
 }
 
