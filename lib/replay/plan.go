@@ -149,6 +149,8 @@ func (p *Plan) settle(o *Options) error {
 		p.Path = request.Path(p.Endpoint)
 	case p.Meta.Path != "":
 		p.Path = p.Meta.Path
+	case p.Endpoint != "":
+		p.Path = request.Path(p.Endpoint)
 	default:
 		p.Path = request.Path(request.Chat)
 	}
