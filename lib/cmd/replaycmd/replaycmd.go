@@ -54,12 +54,14 @@ func New() *cli.App {
 		Usage:     "replay a store against an OpenAI-compatible server and report latency metrics",
 		ArgsUsage: "STORE",
 		Description: "Sends every body of STORE verbatim, straight from its mapping, on the schedule chosen:\n" +
-			"  auto         fixed when the store has timestamps, else concurrency (rate when --rate is given)\n" +
+			"  auto         rate when --rate is given; else fixed when the store has timestamps (--concurrency N\n" +
+			"               alone is then a ceiling of N sessions in flight, not a schedule); else concurrency\n" +
 			"  fixed        first turns at their trace timestamps (relative to the first) divided by --speedup\n" +
 			"  concurrency  --concurrency sessions in flight; each next one starts when a slot frees\n" +
 			"  rate         sessions start at --rate per second (--arrival poisson|constant|gamma)\n" +
 			"Later turns of a session go once the previous turn is complete, plus the turn's delay. The schedule is\n" +
-			"open loop: a slow answer never delays a fixed or rate send; each record says how late its send was.\n\n" +
+			"open loop: a slow answer never delays a fixed or rate send; each record says how late its send was.\n" +
+			"The schedule resolved, and what bounds it, is printed before the first send (unless -q).\n\n" +
 			"Writes DIR/records.jsonl (one line per request sent), DIR/profile_export_aiperf.json and .csv,\n" +
 			"DIR/profile_export.jsonl (the Python aiperf's shapes) and the summary table on stderr. On a terminal a\n" +
 			"live line shows progress. SIGINT stops sending, lets requests in flight finish within --grace, writes\n" +
@@ -69,14 +71,14 @@ func New() *cli.App {
 			"written nowhere.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "server base `URL` (http://host:port; host:port means http); the path is appended (once: a URL ending in /v1 takes /chat/completions)", Destination: &o.url},
-			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat or completions (default: the store's)", Destination: &o.endpoint},
+			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat or completions (default: the store's; a store of the other endpoint's bodies is refused)", Destination: &o.endpoint},
 			&cli.StringFlag{Name: "path", Usage: "request `PATH` (overrides --endpoint and the store's)", Destination: &o.path},
 			&cli.StringSliceFlag{Name: "H", Aliases: []string{"header"}, Usage: "extra request header `K:V`; repeatable", Destination: &o.headers},
 			&cli.StringFlag{Name: "api-key-env", Usage: "send Authorization: Bearer $`VAR`", Destination: &o.apiKeyEnv},
 			&cli.BoolFlag{Name: "insecure", Usage: "https: do not verify the server's certificate", Destination: &o.insecure},
 			&cli.StringFlag{Name: "schedule", Value: replay.ScheduleAuto, Usage: "`MODE`: auto, fixed, concurrency or rate", Destination: &o.schedule},
-			&cli.IntFlag{Name: "concurrency", Usage: "sessions in flight (concurrency; a ceiling for fixed and rate)", Destination: &o.concurrency},
-			&cli.Float64Flag{Name: "rate", Usage: "session starts per second (rate)", Destination: &o.rate},
+			&cli.IntFlag{Name: "concurrency", Usage: "sessions in flight (concurrency; a ceiling for fixed and rate, which auto picks unless --schedule concurrency)", Destination: &o.concurrency},
+			&cli.Float64Flag{Name: "rate", Usage: "session starts per second (rate; alone it selects the rate schedule)", Destination: &o.rate},
 			&cli.StringFlag{Name: "arrival", Value: replay.ArrivalPoisson, Usage: "rate: arrival `PROCESS` poisson, constant or gamma", Destination: &o.arrival},
 			&cli.Float64Flag{Name: "smoothness", Value: 1, Usage: "gamma arrivals: shape (1 = poisson, <1 burstier, >1 smoother); alone it selects gamma", Destination: &o.smoothness},
 			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "divide trace times (timestamps and delays) by `X`", Destination: &o.speedup},
