@@ -6,6 +6,7 @@ package replaycmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -304,14 +305,7 @@ func runReplay(c *cli.Context, o *options) error {
 		return planError(err)
 	}
 	w := c.App.ErrWriter
-	if !o.quiet {
-		fmt.Fprintf(w, "aiperf-replay: %s\n", describePlan(plan))
-	}
-	if n := plan.Options.Warmup + plan.Options.RequestCount; plan.Schedule == replay.ScheduleFixed && plan.Options.RequestCount > 0 &&
-		plan.Options.Duration == 0 && n > plan.TraceRequests && n > 0 {
-		fmt.Fprintf(w, "aiperf-replay: --request-count %d: the fixed schedule plays the trace once, and it holds %d requests (--warmup %d included): %d will be sent, not %d (the concurrency and rate schedules go around the store)\n",
-			plan.Options.RequestCount, plan.TraceRequests, plan.Options.Warmup, plan.TraceRequests, n)
-	}
+	announce(w, o, plan)
 	mo := metrics.Options{Streaming: plan.Streaming, Goodput: goodput}
 	live, err := newLiveLine(w, o.quiet, mo)
 	if err != nil {
@@ -344,6 +338,31 @@ func runReplay(c *cli.Context, o *options) error {
 	if err := f.Commit(); err != nil {
 		return err
 	}
+	if err := writeRun(w, o, plan, stats, mo, recPath, maxErr); err != nil {
+		return err
+	}
+	if stats.Interrupted {
+		return c.Context.Err()
+	}
+	return nil
+}
+
+// announce prints the plan before the first send (unless quiet), and says
+// when a fixed schedule will send fewer requests than asked (quiet or not).
+func announce(w io.Writer, o *options, p *replay.Plan) {
+	if !o.quiet {
+		fmt.Fprintf(w, "aiperf-replay: %s\n", describePlan(p))
+	}
+	if n := p.Options.Warmup + p.Options.RequestCount; p.Schedule == replay.ScheduleFixed && p.Options.RequestCount > 0 &&
+		p.Options.Duration == 0 && n > p.TraceRequests && n > 0 {
+		fmt.Fprintf(w, "aiperf-replay: --request-count %d: the fixed schedule plays the trace once, and it holds %d requests (--warmup %d included): %d will be sent, not %d (the concurrency and rate schedules go around the store)\n",
+			p.Options.RequestCount, p.TraceRequests, p.Options.Warmup, p.TraceRequests, n)
+	}
+}
+
+// writeRun writes a finished run's exports and summary, and judges
+// --max-error-rate (exit 1).
+func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64) error {
 	if stats.CeilingWaits > 0 {
 		fmt.Fprintf(w, "aiperf-replay: the concurrency ceiling (--concurrency %d) delayed %d session starts, the longest by %v (send_lateness includes these waits; the fell-behind check does not)\n",
 			plan.Options.Concurrency, stats.CeilingWaits, stats.CeilingMaxWait.Round(time.Microsecond))
@@ -384,16 +403,14 @@ func runReplay(c *cli.Context, o *options) error {
 	default:
 		fmt.Fprintf(w, "aiperf-replay: no profiling requests: all %d requests sent were warmup (--warmup %d); the metrics are empty\n", stats.Sent, o.warmup)
 	}
-	if stats.Interrupted {
-		return c.Context.Err()
+	if stats.Interrupted || maxErr < 0 {
+		return nil
 	}
-	if maxErr >= 0 && profiled == 0 {
+	if profiled == 0 {
 		return base.No("no profiling requests: --max-error-rate has nothing to judge")
 	}
-	if maxErr >= 0 {
-		if rate := sum.ErrorRate(); rate > maxErr {
-			return base.No("error rate %.2f%% exceeds --max-error-rate %.2f%%", 100*rate, 100*maxErr)
-		}
+	if rate := sum.ErrorRate(); rate > maxErr {
+		return base.No("error rate %.2f%% exceeds --max-error-rate %.2f%%", 100*rate, 100*maxErr)
 	}
 	return nil
 }
