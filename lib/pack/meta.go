@@ -15,8 +15,9 @@ import (
 // verbatim bodies only, an option not given takes the value the bodies
 // agree on, and one given must agree with them, for the endpoint and
 // streaming. The model is never refused: a store may send to several
-// models (a capture of a router's traffic); its metadata names the model
-// when every body that names one names the same.
+// models (a capture of a router's traffic). The metadata names the
+// model option's model when it was given or formatted a body, else the
+// model every verbatim body that names one names (none for several).
 type Given struct{ Endpoint, Model, Streaming bool }
 
 // meta is the store metadata the endpoint options o format bodies with.
@@ -88,10 +89,12 @@ func (m *metaCheck) add(rec *record.Record, pos string) error {
 		m.formatted = true
 		for i := range m.claims {
 			c, v := &m.claims[i], m.option(i)
-			if i == setModel && c.set && c.value != v {
-				m.models = true
+			if i == setModel {
+				*c = claim{value: v, set: true}
+				m.models = false // the options' model: the formatted bodies name it
+				continue
 			}
-			if i != setModel && c.set && c.value != v {
+			if c.set && c.value != v {
 				return &ConflictError{Setting: settingNames[i], Value: v, Other: c.value, From: c.from, Formatted: true}
 			}
 			*c = claim{value: v, set: true}
@@ -115,7 +118,9 @@ func (m *metaCheck) add(rec *record.Record, pos string) error {
 		}
 		if c.value != vals[i] {
 			if i == setModel {
-				m.models = true
+				if c.from != "" { // not the options' model, given or formatted
+					m.models = true
+				}
 				continue
 			}
 			return &ConflictError{Setting: settingNames[i], Value: vals[i], Other: c.value, From: c.from}
