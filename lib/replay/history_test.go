@@ -18,7 +18,7 @@ import (
 // keeps the store's count.
 func TestHistoryInputTokens(t *testing.T) {
 	url, _ := startMock(t, mock.Config{Fast: true}) // no tokenizer: a token per 4 bytes of prompt text
-	text := strings.Repeat("abcd", 50)               // 50 tokens
+	text := strings.Repeat("abcd", 50)              // 50 tokens
 	for _, tc := range []struct {
 		mode    string
 		spliced bool
