@@ -45,6 +45,9 @@ type Options struct {
 	Compress bool
 	// Progress, when set, is called every few thousand records.
 	Progress func(records int)
+	// Given says which endpoint options in Request were given explicitly:
+	// the others may be taken from verbatim bodies (see Given).
+	Given Given
 }
 
 // Stats summarises a pack run.
@@ -53,17 +56,6 @@ type Stats struct {
 	Sessions  int
 	BodyBytes int64
 }
-
-// Meta keys written into every store. model and streaming describe every
-// formatted body: an extra may not override the "model" or "stream" member
-// (request.Reserved). A verbatim payload (store.FlagVerbatim) is sent as it
-// came and carries its own model and stream members.
-const (
-	MetaEndpoint  = "endpoint"
-	MetaPath      = "path"
-	MetaModel     = "model"
-	MetaStreaming = "streaming"
-)
 
 // Run reads every input, merges records by line and writes the store (or
 // with o.Compress its zstd stream) at out, and o.InputsJSON when set. All
@@ -85,12 +77,16 @@ func Run(ctx context.Context, inputs []Input, out string, o Options) (Stats, err
 		return st, err
 	}
 	defer tmp.Abort()
-	w, err := store.NewWriter(tmp.File, out, store.WriterOptions{Meta: meta(o.Request)})
+	w, err := store.NewWriter(tmp.File, out, store.WriterOptions{Meta: meta(o.Request).Map()})
 	if err != nil {
 		return st, err
 	}
 	defer w.Abort()
-	if st, err = build(ctx, w, inputs, f, o); err != nil {
+	mc := newMetaCheck(o.Request, o.Given)
+	if st, err = build(ctx, w, inputs, f, mc, o); err != nil {
+		return st, err
+	}
+	if err := w.SetMeta(mc.meta().Map()); err != nil {
 		return st, err
 	}
 	if err := w.Commit(); err != nil {
@@ -118,18 +114,8 @@ func Run(ctx context.Context, inputs []Input, out string, o Options) (Stats, err
 	return st, nil
 }
 
-// meta is the store metadata for o.
-func meta(o request.Options) map[string]string {
-	return map[string]string{
-		MetaEndpoint:  o.Endpoint,
-		MetaPath:      request.Path(o.Endpoint),
-		MetaModel:     o.Model,
-		MetaStreaming: strconv.FormatBool(o.Streaming),
-	}
-}
-
 // build streams every record of the inputs into w.
-func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Formatter, o Options) (Stats, error) {
+func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Formatter, mc *metaCheck, o Options) (Stats, error) {
 	var st Stats
 	m, err := newMerger(inputs, o)
 	if err != nil {
@@ -174,6 +160,9 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 				field, err = fe.Field, fe.Err
 			}
 			return st, h.err(field, err)
+		}
+		if err := mc.add(rec, h.pos()); err != nil {
+			return st, h.err(rec.Kind.String(), err)
 		}
 		if err := w.AddParts(entry(rec, sess, body), body.Parts...); err != nil {
 			var we *store.WriteError
@@ -328,6 +317,9 @@ type head struct {
 	last uint64
 	seen bool
 }
+
+// pos is "file:line" of the current record.
+func (h *head) pos() string { return h.dec.Name() + ":" + strconv.FormatInt(h.dec.LineNo(), 10) }
 
 func (h *head) err(field string, err error) error {
 	return &record.Error{File: h.dec.Name(), Line: h.dec.LineNo(), Field: field, Err: err}

@@ -5,25 +5,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"math"
 	"runtime"
-	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/internal/pace"
+	"github.com/aiperf/toolkit/lib/result"
 	"github.com/aiperf/toolkit/lib/store"
 	"github.com/aiperf/toolkit/lib/tokenizer"
-)
-
-// Store metadata keys that replay reads (written by aiperf-pack).
-const (
-	MetaPath      = "path"
-	MetaStreaming = "streaming"
 )
 
 // clock gives wall-clock nanoseconds that advance with the monotonic
@@ -81,19 +74,18 @@ func (h *dueHeap) Pop() any {
 }
 
 type runner struct {
-	o         Options
-	st        *store.Reader
-	ep        endpoint
-	pool      *pool
-	clk       clock
-	sink      *sink
-	mode      string
-	streaming bool
-	runID     string
-	hdr       []byte // request head up to "Content-Length: "
-	speedup   float64
-	t0        int64 // the schedule's start (clock reading)
-	zero      int64 // fixed: the trace time that maps to t0
+	p     *Plan
+	o     Options // p.Options
+	st    *store.Reader
+	ep    endpoint
+	pool  *pool
+	clk   clock
+	sink  *sink
+	mode  string // p.Schedule
+	runID string
+	hdr   []byte // request head up to "Content-Length: "
+	t0    int64  // the schedule's start (clock reading)
+	zero  int64  // fixed: the trace time that maps to t0
 
 	// the start of session runs
 	gen genState
@@ -144,174 +136,61 @@ type genState struct {
 	next int64 // intended time of the next start
 }
 
-// Run replays st as o says until the schedule ends, the request budget is
-// spent, o.Duration passes or ctx is cancelled (Stats.Interrupted). Every
-// request sent has its record written before Run returns, and no goroutine
-// started by Run outlives it, so st may be closed afterwards.
+// Run replays st as o says (NewPlan, then Plan.Run).
 func Run(ctx context.Context, st *store.Reader, o Options) (*Stats, error) {
-	if err := o.check(); err != nil {
-		return nil, err
-	}
-	r, err := newRunner(st, o)
+	p, err := NewPlan(st, o)
 	if err != nil {
 		return nil, err
 	}
-	return r.run(ctx)
+	return p.Run(ctx)
 }
 
-func newRunner(st *store.Reader, o Options) (*runner, error) {
-	if st.Len() == 0 {
-		return nil, errors.New("the store has no records")
-	}
-	meta := st.Meta()
-	path := o.Path
-	if path == "" {
-		path = meta[MetaPath]
-	}
-	if path == "" {
-		path = "/v1/chat/completions"
-	}
-	ep, err := parseEndpoint(o.URL, path, o.Insecure)
-	if err != nil {
-		return nil, err
-	}
+// Run replays the plan until the schedule ends, the request budget is
+// spent, Duration passes or ctx is cancelled (Stats.Interrupted). Every
+// request sent has its record written before Run returns, and no goroutine
+// started by Run outlives it, so the store may be closed afterwards. A
+// plan runs once.
+func (p *Plan) Run(ctx context.Context) (*Stats, error) {
+	return newRunner(p).run(ctx)
+}
+
+func newRunner(p *Plan) *runner {
+	o := p.Options
 	r := &runner{
-		o:         o,
-		st:        st,
-		ep:        ep,
-		streaming: meta[MetaStreaming] == "true",
-		stopCh:    make(chan struct{}),
-		wake:      make(chan struct{}, 1),
-		speedup:   o.Speedup,
-	}
-	if r.speedup == 0 {
-		r.speedup = 1
-	}
-	if r.o.Smoothness == 0 {
-		r.o.Smoothness = 1
-	}
-	if r.o.History == "" {
-		r.o.History = HistoryAuto
+		p:      p,
+		o:      o,
+		st:     p.Store,
+		ep:     p.ep,
+		mode:   p.Schedule,
+		zero:   p.zero,
+		limit:  p.Limit,
+		stopCh: make(chan struct{}),
+		wake:   make(chan struct{}, 1),
 	}
 	r.abortCtx, r.abort = context.WithCancel(context.Background())
 	dialTimeout := 30 * time.Second
 	if o.Timeout > 0 && o.Timeout < dialTimeout {
 		dialTimeout = o.Timeout
 	}
-	r.pool = newPool(ep, dialTimeout)
+	r.pool = newPool(r.ep, dialTimeout)
 	var id [8]byte
 	rand.Read(id[:])
 	r.runID = hex.EncodeToString(id[:])
 	r.hdr = r.header()
 	r.secret = newRedactor(o.APIKey, o.Headers)
 	r.tok.load = o.Tokenizer
-
-	r.mode = o.Schedule
-	if r.mode == "" || r.mode == ScheduleAuto {
-		switch {
-		case o.Rate > 0:
-			r.mode = ScheduleRate
-		case st.HasTimestamps():
-			r.mode = ScheduleFixed
-		default:
-			r.mode = ScheduleConcurrency
-		}
-	}
-	if r.mode == ScheduleConcurrency && o.Concurrency == 0 {
-		r.o.Concurrency = 1
-	}
-	r.ceiling = int64(r.o.Concurrency)
+	r.ceiling = int64(o.Concurrency)
 	r.free.Store(r.ceiling)
 
-	ns := int64(st.NumSessions())
-	switch {
-	case o.RequestCount > 0:
-		r.limit = o.Warmup + o.RequestCount
-		if r.limit < o.RequestCount { // past MaxInt64: no limit but the others
-			r.limit = math.MaxInt64
-		}
-	case o.Duration > 0:
-		r.limit = math.MaxInt64
-	default:
-		r.limit = o.Warmup + int64(st.Len())
-		if r.limit < o.Warmup {
-			r.limit = math.MaxInt64
-		}
+	r.gen.n = int64(r.st.NumSessions())
+	r.gen.cycle = r.mode != ScheduleFixed && r.limit > int64(r.st.Len())
+	switch r.mode {
+	case ScheduleFixed:
+		r.gen.order, r.gen.times, r.gen.n = p.order, p.times, int64(len(p.order))
+	case ScheduleRate:
+		r.gen.arr = newArrivals(o.Arrival, o.Rate, o.Smoothness, o.Seed)
 	}
-	r.gen.n = ns
-	r.gen.cycle = r.mode != ScheduleFixed && r.limit > int64(st.Len())
-	if r.mode == ScheduleFixed {
-		if err := r.fixedOrder(); err != nil {
-			return nil, err
-		}
-	}
-	if r.mode == ScheduleRate {
-		if o.Rate <= 0 {
-			return nil, errors.New("the rate schedule needs a rate")
-		}
-		kind := o.Arrival
-		if kind == "" {
-			kind = ArrivalPoisson
-		}
-		r.gen.arr = newArrivals(kind, o.Rate, r.o.Smoothness, o.Seed)
-	}
-	return r, nil
-}
-
-// fixedOrder sorts the sessions by the timestamp of their first turn and
-// applies the offsets.
-func (r *runner) fixedOrder() error {
-	st := r.st
-	ns := st.NumSessions()
-	type first struct {
-		s  uint32
-		ts int64
-	}
-	firsts := make([]first, 0, ns)
-	for s := range ns {
-		i, ok := st.Lookup(uint32(s), 0)
-		if !ok {
-			continue
-		}
-		e := st.Entry(i)
-		if e.Flags&store.FlagTimestamp == 0 {
-			return fmt.Errorf("the fixed schedule needs timestamps, and session %q (record %d) has none", st.SessionID(uint32(s)), i)
-		}
-		if r.o.StartOffset != nil && e.TimeNS < int64(*r.o.StartOffset) || r.o.EndOffset != nil && e.TimeNS > int64(*r.o.EndOffset) {
-			continue
-		}
-		firsts = append(firsts, first{uint32(s), e.TimeNS})
-	}
-	if len(firsts) == 0 {
-		return errors.New("no session starts within the offsets")
-	}
-	if !slices.IsSortedFunc(firsts, func(a, b first) int { return cmpInt(a.ts, b.ts) }) {
-		slices.SortStableFunc(firsts, func(a, b first) int { return cmpInt(a.ts, b.ts) })
-	}
-	zero := firsts[0].ts
-	if r.o.StartOffset != nil {
-		zero = int64(*r.o.StartOffset)
-	}
-	r.zero = zero
-	r.gen.order = make([]uint32, len(firsts))
-	r.gen.times = make([]int64, len(firsts))
-	for i, f := range firsts {
-		r.gen.order[i] = f.s
-		r.gen.times[i] = r.scale(f.ts - zero)
-	}
-	r.gen.n = int64(len(firsts))
-	if r.o.Warmup > 0 {
-		// The trace plays once: a warmup that takes every request of it
-		// leaves nothing to measure.
-		total := int64(0)
-		for _, s := range r.gen.order {
-			total += int64(st.SessionLen(s))
-		}
-		if r.o.Warmup >= total {
-			return fmt.Errorf("warmup %d takes all %d requests of the fixed schedule (it plays the trace once): none would be measured", r.o.Warmup, total)
-		}
-	}
-	return nil
+	return r
 }
 
 func cmpInt(a, b int64) int {
@@ -325,12 +204,7 @@ func cmpInt(a, b int64) int {
 }
 
 // scale divides a trace duration by the speedup.
-func (r *runner) scale(d int64) int64 {
-	if r.speedup == 1 {
-		return d
-	}
-	return int64(math.Round(float64(d) / r.speedup))
-}
+func (r *runner) scale(d int64) int64 { return r.p.scale(d) }
 
 // nextStart returns the next session run to start.
 func (r *runner) nextStart() (st start, ok bool) {
@@ -360,7 +234,7 @@ func (r *runner) nextStart() (st start, ok bool) {
 		if g.pos == 1 {
 			g.next = r.t0
 		} else {
-			g.next += g.arr.gap()
+			g.next = satAdd(g.next, g.arr.gap())
 		}
 		st.at = g.next
 	}
@@ -471,8 +345,8 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 		return nil, fmt.Errorf("connecting to %s: %v", r.ep.addr, netMessage(err))
 	}
 	r.clk = newClock()
-	r.sink = newSink(r.o.Records, r.o.Observe)
 	r.t0 = r.clk.now()
+	r.sink = newSink(r.o.Records, r.o.Observe, r.runInfo())
 	began := time.Now()
 	cpu0 := cpuTime()
 
@@ -549,6 +423,8 @@ wait:
 		Dials:          r.pool.dials.Load(),
 		CeilingWaits:   r.ceilingWaits.Load(),
 		CeilingMaxWait: time.Duration(r.ceilingMax.Load()),
+		Answered:       r.sink.ok,
+		Streamed:       r.sink.streamed,
 		Interrupted:    interrupted.Load(),
 		Elapsed:        time.Since(began),
 		CPU:            cpuTime() - cpu0,
@@ -557,6 +433,29 @@ wait:
 		return st, fmt.Errorf("writing records: %w", werr)
 	}
 	return st, nil
+}
+
+// runInfo describes the run for its records (result.RunInfo).
+func (r *runner) runInfo() *result.RunInfo {
+	p, st := r.p, r.st
+	sum := st.Sum()
+	tool := strings.Replace(r.o.UserAgent, "/", " ", 1)
+	if tool == "" {
+		tool = "aiperf-replay"
+	}
+	return &result.RunInfo{
+		ID:        r.runID,
+		Tool:      tool,
+		StartNS:   r.t0,
+		Store:     result.StoreInfo{Path: r.o.StoreName, SHA256: hex.EncodeToString(sum[:]), Records: int64(st.Len()), Sessions: int64(st.NumSessions())},
+		URL:       r.o.URL,
+		Path:      r.ep.path,
+		Endpoint:  p.Endpoint,
+		Model:     p.Model,
+		Streaming: p.Streaming,
+		Schedule:  p.Schedule,
+		Config:    r.o.Config,
+	}
 }
 
 // dispatch runs the schedule: it starts session runs at their intended

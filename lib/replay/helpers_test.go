@@ -53,7 +53,7 @@ func chatBody(content string, maxTokens int, usage bool) []byte {
 func openSpec(t testing.TB, spec *store.Spec) *store.Reader {
 	t.Helper()
 	if spec.Meta == nil {
-		spec.Meta = map[string]string{MetaPath: "/v1/chat/completions", MetaStreaming: "true"}
+		spec.Meta = map[string]string{store.MetaPath: "/v1/chat/completions", store.MetaStreaming: "true"}
 	}
 	path := filepath.Join(t.TempDir(), "s.aipk")
 	if err := store.WriteSpec(path, spec); err != nil {

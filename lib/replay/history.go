@@ -32,11 +32,21 @@ const (
 // (store.FlagContextDeltas, store.FlagContextMessageArray); for a session
 // without one, mode auto takes a session as whole-conversation when the
 // messages of its second turn begin with those of its first.
+//
+// The record of a spliced turn counts the tokens of the body sent, not the
+// turn's own: the store's input tokens of every turn so far plus the
+// output tokens of every reply (so that usage.prompt_tokens is compared
+// with the prompt the server got). When one of them is unknown, so is the
+// count (0).
 type history struct {
 	mode  string
 	off   bool   // decided: send this session's bodies as stored
 	elems []byte // the elements so far, without brackets
 	first int    // length of the first turn's messages within elems
+
+	tokens    int64 // tokens of elems: the turns' input tokens and the replies' output tokens
+	uncounted bool  // some part of elems has no known token count
+	spliced   bool  // the last parts call put elems in front of the turn's messages
 }
 
 // messagesSpan returns the extent [start, end) of the top-level "messages"
@@ -68,7 +78,11 @@ func inner(body []byte, start, end int) []byte {
 // parts returns the pieces of turn's body to send, appended to dst: the
 // body itself when nothing is spliced. e is the turn's index entry.
 func (h *history) parts(dst [][]byte, body []byte, e store.Entry) [][]byte {
-	if h == nil || h.off || e.Turn == 0 || len(h.elems) == 0 {
+	if h == nil {
+		return append(dst, body)
+	}
+	h.spliced = false
+	if h.off || e.Turn == 0 || len(h.elems) == 0 {
 		return append(dst, body)
 	}
 	start, end, ok := messagesSpan(body)
@@ -81,6 +95,7 @@ func (h *history) parts(dst [][]byte, body []byte, e store.Entry) [][]byte {
 		h.off = true // the stored turns already carry the conversation
 		return append(dst, body)
 	}
+	h.spliced = true
 	dst = append(dst, body[:start+1], h.elems)
 	if len(own) > 0 {
 		dst = append(dst, comma)
@@ -90,12 +105,27 @@ func (h *history) parts(dst [][]byte, body []byte, e store.Entry) [][]byte {
 
 var comma = []byte(",")
 
+// inputTokens returns the input tokens of the body the last parts call
+// gave, own being the turn's own (the store's count; 0 = unknown).
+func (h *history) inputTokens(own int64) int64 {
+	if h == nil || !h.spliced {
+		return own
+	}
+	if h.uncounted || own == 0 {
+		return 0
+	}
+	return h.tokens + own
+}
+
 // add records a completed turn: its own stored messages and the reply
-// (escaped JSON string content).
-func (h *history) add(body []byte, e store.Entry, replyText []byte) {
+// (escaped JSON string content) of replyTokens output tokens (counted
+// false: unknown).
+func (h *history) add(body []byte, e store.Entry, replyText []byte, replyTokens int64, counted bool) {
 	if h == nil || h.off {
 		return
 	}
+	h.tokens += int64(e.InputTokens) + replyTokens
+	h.uncounted = h.uncounted || e.InputTokens == 0 || !counted
 	start, end, ok := messagesSpan(body)
 	if !ok {
 		h.off = true

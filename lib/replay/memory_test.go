@@ -56,13 +56,11 @@ func runKeep(t *testing.T, o Options, n int, body func(int) []byte) ([]byte, *ru
 	st := singleTurns(t, n, 0, body)
 	var buf bytes.Buffer
 	o.Records = &buf
-	if err := o.check(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := newRunner(st, o)
+	p, err := NewPlan(st, o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := newRunner(p)
 	if _, err := r.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,11 @@ type Options struct {
 	// URL already ends with it.
 	URL  string
 	Path string
+	// Endpoint, when set, is the endpoint type the bodies are for
+	// (request.Chat or request.Completions): its path is used unless Path
+	// is set, and a store whose bodies are for the other one is refused
+	// (every request would fail). "" takes the store's.
+	Endpoint string
 	// Headers are sent with every request, after the built-in ones.
 	Headers []Header
 	// APIKey, when set, is sent as "Authorization: Bearer APIKey". It is
@@ -43,11 +48,19 @@ type Options struct {
 	APIKey   string
 	Insecure bool // skip TLS certificate checks
 
+	// Schedule is ScheduleAuto (""), ScheduleFixed, ScheduleConcurrency
+	// or ScheduleRate. Auto is rate when Rate is set, else fixed when the
+	// store has timestamps (Concurrency is then a ceiling), else
+	// concurrency.
 	Schedule    string
-	Concurrency int     // sessions in flight (concurrency); a ceiling for fixed and rate when > 0
-	Rate        float64 // sessions per second (rate)
-	Arrival     string  // ArrivalPoisson (default), ArrivalConstant or ArrivalGamma
-	Smoothness  float64 // gamma shape; 0 means 1
+	Concurrency int     // sessions in flight (concurrency; 0 means 1); a ceiling for fixed and rate when > 0
+	Rate        float64 // sessions per second (rate); only the rate schedule takes one
+	// Arrival is ArrivalPoisson (the default), ArrivalConstant or
+	// ArrivalGamma; only the rate schedule takes one.
+	Arrival string
+	// Smoothness is the gamma shape (0 means 1); set alone, it selects
+	// ArrivalGamma. Only the rate schedule takes one.
+	Smoothness float64
 	// Speedup divides every trace time: timestamps and delays. 0 means 1.
 	Speedup float64
 	// StartOffset and EndOffset, when set, keep the sessions whose first
@@ -96,8 +109,14 @@ type Options struct {
 	// Observe, when set, sees every record as it is written, one at a
 	// time. It must not keep the record.
 	Observe func(*result.Record)
-	// UserAgent is sent as User-Agent unless Headers sets one.
+	// UserAgent is sent as User-Agent unless Headers sets one, and names
+	// the tool in the records' run info.
 	UserAgent string
+	// StoreName names the store in the records' run info (a path).
+	StoreName string
+	// Config, when set, is a JSON object of the run's settings as the user
+	// gave them (aiperf's input_config), carried in the records' run info.
+	Config []byte
 	// Counters, when set, are kept up to date while the replay runs (for a
 	// live display).
 	Counters *Counters
@@ -128,59 +147,80 @@ type Stats struct {
 	// CeilingMaxWait is the longest such delay, from the start's intended
 	// time.
 	CeilingMaxWait time.Duration
-	Interrupted    bool // the context was cancelled before the schedule ended
-	Elapsed        time.Duration
+	// Answered counts the successful records; Streamed those of them whose
+	// answer was server-sent events (result.Record.Streamed). Streaming
+	// metrics follow the answers: see StreamingMetrics.
+	Answered, Streamed int64
+	Interrupted        bool // the context was cancelled before the schedule ended
+	Elapsed            time.Duration
 	// CPU is the process's CPU time (user + system) while Run ran: the
 	// client's cost, to divide by Sent.
 	CPU time.Duration
 }
 
+// check refuses option values that are wrong whatever the store (NewPlan
+// checks the rest against the store).
 func (o *Options) check() error {
 	switch o.Schedule {
 	case "", ScheduleAuto, ScheduleFixed, ScheduleConcurrency, ScheduleRate:
 	default:
-		return fmt.Errorf("unknown schedule %q (want auto, fixed, concurrency or rate)", o.Schedule)
+		return optErr("schedule", " %q: unknown schedule (want auto, fixed, concurrency or rate)", o.Schedule)
 	}
 	switch o.Arrival {
 	case "", ArrivalPoisson, ArrivalConstant, ArrivalGamma:
 	default:
-		return fmt.Errorf("unknown arrival process %q (want poisson, constant or gamma)", o.Arrival)
+		return optErr("arrival", " %q: unknown arrival process (want poisson, constant or gamma)", o.Arrival)
 	}
 	switch o.History {
 	case "", HistoryAuto, HistoryOn, HistoryOff:
 	default:
-		return fmt.Errorf("unknown history mode %q (want auto, on or off)", o.History)
+		return optErr("history", " %q: unknown history mode (want auto, on or off)", o.History)
 	}
-	switch {
-	case o.Concurrency < 0:
-		return errors.New("concurrency must not be negative")
-	case o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0):
-		return errors.New("rate must be a positive number")
-	case o.Schedule == ScheduleRate && o.Rate == 0:
-		return errors.New("the rate schedule needs a rate")
-	case o.Smoothness < 0 || math.IsNaN(o.Smoothness):
-		return errors.New("smoothness must be positive")
-	case o.Speedup < 0 || math.IsNaN(o.Speedup) || math.IsInf(o.Speedup, 0):
-		return errors.New("speedup must be a positive number")
-	case o.RequestCount < 0 || o.Warmup < 0:
-		return errors.New("request and warmup counts must not be negative")
-	case o.MaxResponse < 0:
-		return errors.New("the response limit must not be negative")
-	case o.Duration < 0 || o.Grace < 0 || o.Timeout < 0 || o.CancelAfter < 0:
-		return errors.New("durations must not be negative")
-	case o.CancelRate < 0 || o.CancelRate > 1 || math.IsNaN(o.CancelRate):
-		return errors.New("cancel rate must be in [0, 1]")
-	case o.StartOffset != nil && *o.StartOffset < 0 || o.EndOffset != nil && *o.EndOffset < 0:
-		return errors.New("offsets must not be negative")
-	case o.StartOffset != nil && o.EndOffset != nil && *o.EndOffset < *o.StartOffset:
-		return errors.New("end offset before start offset")
+	bad := func(x float64) bool { return x < 0 || math.IsNaN(x) || math.IsInf(x, 0) }
+	for _, c := range []struct {
+		option string
+		bad    bool
+		want   string
+	}{
+		{"concurrency", o.Concurrency < 0, "must not be negative"},
+		{"rate", bad(o.Rate), "must be a positive number"},
+		{"smoothness", bad(o.Smoothness), "must be a positive number"},
+		{"speedup", bad(o.Speedup), "must be a positive number"},
+		{"request-count", o.RequestCount < 0, "must not be negative"},
+		{"warmup", o.Warmup < 0, "must not be negative"},
+		{"max-response", o.MaxResponse < 0, "must not be negative"},
+		{"duration", o.Duration < 0, "must not be negative"},
+		{"grace", o.Grace < 0, "must not be negative"},
+		{"timeout", o.Timeout < 0, "must not be negative"},
+		{"cancel-after", o.CancelAfter < 0, "must not be negative"},
+		{"cancel-rate", o.CancelRate < 0 || o.CancelRate > 1 || math.IsNaN(o.CancelRate), "must be in [0, 1]"},
+		{"start-offset", o.StartOffset != nil && *o.StartOffset < 0, "must not be negative"},
+		{"end-offset", o.EndOffset != nil && *o.EndOffset < 0, "must not be negative"},
+		{"end-offset", o.StartOffset != nil && o.EndOffset != nil && *o.EndOffset < *o.StartOffset, "is before the start offset"},
+	} {
+		if c.bad {
+			return optErr(c.option, ": %s", c.want)
+		}
 	}
 	for _, h := range o.Headers {
 		if err := checkHeader(h); err != nil {
-			return err
+			return &OptionError{Msg: err.Error()}
 		}
 	}
 	return nil
+}
+
+// StreamingMetrics reports whether the run's streaming metrics (TTFT, ITL,
+// TTST, ICL, ...) apply: they follow what the answers were, whatever the
+// store's metadata says (a store packed from "stream": true payloads
+// before aiperf-pack read the bodies says false): any streamed answer
+// makes them apply, answers that all came whole make them not; with no
+// successful answer, the store's bodies decide (store is Plan.Streaming).
+func (s *Stats) StreamingMetrics(store bool) bool {
+	if s.Answered == 0 {
+		return store
+	}
+	return s.Streamed > 0
 }
 
 // ownHeaders are set by the client on every request: a second copy would

@@ -33,12 +33,20 @@ func (a *arrivals) gap() int64 {
 	mean := 1e9 / a.rate
 	switch a.kind {
 	case ArrivalConstant:
-		return int64(math.Round(mean))
+		return satInt(mean)
 	case ArrivalGamma:
-		return int64(math.Round(gammaVariate(a.rng, a.shape) / a.shape * mean))
+		return satInt(gammaVariate(a.rng, a.shape) / a.shape * mean)
 	default:
-		return int64(math.Round(a.rng.ExpFloat64() * mean))
+		return satInt(a.rng.ExpFloat64() * mean)
 	}
+}
+
+// satAdd adds a gap to a time, saturating instead of overflowing.
+func satAdd(t, gap int64) int64 {
+	if gap > 0 && t > math.MaxInt64-gap {
+		return math.MaxInt64
+	}
+	return t + gap
 }
 
 // gammaVariate draws from Gamma(shape, 1) by Marsaglia and Tsang's method

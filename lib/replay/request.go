@@ -218,13 +218,14 @@ func (r *runner) sendTurn(sess *session, intended int64) bool {
 		R.MaxTokens = int64(e.MaxTokens)
 	}
 	rs.parts = sess.hist.parts(rs.parts[:0], body, e)
+	R.InputTokens = sess.hist.inputTokens(R.InputTokens)
 	r.exchange(rs, sess, seq)
 	r.count(rs)
 
 	sess.prevEnd = R.EndNS
 	sess.turn++
 	if sess.turn < sess.turns {
-		sess.hist.add(body, e, rs.rp.content)
+		sess.hist.add(body, e, rs.rp.content, R.OutputTokens, R.OutputSource != "")
 	}
 
 	if R.Err != nil {
@@ -508,6 +509,7 @@ func sizeString(n int64) string {
 // finish turns a complete response into the record's outcome.
 func (r *runner) finish(rs *reqState, h *head) {
 	R := &rs.rec
+	R.Streamed = rs.mode == modeSSE
 	switch rs.mode {
 	case modeError:
 		R.Err = &result.Error{Code: h.status, Type: "HTTPError", Message: errorMessage(rs.body)}

@@ -141,10 +141,11 @@ func TestFixedOffsets(t *testing.T) {
 	// The schedule itself, before any clock: 25 ms after the start, then
 	// 50 ms apart (not 0, zero at the first kept session, nor 50 ms, zero at
 	// the trace's start).
-	r, err := newRunner(st, Options{URL: url, Schedule: ScheduleFixed, Speedup: 2, StartOffset: &start, EndOffset: &end})
+	p, err := NewPlan(st, Options{URL: url, Schedule: ScheduleFixed, Speedup: 2, StartOffset: &start, EndOffset: &end})
 	if err != nil {
 		t.Fatal(err)
 	}
+	r := newRunner(p)
 	if want := []int64{25e6, 75e6, 125e6}; !slices.Equal(r.gen.times, want) {
 		t.Errorf("schedule times %v ns after the start, want %v", r.gen.times, want)
 	}

@@ -17,6 +17,13 @@ type sink struct {
 	buf     []byte
 	n       int64
 	observe func(*result.Record)
+	// run rides on the first record written (result.RunInfo); first is
+	// that record's line.
+	run   *result.RunInfo
+	first []byte
+	// ok counts successful records, streamed those of them whose answer
+	// was server-sent events.
+	ok, streamed int64
 
 	full  chan []byte
 	spare chan []byte
@@ -27,10 +34,11 @@ type sink struct {
 
 const sinkBuf = 256 << 10
 
-func newSink(w io.Writer, observe func(*result.Record)) *sink {
+func newSink(w io.Writer, observe func(*result.Record), run *result.RunInfo) *sink {
 	s := &sink{
 		buf:     make([]byte, 0, sinkBuf+4096),
 		observe: observe,
+		run:     run,
 		full:    make(chan []byte, 1),
 		spare:   make(chan []byte, 2),
 		done:    make(chan struct{}),
@@ -57,8 +65,20 @@ func (s *sink) write() {
 // rec and line may be reused once put returns.
 func (s *sink) put(rec *result.Record, line []byte) {
 	s.mu.Lock()
+	if s.n == 0 && s.run != nil {
+		rec.Run = s.run
+		s.first = result.Append(s.first, rec)
+		rec.Run = nil
+		line = s.first
+	}
 	s.buf = append(s.buf, line...)
 	s.n++
+	if rec.OK() {
+		s.ok++
+		if rec.Streamed {
+			s.streamed++
+		}
+	}
 	if s.observe != nil {
 		s.observe(rec)
 	}

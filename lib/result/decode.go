@@ -203,14 +203,24 @@ func Parse(line []byte, r *Record) error {
 				return nil
 			})
 			return err
-		case "cancelled":
+		case "cancelled", "streamed":
 			switch string(v) {
 			case "true":
-				r.Cancelled = true
+				if k == "cancelled" {
+					r.Cancelled = true
+				} else {
+					r.Streamed = true
+				}
 			case "false":
 			default:
 				return fieldErr(k, "not a boolean: %s", clip(v))
 			}
+		case "run":
+			ri, err := parseRun(v)
+			if err != nil {
+				return err
+			}
+			r.Run = ri
 		case "error":
 			if string(v) == "null" {
 				return nil

@@ -12,7 +12,12 @@ import (
 // a fixed order and unknown values are omitted, so equal records give equal
 // bytes.
 func Append(dst []byte, r *Record) []byte {
-	dst = append(dst, `{"v":1,"record":`...)
+	dst = append(dst, `{"v":1,`...)
+	if r.Run != nil {
+		dst = appendRun(dst, r.Run)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"record":`...)
 	dst = strconv.AppendInt(dst, int64(r.Record), 10)
 	dst = appendStr(dst, "session", r.Session)
 	dst = appendInt(dst, "turn", int64(r.Turn), true)
@@ -40,6 +45,9 @@ func Append(dst []byte, r *Record) []byte {
 		dst = append(dst, ']')
 	}
 	dst = appendInt(dst, "status", int64(r.Status), true)
+	if r.Streamed {
+		dst = append(dst, `,"streamed":true`...)
+	}
 	if r.Err != nil {
 		dst = append(dst, `,"error":{"code":`...)
 		dst = strconv.AppendInt(dst, int64(r.Err.Code), 10)

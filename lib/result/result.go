@@ -13,6 +13,8 @@
 //	 "input_tokens":512,"max_tokens":64,"output_tokens":64,"output_tokens_source":"usage",
 //	 "usage":{"prompt_tokens":512,"completion_tokens":64,"total_tokens":576}}
 //
+// The first record of a run also carries "run", the run's identity and
+// settings (see RunInfo); a streamed answer's record carries "streamed":true.
 // A failed request carries "error":{"code":…,"type":"…","message":"…"}; a
 // cancelled one also "cancelled":true. "session_num" and "x_correlation_id"
 // carry what aiperf's profile_export.jsonl names so; "client_output_tokens"
@@ -86,11 +88,19 @@ type Record struct {
 	// ("chunk_offsets_ns"). The first equals FirstTokenNS-SentNS.
 	ChunkOffsetsNS []int64
 
-	Status    int    // HTTP status; 0 when no response arrived ("status")
+	Status int // HTTP status; 0 when no response arrived ("status")
+	// Streamed reports that the answer was read as server-sent events (a
+	// text/event-stream body, or one that began as one): its chunks are the
+	// events' arrival times ("streamed", omitted when false). Streaming
+	// metrics (TTFT, ITL, ...) follow what the answers were.
+	Streamed  bool
 	Err       *Error // nil for a successful request ("error")
 	Cancelled bool   // cancelled by the client on purpose ("cancelled")
 
-	InputTokens     int64  // prompt tokens as the store records them; 0 = unknown ("input_tokens")
+	// InputTokens are the prompt tokens of the body sent: the store's count
+	// for the turn, plus, when replay spliced a conversation's history in,
+	// the earlier turns' and replies' tokens; 0 = unknown ("input_tokens").
+	InputTokens     int64
 	MaxTokens       int64  // requested output tokens; 0 = none requested ("max_tokens")
 	OutputTokens    int64  // non-reasoning output tokens ("output_tokens")
 	ReasoningTokens int64  // reasoning output tokens ("reasoning_tokens")
@@ -105,6 +115,10 @@ type Record struct {
 	ClientCounted         bool
 	ClientOutputTokens    int64
 	ClientReasoningTokens int64
+
+	// Run describes the run; the first record a run writes carries it, the
+	// others leave it nil ("run", see RunInfo).
+	Run *RunInfo
 }
 
 // Usage is the server's own token accounting.

@@ -172,6 +172,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add(Append(nil, &r))
 	}
 	f.Add([]byte(`{"v":1,"error":null,"usage":null,"chunk_offsets_ns":[]}`))
+	f.Add(Append(nil, &Record{Run: sampleRun(), Streamed: true}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d := NewDecoder(bytes.NewReader(b), "f")
 		for i := 0; i < 100; i++ {

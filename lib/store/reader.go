@@ -54,6 +54,7 @@ type Reader struct {
 	strings []byte
 	lookup  []byte // [N]u32; nil when the file is grouped
 	meta    map[string]string
+	info    Meta // meta, parsed
 	sum     [32]byte
 }
 
@@ -204,6 +205,9 @@ func parse(b []byte) (*Reader, error) {
 		return nil, err
 	}
 	r.meta = m
+	if r.info, err = ParseMeta(m); err != nil {
+		return nil, formatError(h.sec[secMeta].off, "%v", err)
+	}
 	r.sum = [32]byte(b[size-trailerSize:])
 	return r, nil
 }
@@ -433,7 +437,8 @@ func (r *Reader) SessionLen(s uint32) int {
 	return int(le.Uint32(r.start[4*uint64(s)+4:]) - le.Uint32(r.start[4*uint64(s):]))
 }
 
-// Meta returns a copy of the store's metadata.
+// Meta returns a copy of the store's metadata as stored (see Metadata for
+// its parsed form).
 func (r *Reader) Meta() map[string]string { return maps.Clone(r.meta) }
 
 // Version returns the file's format version.
@@ -462,7 +467,7 @@ func (r *Reader) Close() error {
 		err = r.unmap()
 		r.unmap = nil
 	}
-	*r = Reader{h: r.h, meta: r.meta}
+	*r = Reader{h: r.h, meta: r.meta, info: r.info}
 	return err
 }
 

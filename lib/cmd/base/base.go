@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -107,6 +108,9 @@ func Main(app *cli.App, args []string) int {
 	}
 	app.Version = Version
 	sharedFlagsOnce.Do(setSharedFlags)
+	if app.UsageText == "" && app.Action != nil {
+		app.UsageText = usageText(app)
+	}
 	app.HideHelpCommand = true
 	app.DisableSliceFlagSeparator = true // --extra '{"a":1,"b":2}' must not split on commas
 	app.ExitErrHandler = func(*cli.Context, error) {}
@@ -162,6 +166,43 @@ var sharedFlagsOnce sync.Once
 func setSharedFlags() {
 	cli.HelpFlag = stateless{name: "help", alias: "h", usage: "show help"}
 	cli.VersionFlag = stateless{name: "version", usage: "print the version"}
+	stringer := cli.FlagStringer
+	cli.FlagStringer = func(f cli.Flag) string { return trimDefault(f, stringer(f)) }
+}
+
+// usageText is the USAGE of an app whose main form is its own action: the
+// app's arguments, then each command's form. (urfave/cli's default,
+// "app [global options] command [command options] ARGS", puts a command
+// where the main form has none.)
+func usageText(app *cli.App) string {
+	lines := []string{strings.TrimSpace(app.Name + " [global options] " + app.ArgsUsage)}
+	for _, c := range app.Commands {
+		if !c.Hidden {
+			lines = append(lines, strings.TrimSpace(app.Name+" "+c.Name+" [command options] "+c.ArgsUsage))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// trimDefault drops the "(default: X)" urfave/cli appends to a flag's help
+// when it says nothing true: the usage states the real default itself
+// (--block-size's depends on the trace format), or X is a negative number,
+// the sentinel of a flag left unset (--start-offset, --max-error-rate).
+func trimDefault(f cli.Flag, s string) string {
+	df, ok := f.(cli.DocGenerationFlag)
+	if !ok {
+		return s
+	}
+	def := df.GetDefaultText()
+	suffix := " (default: " + def + ")"
+	i := strings.LastIndex(s, suffix)
+	if def == "" || i < 0 {
+		return s
+	}
+	if x, err := strconv.ParseFloat(def, 64); strings.Contains(df.GetUsage(), "(default") || err == nil && x < 0 {
+		return s[:i] + s[i+len(suffix):]
+	}
+	return s
 }
 
 // stateless is a boolean cli.Flag whose value lives only in the flag set it

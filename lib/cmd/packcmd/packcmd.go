@@ -55,6 +55,7 @@ func runPack(c *cli.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	opt.Given = pack.Given{Endpoint: c.IsSet("endpoint"), Model: c.IsSet("model"), Streaming: c.IsSet("streaming")}
 	names := c.Args().Slice()
 	if len(names) == 0 {
 		names = []string{"-"}
@@ -123,6 +124,9 @@ func flagHint(err error) error {
 		return fmt.Errorf("%w (see --max-line)", err)
 	case errors.Is(err, request.ErrNoModel):
 		return fmt.Errorf("%w (--model)", err)
+	}
+	if ce := (*pack.ConflictError)(nil); errors.As(err, &ce) && ce.Options() {
+		return fmt.Errorf("%w (--%s)", err, ce.Setting)
 	}
 	return err
 }

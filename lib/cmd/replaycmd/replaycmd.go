@@ -4,7 +4,9 @@
 package replaycmd
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +17,6 @@ import (
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/replay"
-	"github.com/aiperf/toolkit/lib/request"
 	"github.com/aiperf/toolkit/lib/store"
 	"github.com/aiperf/toolkit/lib/tokenizer"
 	"github.com/urfave/cli/v2"
@@ -55,12 +56,14 @@ func New() *cli.App {
 		Usage:     "replay a store against an OpenAI-compatible server and report latency metrics",
 		ArgsUsage: "STORE",
 		Description: "Sends every body of STORE verbatim, straight from its mapping, on the schedule chosen:\n" +
-			"  auto         fixed when the store has timestamps, else concurrency (rate when --rate is given)\n" +
+			"  auto         rate when --rate is given; else fixed when the store has timestamps (--concurrency N\n" +
+			"               alone is then a ceiling of N sessions in flight, not a schedule); else concurrency\n" +
 			"  fixed        first turns at their trace timestamps (relative to the first) divided by --speedup\n" +
 			"  concurrency  --concurrency sessions in flight; each next one starts when a slot frees\n" +
 			"  rate         sessions start at --rate per second (--arrival poisson|constant|gamma)\n" +
 			"Later turns of a session go once the previous turn is complete, plus the turn's delay. The schedule is\n" +
-			"open loop: a slow answer never delays a fixed or rate send; each record says how late its send was.\n\n" +
+			"open loop: a slow answer never delays a fixed or rate send; each record says how late its send was.\n" +
+			"The schedule resolved, and what bounds it, is printed before the first send (unless -q).\n\n" +
 			"Writes DIR/records.jsonl (one line per request sent), DIR/profile_export_aiperf.json and .csv,\n" +
 			"DIR/profile_export.jsonl (the Python aiperf's shapes) and the summary table on stderr. On a terminal a\n" +
 			"live line shows progress. SIGINT stops sending, lets requests in flight finish within --grace, writes\n" +
@@ -70,14 +73,14 @@ func New() *cli.App {
 			"written nowhere.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "server base `URL` (http://host:port; host:port means http); the path is appended (once: a URL ending in /v1 takes /chat/completions)", Destination: &o.url},
-			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat or completions (default: the store's)", Destination: &o.endpoint},
+			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat or completions (default: the store's; a store of the other endpoint's bodies is refused)", Destination: &o.endpoint},
 			&cli.StringFlag{Name: "path", Usage: "request `PATH` (overrides --endpoint and the store's)", Destination: &o.path},
 			&cli.StringSliceFlag{Name: "H", Aliases: []string{"header"}, Usage: "extra request header `K:V`; repeatable", Destination: &o.headers},
 			&cli.StringFlag{Name: "api-key-env", Usage: "send Authorization: Bearer $`VAR`", Destination: &o.apiKeyEnv},
 			&cli.BoolFlag{Name: "insecure", Usage: "https: do not verify the server's certificate", Destination: &o.insecure},
 			&cli.StringFlag{Name: "schedule", Value: replay.ScheduleAuto, Usage: "`MODE`: auto, fixed, concurrency or rate", Destination: &o.schedule},
-			&cli.IntFlag{Name: "concurrency", Usage: "sessions in flight (concurrency; a ceiling for fixed and rate)", Destination: &o.concurrency},
-			&cli.Float64Flag{Name: "rate", Usage: "session starts per second (rate)", Destination: &o.rate},
+			&cli.IntFlag{Name: "concurrency", Usage: "sessions in flight (concurrency; a ceiling for fixed and rate, which auto picks unless --schedule concurrency)", Destination: &o.concurrency},
+			&cli.Float64Flag{Name: "rate", Usage: "session starts per second (rate; alone it selects the rate schedule)", Destination: &o.rate},
 			&cli.StringFlag{Name: "arrival", Value: replay.ArrivalPoisson, Usage: "rate: arrival `PROCESS` poisson, constant or gamma", Destination: &o.arrival},
 			&cli.Float64Flag{Name: "smoothness", Value: 1, Usage: "gamma arrivals: shape (1 = poisson, <1 burstier, >1 smoother); alone it selects gamma", Destination: &o.smoothness},
 			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "divide trace times (timestamps and delays) by `X`", Destination: &o.speedup},
@@ -144,17 +147,18 @@ func percent(name string, v float64) (float64, error) {
 }
 
 // replayOptions turns the flags into library options (all but the
-// outputs).
-func (o *options) replayOptions(st *store.Reader) (replay.Options, error) {
+// outputs). The library judges the options (replay.NewPlan); what is
+// judged here needs the command line itself: a flag typed at a value the
+// library reads as "unset" (zero), and the flags' own syntax.
+func (o *options) replayOptions(c *cli.Context) (replay.Options, error) {
 	ro := replay.Options{
 		URL:          o.url,
+		Endpoint:     o.endpoint,
 		Path:         o.path,
 		Insecure:     o.insecure,
 		Schedule:     o.schedule,
 		Concurrency:  o.concurrency,
 		Rate:         o.rate,
-		Arrival:      o.arrival,
-		Smoothness:   o.smoothness,
 		Speedup:      o.speedup,
 		RequestCount: o.requestCount,
 		Warmup:       o.warmup,
@@ -165,14 +169,28 @@ func (o *options) replayOptions(st *store.Reader) (replay.Options, error) {
 	if o.url == "" {
 		return ro, base.UsageError("--url is required")
 	}
-
-	if ro.Path == "" && o.endpoint != "" {
-		switch o.endpoint {
-		case request.Chat, request.Completions:
-			ro.Path = request.Path(o.endpoint)
-		default:
-			return ro, base.UsageError("--endpoint %q: want chat or completions", o.endpoint)
+	// The library reads 0 as "the default"; typed on the command line it is
+	// a mistake, not a request for 1.
+	for _, z := range []struct {
+		name string
+		zero bool
+		want string
+	}{{"speedup", o.speedup == 0, "a number above 0"}, {"smoothness", o.smoothness == 0, "a number above 0"},
+		{"concurrency", o.concurrency == 0, "at least 1 (leave it out for no ceiling)"}} {
+		if c.IsSet(z.name) && z.zero {
+			return ro, base.UsageError("--%s 0: want %s", z.name, z.want)
 		}
+	}
+	// The arrival process and its smoothness are the library's to default
+	// (and to refuse for a schedule without arrivals): given only when set.
+	if c.IsSet("arrival") {
+		ro.Arrival = o.arrival
+	}
+	if c.IsSet("smoothness") {
+		ro.Smoothness = o.smoothness
+	}
+	if c.IsSet("cancel-after") && o.cancelRate == 0 {
+		return ro, base.UsageError("--cancel-after: needs --cancel-rate (no request is cancelled without it)")
 	}
 	var err error
 	for _, d := range []struct {
@@ -187,6 +205,9 @@ func (o *options) replayOptions(st *store.Reader) (replay.Options, error) {
 		if *d.dst, err = duration(d.name, d.s); err != nil {
 			return ro, err
 		}
+	}
+	if c.IsSet("duration") && ro.Duration == 0 {
+		return ro, base.UsageError("--duration %s: want a duration above 0 (leave it out for no limit)", o.duration)
 	}
 	for _, d := range []struct {
 		name string
@@ -238,38 +259,17 @@ func (o *options) replayOptions(st *store.Reader) (replay.Options, error) {
 		}
 		ro.Tokenizer = func() (*tokenizer.Tokenizer, error) { return t, nil }
 	}
-	if o.schedule == replay.ScheduleFixed && !st.HasTimestamps() {
-		return ro, base.UsageError("--schedule fixed: the store has no timestamps")
-	}
 	return ro, nil
 }
 
-// unusedFlags refuses flags that the schedule that will run has no use
-// for: a user who gives them expects an effect, and would get none.
-func unusedFlags(c *cli.Context, o *options, st *store.Reader) error {
-	sched := o.schedule
-	if sched == replay.ScheduleAuto {
-		switch {
-		case o.rate > 0:
-			sched = replay.ScheduleRate
-		case st.HasTimestamps():
-			sched = replay.ScheduleFixed
-		default:
-			sched = replay.ScheduleConcurrency
-		}
+// planError turns a refusal of the plan into a usage error, with the flag
+// syntax in front of the option it names.
+func planError(err error) error {
+	var oe *replay.OptionError
+	if errors.As(err, &oe) && oe.Option != "" {
+		return base.UsageError("--%s", oe.Msg)
 	}
-	for _, f := range []struct {
-		name, schedule, what string
-	}{{"start-offset", replay.ScheduleFixed, "plays trace times"}, {"end-offset", replay.ScheduleFixed, "plays trace times"},
-		{"arrival", replay.ScheduleRate, "has arrivals"}, {"smoothness", replay.ScheduleRate, "has arrivals"}} {
-		if c.IsSet(f.name) && sched != f.schedule {
-			return base.UsageError("--%s: only the %s schedule %s (this run's schedule is %s)", f.name, f.schedule, f.what, sched)
-		}
-	}
-	if c.IsSet("cancel-after") && o.cancelRate == 0 {
-		return base.UsageError("--cancel-after: needs --cancel-rate (no request is cancelled without it)")
-	}
-	return nil
+	return base.UsageError("%v", err)
 }
 
 // cutHeader splits "Name: value".
@@ -295,20 +295,9 @@ func runReplay(c *cli.Context, o *options) error {
 	if err != nil {
 		return base.UsageError("--goodput: %v", err)
 	}
-	// The library reads 0 as "the default"; typed on the command line it is
-	// a mistake, not a request for 1.
-	for _, z := range []struct {
-		name string
-		zero bool
-		want string
-	}{{"speedup", o.speedup == 0, "a number above 0"}, {"smoothness", o.smoothness == 0, "a number above 0"},
-		{"concurrency", o.concurrency == 0, "at least 1 (leave it out for no ceiling)"}} {
-		if c.IsSet(z.name) && z.zero {
-			return base.UsageError("--%s 0: want %s", z.name, z.want)
-		}
-	}
-	if c.IsSet("smoothness") && !c.IsSet("arrival") {
-		o.arrival = replay.ArrivalGamma // as in aiperf: the smoothness alone selects gamma
+	ro, err := o.replayOptions(c)
+	if err != nil {
+		return err
 	}
 	storePath := c.Args().First()
 	st, err := store.Open(storePath, store.DefaultOpenOptions())
@@ -316,55 +305,36 @@ func runReplay(c *cli.Context, o *options) error {
 		return err
 	}
 	defer st.Close()
-	ro, err := o.replayOptions(st)
+	plan, err := replay.NewPlan(st, ro)
 	if err != nil {
-		return err
+		return planError(err)
 	}
-	if err := unusedFlags(c, o, st); err != nil {
-		return err
-	}
-	if c.IsSet("duration") && ro.Duration == 0 {
-		return base.UsageError("--duration %s: want a duration above 0 (leave it out for no limit)", o.duration)
-	}
-	mo := metrics.Options{Streaming: st.Meta()[replay.MetaStreaming] == "true", Goodput: goodput}
-	live, err := newLiveLine(c.App.ErrWriter, o.quiet, mo)
+	w := c.App.ErrWriter
+	announce(w, o, plan)
+	mo := metrics.Options{Streaming: plan.Streaming, Goodput: goodput}
+	live, err := newLiveLine(w, o.quiet, mo)
 	if err != nil {
 		return base.UsageError("%v", err)
 	}
-	if err := os.MkdirAll(o.out, 0o777); err != nil {
-		return err
-	}
-	recPath := filepath.Join(o.out, recordsFile)
-	// No output may replace the store being replayed.
-	if sfi, err := os.Stat(storePath); err == nil {
-		for _, name := range []string{recordsFile, exportJSONFile, exportCSVFile, exportRecordFile} {
-			p := filepath.Join(o.out, name)
-			if fi, err := os.Stat(p); err == nil && os.SameFile(sfi, fi) {
-				return base.UsageError("%s is the store being replayed: choose another -o", p)
-			}
-		}
-	}
-	f, err := atomicfile.Create(recPath)
+	f, recPath, err := createOutputs(o.out, storePath)
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
-	// The exports are written after the run: a destination that cannot be
-	// replaced is found now, before a request is sent.
-	for _, name := range []string{exportJSONFile, exportCSVFile, exportRecordFile} {
-		if _, err := atomicfile.Destination(filepath.Join(o.out, name)); err != nil {
-			return err
-		}
+	plan.Options.Records = f
+	plan.Options.Cut = base.SecondSignal(c.Context)
+	plan.Options.Observe = live.observe
+	plan.Options.Counters = &live.counters
+	plan.Options.StoreName = storePath
+	if plan.Options.Arrival != "" {
+		o.arrival = plan.Options.Arrival // the rate schedule's, gamma when --smoothness came alone
 	}
-	ro.Records = f
-	ro.Cut = base.SecondSignal(c.Context)
-	ro.Observe = live.observe
-	ro.Counters = &live.counters
+	plan.Options.Config = o.inputConfig(storePath, plan.Schedule)
 
 	live.start()
-	stats, runErr := replay.Run(c.Context, st, ro)
+	stats, runErr := plan.Run(c.Context)
 	live.stop()
-	if stats == nil { // nothing was sent: the options or the server were wrong
+	if stats == nil { // nothing was sent: the server was not there
 		return base.UsageError("%v", runErr)
 	}
 	if runErr != nil {
@@ -373,10 +343,38 @@ func runReplay(c *cli.Context, o *options) error {
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	w := c.App.ErrWriter
+	if err := writeRun(w, o, plan, stats, mo, recPath, maxErr); err != nil {
+		return err
+	}
+	if stats.Interrupted {
+		return c.Context.Err()
+	}
+	return nil
+}
+
+// announce prints the plan before the first send (unless quiet), and says
+// when a fixed schedule will send fewer requests than asked (quiet or not).
+func announce(w io.Writer, o *options, p *replay.Plan) {
+	if !o.quiet {
+		fmt.Fprintf(w, "aiperf-replay: %s\n", describePlan(p))
+	}
+	if n := p.Options.Warmup + p.Options.RequestCount; p.Schedule == replay.ScheduleFixed && p.Options.RequestCount > 0 &&
+		p.Options.Duration == 0 && n > p.TraceRequests && n > 0 {
+		fmt.Fprintf(w, "aiperf-replay: --request-count %d: the fixed schedule plays the trace once, and it holds %d requests (--warmup %d included): %d will be sent, not %d (the concurrency and rate schedules go around the store)\n",
+			p.Options.RequestCount, p.TraceRequests, p.Options.Warmup, p.TraceRequests, n)
+	}
+}
+
+// writeRun writes a finished run's exports and summary, and judges
+// --max-error-rate (exit 1).
+func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64) error {
 	if stats.CeilingWaits > 0 {
 		fmt.Fprintf(w, "aiperf-replay: the concurrency ceiling (--concurrency %d) delayed %d session starts, the longest by %v (send_lateness includes these waits; the fell-behind check does not)\n",
-			ro.Concurrency, stats.CeilingWaits, stats.CeilingMaxWait.Round(time.Microsecond))
+			plan.Options.Concurrency, stats.CeilingWaits, stats.CeilingMaxWait.Round(time.Microsecond))
+	}
+	mo.Streaming = stats.StreamingMetrics(plan.Streaming)
+	if mo.Streaming != plan.Streaming {
+		fmt.Fprintf(w, "aiperf-replay: warning: %s\n", streamingMismatch(plan.Streaming, stats))
 	}
 	files := []string{recPath}
 	sum, err := summarize(files, mo)
@@ -386,7 +384,7 @@ func runReplay(c *cli.Context, o *options) error {
 	run := metrics.Run{
 		BenchmarkID:  stats.RunID,
 		Version:      "aiperf-replay " + base.Version,
-		InputConfig:  o.inputConfig(storePath, stats.Schedule),
+		InputConfig:  plan.Options.Config,
 		WasCancelled: stats.Interrupted,
 	}
 	if err := writeOutputs(o.out, sum, mo, run, files); err != nil {
@@ -410,18 +408,46 @@ func runReplay(c *cli.Context, o *options) error {
 	default:
 		fmt.Fprintf(w, "aiperf-replay: no profiling requests: all %d requests sent were warmup (--warmup %d); the metrics are empty\n", stats.Sent, o.warmup)
 	}
-	if stats.Interrupted {
-		return c.Context.Err()
+	if stats.Interrupted || maxErr < 0 {
+		return nil
 	}
-	if maxErr >= 0 && profiled == 0 {
+	if profiled == 0 {
 		return base.No("no profiling requests: --max-error-rate has nothing to judge")
 	}
-	if maxErr >= 0 {
-		if rate := sum.ErrorRate(); rate > maxErr {
-			return base.No("error rate %.2f%% exceeds --max-error-rate %.2f%%", 100*rate, 100*maxErr)
-		}
+	if rate := sum.ErrorRate(); rate > maxErr {
+		return base.No("error rate %.2f%% exceeds --max-error-rate %.2f%%", 100*rate, 100*maxErr)
 	}
 	return nil
+}
+
+// createOutputs makes the output folder and starts the records file, and
+// checks that every export can be written there, before a request is sent
+// (the exports are written after the run). No output may replace the store
+// being replayed.
+func createOutputs(dir, storePath string) (*atomicfile.File, string, error) {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, "", err
+	}
+	recPath := filepath.Join(dir, recordsFile)
+	if sfi, err := os.Stat(storePath); err == nil {
+		for _, name := range []string{recordsFile, exportJSONFile, exportCSVFile, exportRecordFile} {
+			p := filepath.Join(dir, name)
+			if fi, err := os.Stat(p); err == nil && os.SameFile(sfi, fi) {
+				return nil, "", base.UsageError("%s is the store being replayed: choose another -o", p)
+			}
+		}
+	}
+	f, err := atomicfile.Create(recPath)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, name := range []string{exportJSONFile, exportCSVFile, exportRecordFile} {
+		if _, err := atomicfile.Destination(filepath.Join(dir, name)); err != nil {
+			f.Abort()
+			return nil, "", err
+		}
+	}
+	return f, recPath, nil
 }
 
 func reportCommand() *cli.Command {
@@ -432,7 +458,9 @@ func reportCommand() *cli.Command {
 		ArgsUsage: "RECORDS...",
 		Description: "Reads records.jsonl files (a run's, or the shards of one run; - for stdin) and prints the summary table on\n" +
 			"stdout, exact (every percentile from the values, in bounded memory). For one run's file it is that\n" +
-			"run's summary. With -o DIR it also writes the export files there.",
+			"run's summary. With -o DIR it also writes the export files there, with the run's id and settings.\n\n" +
+			"Each run's records carry its settings and the store's identity: records of runs of different stores\n" +
+			"are refused, runs of one store with different settings are merged with a warning naming them.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "also write the export files into `DIR`", Destination: &out},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"`", Destination: &goodput},
@@ -466,10 +494,19 @@ func reportCommand() *cli.Command {
 				}
 				infos[i] = fi
 			}
+			runs := readRuns(files)
+			if err := checkRuns(c.App.ErrWriter, files, runs); err != nil {
+				return err
+			}
 			mo := metrics.Options{Goodput: gp}
 			switch streaming {
 			case "auto":
-				if mo.Streaming, err = inferStreaming(files); err != nil {
+				if knownRuns(runs) {
+					mo.Streaming, err = streamingOf(files, runs)
+				} else {
+					mo.Streaming, err = inferStreaming(files) // records written before they said
+				}
+				if err != nil {
 					return err
 				}
 			case "true":
@@ -489,8 +526,7 @@ func reportCommand() *cli.Command {
 				if err := os.MkdirAll(out, 0o777); err != nil {
 					return err
 				}
-				run := metrics.Run{Version: "aiperf-replay " + base.Version}
-				if err := writeOutputs(out, sum, mo, run, files); err != nil {
+				if err := writeOutputs(out, sum, mo, reportRun(runs), files); err != nil {
 					return err
 				}
 			}
