@@ -52,8 +52,9 @@ func New() *cli.App {
 		Description: "Reads a trace file or directory (or stdin) and writes records JSONL to stdout, ending with\n" +
 			"the end line. Verbatim inputs (raw payloads, messages, inputs.json) pass through untouched,\n" +
 			"re-emitted on one line. A directory is read for its *.jsonl regular files: a named pipe or\n" +
-			"a device among them is an error. A failed write of the records (a full disk, a closed pipe)\n" +
-			"is reported once, as an error of the output.",
+			"a device among them is an error. A failed write of the records (a full disk) is reported\n" +
+			"once, as an error of the output; a reader that went away (| head, or a failed aiperf-pack)\n" +
+			"stops it without a word (exit 141).",
 		Flags: flags,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
@@ -92,7 +93,9 @@ func run(ctx context.Context, o options) error {
 	}
 	defer tr.Close()
 
-	// A closed pipe on stdout is an error to report, not a signal to die of.
+	// A closed pipe on stdout comes back as an error (EPIPE), not a signal
+	// to die of, so the run returns through its cleanup; base.Main then
+	// exits 141 without a word, as coreutils do.
 	signal.Ignore(syscall.SIGPIPE)
 	prog := base.NewProgress(o.stderr)
 	start := time.Now()
