@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -133,23 +134,35 @@ func explain(err error) error {
 	return err
 }
 
-// summary prints the -v line.
+// summary prints the -v line. Its counts say what became of every row
+// read: kept, or dropped (by reason) or skipped; of the kept rows, the
+// records this shard emitted.
 func summary(o options, name string, tr *trace.Reader, st tokenize.Stats, took time.Duration) {
 	el := took.Seconds()
 	w := o.stderr
-	fmt.Fprintf(w, "aiperf-tokenize: %s (%s): %d rows, %d emitted, %d sessions, %d prompt tokens, %d blocks, %.2fs (%.1fM tokens/s)",
-		name, tr.Type(), st.Rows, st.Emitted, st.Sessions, st.PromptTokens, st.Blocks, el, float64(st.PromptTokens)/el/1e6)
+	off, long := tr.Dropped()
+	skipped := tr.Skipped()
+	fmt.Fprintf(w, "aiperf-tokenize: %s (%s): read %d rows, kept %d", name, tr.Type(), st.Rows+int64(off+long+skipped), st.Rows)
+	var gone []string
+	if off > 0 {
+		gone = append(gone, fmt.Sprintf("dropped %d by offset", off))
+	}
+	if long > 0 {
+		gone = append(gone, fmt.Sprintf("dropped %d by length", long))
+	}
+	if skipped > 0 {
+		gone = append(gone, fmt.Sprintf("skipped %d without numbers in the required columns", skipped))
+	}
+	if len(gone) > 0 {
+		fmt.Fprintf(w, " (%s)", strings.Join(gone, ", "))
+	}
+	fmt.Fprintf(w, ", emitted %d records, %d sessions, %d prompt tokens, %d blocks, %.2fs (%.1fM tokens/s)",
+		st.Emitted, st.Sessions, st.PromptTokens, st.Blocks, el, float64(st.PromptTokens)/el/1e6)
 	if o.Verify {
 		fmt.Fprintf(w, ", %d prompts verified", st.Verified)
 	}
-	if off, long := tr.Dropped(); off+long > 0 {
-		fmt.Fprintf(w, ", dropped %d by offset and %d by length", off, long)
-	}
 	if n := tr.Capped(); n > 0 {
 		fmt.Fprintf(w, ", %d max_tokens capped", n)
-	}
-	if n := tr.Skipped(); n > 0 {
-		fmt.Fprintf(w, ", skipped %d rows without numbers in the required columns", n)
 	}
 	fmt.Fprintln(w)
 }
