@@ -108,6 +108,14 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 	if err != nil {
 		return "", err
 	}
+	// The limits leave the key alone, but a stage refuses a bad one, and
+	// a key for a command line the stage refuses is no use.
+	if err := o.tokRun.Check(); err != nil {
+		return "", err
+	}
+	if _, err := o.packRun.Check(); err != nil {
+		return "", err
+	}
 	var memoNote string
 	r.h.Memo, memoNote = openMemo(&o.memo)
 	if o.verbose {

@@ -277,6 +277,14 @@ func TestFlagsChangeStoreAndKey(t *testing.T) {
 	}
 }
 
+// TestMaxRecordBytes: the largest --max-line aiperf-pack (and aiperf-hash
+// key) accept is the largest record a store holds.
+func TestMaxRecordBytes(t *testing.T) {
+	if shape.MaxRecordBytes != store.MaxPayload {
+		t.Errorf("shape.MaxRecordBytes %d, store.MaxPayload %d", uint64(shape.MaxRecordBytes), uint64(store.MaxPayload))
+	}
+}
+
 // TestStoreVersion: shape.StoreVersion (the key's salt) is the version the
 // store writer writes; shape may not link lib/store to read it.
 func TestStoreVersion(t *testing.T) {

@@ -19,6 +19,7 @@ package shape
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -213,6 +214,15 @@ type TokenizeRun struct {
 	Verbose      bool
 }
 
+// Check validates the settings as aiperf-tokenize does (aiperf-hash key
+// refuses what the stage refuses, limits included).
+func (r *TokenizeRun) Check() error {
+	if r.MaxLineBytes < 1 {
+		return base.UsageError("--max-line-bytes must be positive")
+	}
+	return nil
+}
+
 // TokenizeRunFlags returns aiperf-tokenize's flags that are not in the key,
 // bound to r.
 func TokenizeRunFlags(r *TokenizeRun) []cli.Flag {
@@ -318,6 +328,45 @@ type PackRun struct {
 	NoEndMarker bool
 	MaxLine     string
 	Verbose     bool
+}
+
+// MaxRecordBytes is the largest record a store holds (store.MaxPayload: its
+// index keeps a length in 32 bits; a test checks they agree, this package
+// may not link the store).
+const MaxRecordBytes = math.MaxUint32
+
+// Check validates the settings as aiperf-pack does and returns --max-line in
+// bytes.
+func (r *PackRun) Check() (maxLine int, err error) {
+	n, err := parseSize(r.MaxLine)
+	if err != nil {
+		return 0, base.UsageError("--max-line %q: %v", r.MaxLine, err)
+	}
+	return n, nil
+}
+
+// parseSize reads a byte count: digits with an optional K, KiB, M, MiB, G
+// or GiB suffix (all binary).
+func parseSize(s string) (int, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := uint64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   uint64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = t[:len(t)-len(u.suffix)], u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(t), 10, 63)
+	if err != nil || n == 0 {
+		return 0, errors.New("want a positive byte count such as 268435456 or 256MiB")
+	}
+	if n > MaxRecordBytes/mult {
+		return 0, fmt.Errorf("more than %d bytes, the largest record a store holds", uint64(MaxRecordBytes))
+	}
+	return int(n * mult), nil
 }
 
 // PackRunFlags returns aiperf-pack's flags that are not in the key, bound to

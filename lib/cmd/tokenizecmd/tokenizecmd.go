@@ -73,8 +73,8 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	if o.MaxLineBytes < 1 {
-		return base.UsageError("--max-line-bytes must be positive")
+	if err := o.TokenizeRun.Check(); err != nil {
+		return err
 	}
 	topt := chk.Trace
 	topt.MaxLineBytes = o.MaxLineBytes
