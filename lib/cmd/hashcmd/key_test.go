@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -277,6 +278,40 @@ func TestFlagsChangeStoreAndKey(t *testing.T) {
 	}
 }
 
+// TestDefaultValuesKeyAsAbsent: a flag given its default value makes the
+// store of its absence, so it gets that key too (--type mooncake_trace on
+// a Mooncake trace and --block-size 512 gave other keys for one store).
+func TestDefaultValuesKeyAsAbsent(t *testing.T) {
+	memo := t.TempDir()
+	packBase := []string{"--model", "m"}
+	dir := t.TempDir()
+	_, s0 := pipeline(t, dir, flagTrace, nil, packBase)
+	k0, e0 := keyOf(t, memo, flagTrace, packBase)
+	for _, c := range []flagCase{
+		{shape.TokenizeStage, "type", nil, []string{"--type", "mooncake_trace"}},
+		{shape.TokenizeStage, "block-size", nil, []string{"--block-size", "512"}},
+		{shape.TokenizeStage, "type and block-size", nil, []string{"--block-size", "512", "--type", "mooncake_trace"}},
+		{shape.TokenizeStage, "seed", nil, []string{"--seed", "0"}},
+		{shape.TokenizeStage, "tokenizer", nil, []string{"--tokenizer", "builtin"}},
+		{shape.TokenizeStage, "shard", nil, []string{"--shard", "0/1"}},
+		{shape.TokenizeStage, "max-isl", nil, []string{"--max-isl", "0"}},
+		{shape.PackStage, "endpoint", nil, []string{"--endpoint", "chat"}},
+	} {
+		t.Run(c.flag, func(t *testing.T) {
+			tok, pk := c.args(dir, true)
+			pk = append(slices.Clone(packBase), pk...)
+			_, s1 := pipeline(t, t.TempDir(), flagTrace, tok, pk)
+			k1, e1 := keyOf(t, memo, flagTrace, slices.Concat(tok, pk))
+			if !bytes.Equal(s0, s1) {
+				t.Fatalf("%q: the store changed: not a default value", c.alt)
+			}
+			if k1 != k0 {
+				t.Errorf("%q: key %s, without it %s\nexplain without:\n%s\nwith:\n%s", c.alt, k1, k0, e0, e1)
+			}
+		})
+	}
+}
+
 // TestMaxRecordBytes: the largest --max-line aiperf-pack (and aiperf-hash
 // key) accept is the largest record a store holds.
 func TestMaxRecordBytes(t *testing.T) {
@@ -447,4 +482,27 @@ func goldenDiff(want, got string) []string {
 		bad = append(bad, "the golden file differs in its comments: re-pin with -update")
 	}
 	return bad
+}
+
+// TestDetectTypeStdinHead: the format of a trace on stdin is detected from
+// the head key keeps while it digests the stream; a first record past that
+// head asks for --type instead of a guess.
+func TestDetectTypeStdinHead(t *testing.T) {
+	small := `{"timestamp": 0, "input_length": 10, "hash_ids": [0]}` + "\n"
+	big := `{"text_input": "` + strings.Repeat("x", headMax) + `"}` + "\n"
+	for _, c := range []struct {
+		in, typ, err string
+	}{
+		{small, "mooncake_trace", ""},
+		{big, "", "give --type"},
+	} {
+		h := &headReader{r: strings.NewReader(c.in)}
+		if _, err := io.Copy(io.Discard, h); err != nil {
+			t.Fatal(err)
+		}
+		typ, err := detectType("-", h, 1<<30)
+		if typ != c.typ || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%d bytes: got %q, %v; want %q, %q", len(c.in), typ, err, c.typ, c.err)
+		}
+	}
 }

@@ -17,6 +17,7 @@
 package shape
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -183,11 +184,14 @@ func parseShard(s string) (int, int, error) {
 	return i, n, nil
 }
 
-// Fields returns the key fields of checked settings, one per flag but
-// --tokenizer (a key records the tokenizer's identity instead of its path:
-// see cachekey.Tokenizer). Values are canonical: the offsets as the
-// nanoseconds the stage uses, the shard as i/N.
-func (s *Tokenize) Fields(c Checked) []Field {
+// Fields returns the key fields of checked settings for a trace of format
+// typ (--type, or the format aiperf-tokenize detects when it is absent),
+// one per flag but --tokenizer (a key records the tokenizer's identity
+// instead of its path: see cachekey.Tokenizer). Values are canonical, the
+// ones the stage works with, so that a flag given its default value keys
+// as its absence does: the format, the block size (0 is the format's own),
+// the offsets as nanoseconds, the shard as i/N.
+func (s *Tokenize) Fields(c Checked, typ string) []Field {
 	ns := func(p *int64) string {
 		if p == nil {
 			return "unset"
@@ -195,8 +199,8 @@ func (s *Tokenize) Fields(c Checked) []Field {
 		return strconv.FormatInt(*p, 10)
 	}
 	return []Field{
-		{Name: "tokenize.type", Value: s.Type},
-		{Name: "tokenize.block-size", Value: strconv.Itoa(s.BlockSize)},
+		{Name: "tokenize.type", Value: typ},
+		{Name: "tokenize.block-size", Value: strconv.Itoa(cmp.Or(s.BlockSize, trace.KVBlockSize(typ)))},
 		{Name: "tokenize.seed", Value: strconv.FormatUint(s.Seed, 10)},
 		{Name: "tokenize.start-offset", Value: ns(c.Trace.StartOffsetNS)},
 		{Name: "tokenize.end-offset", Value: ns(c.Trace.EndOffsetNS)},
