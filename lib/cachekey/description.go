@@ -142,9 +142,50 @@ func (d Description) Value(name string) (string, bool) {
 // DiffSettings compares the settings of a key's description (want) with
 // those a store records (got) and returns one line per field that differs,
 // in name order: `pack.model: "m" in the key, "other" in the store`. A
-// field only one side has is "absent" on the other. The input field is not
-// compared: a store does not know the digest of the trace it came from.
+// field only one side has is "absent" on the other; when a side has no
+// field of a group at all (the part before the first '.', such as
+// "tokenize"), the group is one line: `tokenize.* (8 fields): absent in the
+// store`. The input field is not compared: a store does not know the digest
+// of the trace it came from.
 func DiffSettings(want, got Description) []string {
+	var diffs []string
+	groups := map[string]bool{}
+	for _, side := range []struct {
+		d, other Description
+		where    string
+	}{{want, got, "the store"}, {got, want, "the key"}} {
+		count := map[string]int{}
+		for n := range side.d {
+			if g, _, ok := strings.Cut(n, "."); ok && n != inputField {
+				count[g]++
+			}
+		}
+		for g, c := range count {
+			if c > 1 && !hasGroup(side.other, g) {
+				groups[g] = true
+				diffs = append(diffs, fmt.Sprintf("%s.* (%d fields): absent in %s", g, c, side.where))
+			}
+		}
+	}
+	for _, l := range diffSettings(want, got) {
+		if g, _, _ := strings.Cut(l, "."); !groups[g] {
+			diffs = append(diffs, l)
+		}
+	}
+	sort.Strings(diffs)
+	return diffs
+}
+
+func hasGroup(d Description, g string) bool {
+	for n := range d {
+		if strings.HasPrefix(n, g+".") {
+			return true
+		}
+	}
+	return false
+}
+
+func diffSettings(want, got Description) []string {
 	names := map[string]bool{}
 	for n := range want {
 		names[n] = true

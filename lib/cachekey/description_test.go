@@ -104,3 +104,16 @@ func FuzzParseDescription(f *testing.F) {
 		}
 	})
 }
+
+// TestDiffSettingsGroup: a group one side lacks altogether is one line.
+func TestDiffSettingsGroup(t *testing.T) {
+	key := Description{"pack.model": `"m"`, "tokenize.seed": `"0"`, "tokenize.type": `"t"`, "tokenizer.name": `"n"`}
+	st := Description{"pack.model": `"m2"`}
+	got := strings.Join(DiffSettings(key, st), "\n")
+	want := `pack.model: "m" in the key, "m2" in the store
+tokenize.* (2 fields): absent in the store
+tokenizer.name: "n" in the key, absent in the store`
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/packcmd"
 	"github.com/aiperf/toolkit/lib/cmd/shape"
@@ -307,6 +308,38 @@ func TestDefaultValuesKeyAsAbsent(t *testing.T) {
 			}
 			if k1 != k0 {
 				t.Errorf("%q: key %s, without it %s\nexplain without:\n%s\nwith:\n%s", c.alt, k1, k0, e0, e1)
+			}
+		})
+	}
+}
+
+// TestStoreRecordsKeySettings: the store of every shaping flag's run
+// records, as its settings, exactly the key's description without the input
+// (what aiperf-cache compares with a key's --explain).
+func TestStoreRecordsKeySettings(t *testing.T) {
+	memo := t.TempDir()
+	packBase := []string{"--model", "m"}
+	for _, c := range shapingCases {
+		if c.flag == "compress" {
+			continue // a zstd stream of a store, not a store
+		}
+		t.Run(c.stage+"/"+c.flag, func(t *testing.T) {
+			dir := t.TempDir()
+			tok, pk := c.args(dir, true)
+			pk = append(slices.Clone(packBase), pk...)
+			pipeline(t, dir, flagTrace, tok, pk)
+			_, explain := keyOf(t, memo, flagTrace, slices.Concat(tok, pk))
+			want, err := cachekey.ParseDescription(explain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := store.Open(filepath.Join(dir, "store.aipk"), store.OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if got := r.Settings(); got != want.Settings().String() {
+				t.Errorf("%q: the store records\n%s\nthe key describes\n%s", c.alt, got, want.Settings())
 			}
 		})
 	}

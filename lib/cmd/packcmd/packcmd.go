@@ -106,8 +106,18 @@ func packOptions(o *options) (pack.Options, error) {
 	if err != nil {
 		return pack.Options{}, err
 	}
+	// The store records the settings it was built with (its key's
+	// description without the input), so that aiperf-cache can refuse to
+	// file it under a key that says otherwise.
+	settings := func(in []pack.InputSettings) (string, error) {
+		recs := make([]shape.Records, len(in))
+		for i, s := range in {
+			recs[i] = shape.Records{Name: s.Name, Settings: s.Settings}
+		}
+		return o.Pack.StoreSettings(req, recs)
+	}
 	return pack.Options{Request: req, NoEndMarker: o.NoEndMarker, MaxLine: maxLine,
-		InputsJSON: o.InputsJSON, Compress: o.Compress}, nil
+		InputsJSON: o.InputsJSON, Compress: o.Compress, Settings: settings}, nil
 }
 
 // flagHint names the flag that changes the outcome of an error (libraries

@@ -68,15 +68,19 @@ type Records struct {
 
 // StoreSettings returns the settings description aiperf-pack writes into a
 // store packed from records with the request options o: its own fields
-// and salt, and aiperf-tokenize's part from the records. The shards of one
+// (pack.compress "false": compression wraps the finished store) and salt, and aiperf-tokenize's part from the records. The shards of one
 // run agree on every field but tokenize.shard; all N shards of N are the
 // unsharded store (tokenize.shard "0/1"), a part of them says which. When
 // a stream carried no settings, the store says nothing about how its
 // records were made (and a cache check will say so). Shards made with
 // different settings are an error: no key describes their store.
 func (p *Pack) StoreSettings(o request.Options, records []Records) (string, error) {
+	// A --compress store is the zstd stream of a plain store, and that
+	// store (what unpack restores) was shaped without compression.
+	plain := *p
+	plain.Compress = false
 	b := cachekey.New(Salt())
-	for _, f := range p.Fields(o) {
+	for _, f := range plain.Fields(o) {
 		if f.IsList {
 			b.List(f.Name, f.List)
 		} else {
@@ -91,14 +95,16 @@ func (p *Pack) StoreSettings(o request.Options, records []Records) (string, erro
 	if err != nil {
 		return "", err
 	}
+	tok, err := mergeShards(records)
+	if err != nil || tok == nil {
+		// The salt of this build stands for the records' too: without
+		// their tokenize.* fields such a store fits no key anyway.
+		return d.String(), err
+	}
 	for n := range d {
 		if tokenizeSide(n) {
 			delete(d, n)
 		}
-	}
-	tok, err := mergeShards(records)
-	if err != nil || tok == nil {
-		return d.String(), err
 	}
 	for n, v := range tok {
 		if tokenizeSide(n) {
@@ -133,8 +139,8 @@ func mergeShards(records []Records) (cachekey.Description, error) {
 		}
 		if diff := cachekey.DiffSettings(merged, d); len(diff) > 0 {
 			for i, l := range diff { // the words of DiffSettings are a key's and a store's
-				l = strings.Replace(l, " in the key, ", " in "+from+", ", 1)
-				diff[i] = strings.Replace(l, " in the store", " in "+r.Name, 1)
+				l = strings.ReplaceAll(l, " in the key", " in "+from)
+				diff[i] = strings.ReplaceAll(l, " in the store", " in "+r.Name)
 			}
 			return nil, fmt.Errorf("the record streams were made with different aiperf-tokenize settings (no cache key describes their store): %s", strings.Join(diff, "; "))
 		}

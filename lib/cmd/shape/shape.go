@@ -46,8 +46,10 @@ const (
 // when store bytes change and no version did.
 const (
 	// TraceVersion: lib/trace, how trace rows become records (the fields
-	// read, verbatim inputs re-emitted compact on one line, offsets, caps).
-	TraceVersion = 1
+	// read, verbatim inputs re-emitted compact on one line, offsets, caps),
+	// and the records stream around them. 2: the end line carries the
+	// settings of aiperf-tokenize (settings.go).
+	TraceVersion = 2
 	// SynthesisVersion: lib/synth, exact-length prompts from input_length
 	// and hash_ids (block layout, seeding, token choice).
 	SynthesisVersion = 1
@@ -55,8 +57,10 @@ const (
 	// how it is prepared.
 	CorpusVersion = 1
 	// BodyVersion: lib/request, the formatting of request bodies (key
-	// order, extras, max-token fields).
-	BodyVersion = 1
+	// order, extras, max-token fields), and the metadata aiperf-pack writes
+	// beside them. 2: the store records the settings it was built with
+	// (store.MetaSettings).
+	BodyVersion = 2
 	// CompressVersion: the zstd stream of --compress (the encoder, its level
 	// and the library version writing it).
 	CompressVersion = 1

@@ -11,8 +11,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/shape"
+	"github.com/aiperf/toolkit/lib/digest"
 	"github.com/aiperf/toolkit/lib/synth"
 	"github.com/aiperf/toolkit/lib/tokenize"
 	"github.com/aiperf/toolkit/lib/tokenizer"
@@ -106,6 +108,16 @@ func run(ctx context.Context, o options) error {
 		Verify:     o.Verify,
 		Tokenizer:  func() (*tokenizer.Tokenizer, error) { return LoadTokenizer(&o.Tokenize) },
 		OutputName: "<stdout>",
+		Settings: func(typ string) (string, error) {
+			// The tokenizer's identity as aiperf-hash key names it; one
+			// that cannot be named (a verbatim trace never loads it) is
+			// left out, and a cache check then says so.
+			var tok *cachekey.Tokenizer
+			if t, err := shape.TokenizerIdentity(ctx, &digest.Hasher{}, &o.Tokenize); err == nil {
+				tok = &t
+			}
+			return o.Tokenize.Settings(chk, typ, tok)
+		},
 		Progress: func(rows, tokens int64) {
 			read, size := tr.Progress()
 			prog.Printf("aiperf-tokenize %s %d rows, %.1fM prompt tokens", base.Bar(read, size), rows, float64(tokens)/1e6)
