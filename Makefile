@@ -86,12 +86,17 @@ DEMO_MOCK    ?= --ttft 20ms --itl 0.5ms
 demo: build
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	@# The store is cached under its key: the first run tokenizes and packs, a re-run restores it.
-	@key=$$(bin/aiperf-hash key $(DEMO_SHAPE) $(SAMPLE)) || exit 2; \
+	@# ensure checks the built store's settings against the key's description (--explain-file).
+	@bin/aiperf-hash key --explain $(DEMO_SHAPE) $(SAMPLE) > $(DEMO)/store.explain || exit 2; \
+	  key=$$(bin/aiperf-hash key $(DEMO_SHAPE) $(SAMPLE)) || exit 2; \
 	  echo "cache key of the store: $$key"; \
+	  if bin/aiperf-cache lookup $$key > /dev/null; then hit=1; else hit=; fi; \
 	  t0=$$(date +%s%N); \
-	  bin/aiperf-cache -v ensure $$key $(DEMO)/store.aipk -- \
+	  bin/aiperf-cache -v ensure --explain-file $(DEMO)/store.explain $$key $(DEMO)/store.aipk -- \
 	    sh -c 'bin/aiperf-tokenize -v --verify $(SAMPLE) | bin/aiperf-pack -v $(DEMO_SHAPE) -o "$$AIPERF_CACHE_OUT"' || exit $$?; \
-	  echo "store ready in $$(( ($$(date +%s%N) - t0) / 1000000 )) ms (cache root $$AIPERF_CACHE_DIR; a second make demo restores it)"
+	  ms=$$(( ($$(date +%s%N) - t0) / 1000000 )); \
+	  if [ -n "$$hit" ]; then echo "store restored from the cache in $$ms ms (cache root $$AIPERF_CACHE_DIR)"; \
+	  else echo "store built and cached in $$ms ms (cache root $$AIPERF_CACHE_DIR; a second make demo restores it)"; fi
 	bin/aiperf-pack stat $(DEMO)/store.aipk
 	bin/aiperf-pack verify $(DEMO)/store.aipk
 	@echo "first request body (cut at 300 bytes):"

@@ -222,13 +222,20 @@ func (s *Staging) Files() []File { return slices.Clone(s.files) }
 // staged files are dropped and Publish returns that entry with stored
 // false. A damaged entry in the way is replaced. When the root's config
 // sets a size cap, a published entry is followed by a trim to it (as ccache
-// trims after every write), which never removes the new entry.
+// trims after every write), which never removes the new entry. When explain
+// is a key's description (aiperf-hash key --explain), every staged store
+// must record the same settings, else Publish returns a *SettingsError.
 func (s *Staging) Publish(k Key, explain string) (*Entry, bool, error) {
 	if s.done {
 		return nil, false, errors.New("cache: publish after publish or abort")
 	}
 	if len(s.files) == 0 {
 		return nil, false, errors.New("cache: an entry needs at least one file")
+	}
+	// A store that records other settings than explain describes is
+	// refused (see SettingsError).
+	if err := s.checkStaged(k, explain); err != nil {
+		return nil, false, err
 	}
 	m := &Manifest{V: ManifestVersion, Key: k.String(), CreatedUnixNS: s.c.now().UnixNano(), Tool: s.c.opt.Tool, Files: s.files, Explain: explain}
 	return s.publish(k, m)
@@ -356,6 +363,9 @@ type PopulateOptions struct {
 func (c *Cache) Populate(k Key, files []string, opt PopulateOptions) (*Entry, bool, error) {
 	if len(files) == 0 {
 		return nil, false, errors.New("cache: populate needs at least one file")
+	}
+	if err := checkFiles(k, files, opt.Explain); err != nil {
+		return nil, false, err // before a link makes the files read-only
 	}
 	s, err := c.Stage()
 	if err != nil {

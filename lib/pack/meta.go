@@ -55,6 +55,9 @@ type claim struct {
 type metaCheck struct {
 	o         request.Options
 	claims    [numSettings]claim
+	// settings is the description of the settings the store was built
+	// with (Options.Settings' answer), written as store.MetaSettings.
+	settings string
 	formatted bool // a formatted body was seen: the options hold for the store
 	models    bool // the bodies name different models
 }
@@ -145,6 +148,7 @@ func (m *metaCheck) meta() store.Meta {
 	if c := m.claims[setStreaming]; c.set {
 		md.Streaming = c.value == "true"
 	}
+	md.Settings = m.settings
 	return md
 }
 

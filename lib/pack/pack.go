@@ -48,6 +48,18 @@ type Options struct {
 	// Given says which endpoint options in Request were given explicitly:
 	// the others may be taken from verbatim bodies (see Given).
 	Given Given
+	// Settings, when set, is called once every record is in, with the
+	// settings each input's end line carried, and returns the description
+	// written into the store under store.MetaSettings (the settings the
+	// store was built with; "" writes none). An error stops the run.
+	Settings func(inputs []InputSettings) (string, error)
+}
+
+// InputSettings is what an input's end line said of the settings that made
+// it ("" when it said nothing).
+type InputSettings struct {
+	Name     string
+	Settings string
 }
 
 // Stats summarises a pack run.
@@ -181,6 +193,17 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 		}
 	}
 	st.Sessions = int(sn.n)
+	if o.Settings != nil {
+		in := make([]InputSettings, len(m.heads))
+		for i, h := range m.heads {
+			in[i] = InputSettings{Name: h.dec.Name(), Settings: h.dec.Settings()}
+		}
+		text, err := o.Settings(in)
+		if err != nil {
+			return st, err
+		}
+		mc.settings = text
+	}
 	return st, nil
 }
 

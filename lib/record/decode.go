@@ -33,8 +33,9 @@ type Decoder struct {
 	pieces     [][]byte // a long line while it is being read
 	count      uint64
 	ended      bool
-	RequireEnd bool // when set (the default from NewDecoder), EOF without an end line is an error
-	MaxLine    int  // the longest line accepted, newline excluded; 0 means DefaultMaxLine
+	settings   string // the end line's
+	RequireEnd bool   // when set (the default from NewDecoder), EOF without an end line is an error
+	MaxLine    int    // the longest line accepted, newline excluded; 0 means DefaultMaxLine
 }
 
 // NewDecoder reads from r; name is used in error messages.
@@ -47,6 +48,11 @@ func (d *Decoder) Count() uint64 { return d.count }
 
 // LineNo returns the current input line number.
 func (d *Decoder) LineNo() int64 { return d.lineNo }
+
+// Settings returns the "settings" of the stream's end line ("" when it has
+// none, or before the end): the producer's description of the settings
+// that shaped the records (see [Encoder.Settings]).
+func (d *Decoder) Settings() string { return d.settings }
 
 // Name returns the stream name used in errors.
 func (d *Decoder) Name() string { return d.name }
@@ -121,7 +127,7 @@ func (d *Decoder) Next(rec *Record) error {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		end, n, err := parse(line, rec)
+		end, n, settings, err := parse(line, rec)
 		if err != nil {
 			if e, ok := err.(*Error); ok {
 				e.File, e.Line = d.name, d.lineNo
@@ -130,6 +136,7 @@ func (d *Decoder) Next(rec *Record) error {
 			return &Error{File: d.name, Line: d.lineNo, Err: err}
 		}
 		if end {
+			d.settings = settings
 			return d.end(n)
 		}
 		d.count++
@@ -165,26 +172,32 @@ func fieldErr(field string, format string, args ...any) error {
 }
 
 // parse decodes one line into rec. end reports an end line with its record
-// count n.
-func parse(line []byte, rec *Record) (end bool, n uint64, err error) {
+// count n and its settings.
+func parse(line []byte, rec *Record) (end bool, n uint64, settings string, err error) {
 	*rec = Record{Session: -1}
 	i := jsonx.SkipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
-		return false, 0, errors.New("not a JSON object")
+		return false, 0, "", errors.New("not a JSON object")
 	}
 	p := lineParser{rec: rec}
 	i, err = jsonx.Fields(line, i, p.field)
 	if err != nil {
 		var se *jsonx.SyntaxError
 		if errors.As(err, &se) {
-			return false, 0, fmt.Errorf("malformed JSON: %v", err)
+			return false, 0, "", fmt.Errorf("malformed JSON: %v", err)
 		}
-		return false, 0, err
+		return false, 0, "", err
 	}
 	if jsonx.SkipSpace(line, i) != len(line) {
-		return false, 0, fmt.Errorf("malformed JSON: data after the object at byte %d", i)
+		return false, 0, "", fmt.Errorf("malformed JSON: data after the object at byte %d", i)
 	}
-	return p.finish()
+	end, n, err = p.finish()
+	if end && err == nil && p.settings != nil {
+		if settings, err = stringField("settings", p.settings); err != nil {
+			return false, 0, "", err
+		}
+	}
+	return end, n, settings, err
 }
 
 // lineParser collects the fields of one line.
@@ -196,6 +209,7 @@ type lineParser struct {
 	end         bool
 	haveRecords bool
 	records     uint64
+	settings    []byte // raw; read on the end line only
 }
 
 // field decodes one member. Keys we know need no unescaping, so they are
@@ -257,6 +271,8 @@ func (p *lineParser) field(key, v []byte, _ int) error {
 	case "records":
 		p.records, err = uintField("records", v, math.MaxUint64, "not a count")
 		p.haveRecords = true
+	case "settings":
+		p.settings = v
 	}
 	return err
 }
@@ -378,6 +394,8 @@ func fieldBit(k []byte) uint32 {
 		return 1 << 15
 	case "context_mode":
 		return 1 << 16
+	case "settings":
+		return 1 << 17
 	}
 	return 0
 }

@@ -14,6 +14,11 @@ type Encoder struct {
 	w     *bufio.Writer
 	buf   []byte
 	count uint64
+	// Settings, when set, goes on the end line as "settings": the
+	// producer's description of the settings that shaped the records
+	// (aiperf-tokenize's part of a cache key's description), which
+	// aiperf-pack carries into the store.
+	Settings string
 }
 
 // NewEncoder writes to w.
@@ -119,6 +124,10 @@ func appendTail(dst []byte, rec *Record) []byte {
 func (e *Encoder) End() error {
 	b := append(e.buf[:0], `{"v":1,"end":true,"records":`...)
 	b = strconv.AppendUint(b, e.count, 10)
+	if e.Settings != "" {
+		b = append(b, `,"settings":`...)
+		b = jsonx.AppendString(b, e.Settings)
+	}
 	b = append(b, "}\n"...)
 	if _, err := e.w.Write(b); err != nil {
 		return err

@@ -19,8 +19,12 @@
 // its whole conversation and is sent as it is). Every record of a session
 // carries the same value or none does; a payload record cannot be deltas.
 // The stream ends with {"v":1,"end":true,"records":N}: a stream without it was
-// cut short, and aiperf-pack refuses it. Readers reject an unknown "v" and
-// ignore unknown fields.
+// cut short, and aiperf-pack refuses it. The end line may carry "settings"
+// (a string): aiperf-tokenize's description of the settings that shaped the
+// records, in the words of `aiperf-hash key --explain`, which aiperf-pack
+// writes into the store; a stream without it (an older producer, hand-made
+// records) reads as before. Readers reject an unknown "v" and ignore unknown
+// fields.
 package record
 
 import (

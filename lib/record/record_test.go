@@ -157,7 +157,7 @@ func FuzzDecode(f *testing.F) {
 			// A decoded record re-encodes and decodes to the same line.
 			line := Append(nil, &r)
 			var r2 Record
-			if _, _, err := parse(bytes.TrimRight(line, "\n"), &r2); err != nil {
+			if _, _, _, err := parse(bytes.TrimRight(line, "\n"), &r2); err != nil {
 				t.Fatalf("re-encoded record %s does not parse: %v", line, err)
 			}
 			if got := Append(nil, &r2); !bytes.Equal(got, line) {
@@ -259,6 +259,52 @@ func BenchmarkDecodeSmall(b *testing.B) {
 		d := NewDecoder(bytes.NewReader(in), "b")
 		var r Record
 		for d.Next(&r) == nil {
+		}
+	}
+}
+
+// TestEndSettings: the end line carries the producer's settings, which the
+// decoder hands out after the end; a stream without them (older producers,
+// hand-made records) reads as before, and "settings" on a record line is
+// an unknown field to it.
+func TestEndSettings(t *testing.T) {
+	settings := "aiperf-cachekey v1\ntokenize.seed=\"0\"\n"
+	var buf bytes.Buffer
+	e := NewEncoder(&buf)
+	e.Settings = settings
+	e.Encode(&Record{Line: 1, Session: -1, Kind: KindPrompt, Raw: []byte(`"a"`)})
+	if err := e.End(); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"v":1,"end":true,"records":1,"settings":"aiperf-cachekey v1\ntokenize.seed=\"0\"\n"}` + "\n"; !strings.HasSuffix(buf.String(), want) {
+		t.Errorf("end line:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	for _, c := range []struct{ in, want string }{
+		{buf.String(), settings},
+		{`{"v":1,"line":1,"prompt":"a"}` + "\n" + `{"v":1,"end":true,"records":1}` + "\n", ""},
+		{`{"v":1,"line":1,"prompt":"a","settings":7}` + "\n" + `{"v":1,"settings":"s","records":1,"end":true}` + "\n", "s"},
+	} {
+		d := NewDecoder(strings.NewReader(c.in), "in.jsonl")
+		var r Record
+		for {
+			err := d.Next(&r)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%q: %v", c.in, err)
+			}
+		}
+		if d.Settings() != c.want {
+			t.Errorf("%q: Settings %q, want %q", c.in, d.Settings(), c.want)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"v":1,"end":true,"records":0,"settings":1}` + "\n", `in.jsonl:1: settings: not a string`},
+		{`{"v":1,"end":true,"records":0,"settings":"a","settings":"b"}` + "\n", `in.jsonl:1: settings: appears twice`},
+	} {
+		if _, err := decodeAll(t, c.in); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("decode %q: got %v, want %q", c.in, err, c.want)
 		}
 	}
 }

@@ -40,6 +40,11 @@ type Options struct {
 	Progress func(rows, tokens int64)
 	// OutputName names the writer in errors ("" is "the output").
 	OutputName string
+	// Settings, when set, returns the description of the settings that
+	// shaped the records of a trace of format typ, which goes on the end
+	// line (record.Encoder.Settings) for aiperf-pack to carry into the
+	// store.
+	Settings func(typ string) (string, error)
 }
 
 // Stats summarise a run.
@@ -286,6 +291,13 @@ func (r *runner) end() error {
 		if bad != nil {
 			return r.abort(fmt.Errorf("%w: %s", ErrVerify, bad))
 		}
+	}
+	if r.o.Settings != nil {
+		s, err := r.o.Settings(r.tr.Type())
+		if err != nil {
+			return r.abort(err)
+		}
+		r.enc.Settings = s
 	}
 	if err := r.enc.End(); err != nil {
 		return r.outputError(err)

@@ -321,7 +321,10 @@ func (f *mooncakeFields) readMessageMode(row *Row, _ func([]byte) json.RawMessag
 	case "history":
 	case "delta":
 		if f.messages == nil {
-			return ferr("message_mode", "\"delta\" is only supported with messages")
+			// The Python aiperf refuses it too: a delta is a list of new
+			// messages. Synthesized and text prompts accumulate with
+			// context_mode.
+			return ferr("message_mode", "\"delta\" is only supported with messages, as in the Python aiperf; for input_length and text_input rows whose turns accumulate, give context_mode %q", ContextDeltas)
 		}
 		if f.extra != nil && kind(f.extra) == kindObject && hasMember(f.extra, "messages") {
 			return ferr("extra.messages", "not allowed with message_mode \"delta\"")

@@ -33,6 +33,11 @@ const (
 	ExitNo          = 1   // a clean "no": cache miss, verify mismatch, error-rate gate exceeded
 	ExitTrouble     = 2   // usage error, bad or corrupt input, I/O or network failure
 	ExitInterrupted = 130 // interrupted by SIGINT/SIGTERM; partial output was flushed
+	// ExitPipe: the reader of standard output went away (`| head`, or a
+	// stage downstream that failed and said why). The command stops without
+	// a word, as coreutils do; 141 is what a shell reports for them (128 +
+	// SIGPIPE), so `set -o pipefail` still sees an incomplete output.
+	ExitPipe = 141
 )
 
 // ExitTable is appended to every binary's --help.
@@ -40,7 +45,8 @@ const ExitTable = `EXIT STATUS:
    0    ok (or "yes": a cache hit, a verified store)
    1    a clean "no": cache miss, verify mismatch, a gate exceeded
    2    trouble: usage error, bad input, I/O or network failure
-   130  interrupted (partial output flushed first)`
+   130  interrupted (partial output flushed first)
+   141  standard output was closed by its reader (| head): a quiet stop`
 
 // Error carries an exit code with an optional message. A nil Err is silent:
 // a quiet "no" (Code 1), or trouble the command has already described on
@@ -144,6 +150,12 @@ func Main(app *cli.App, args []string) int {
 		return ExitOK
 	}
 	code := Code(err)
+	if closedPipe(app.Writer, err) {
+		// Whoever reads our output has gone: saying so would only add a
+		// line to the message of the stage that failed downstream (or to
+		// a head that had enough).
+		return ExitPipe
+	}
 	if ctx.Err() != nil {
 		code = ExitInterrupted
 		err = errors.New("interrupted")
@@ -153,6 +165,18 @@ func Main(app *cli.App, args []string) int {
 		fmt.Fprintf(app.ErrWriter, "%s: %v\n", app.Name, err)
 	}
 	return code
+}
+
+// closedPipe reports whether err is a write to stdout, a pipe or socket
+// whose reader is gone: err wraps EPIPE and stdout says so itself (its poll
+// reports an error), so a broken connection of the command's own (replay's
+// sockets) is still reported.
+func closedPipe(stdout io.Writer, err error) bool {
+	if !errors.Is(err, syscall.EPIPE) {
+		return false
+	}
+	f, ok := stdout.(*os.File)
+	return ok && readerGone(f)
 }
 
 // sharedFlagsOnce sets urfave/cli's global help and version flags, once.

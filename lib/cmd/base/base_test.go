@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/urfave/cli/v2"
@@ -155,5 +156,45 @@ func TestSecondSignal(t *testing.T) {
 	}
 	if st.claim() {
 		t.Fatal("a third signal was handed over too; it must exit")
+	}
+}
+
+// TestMainClosedPipe: a write to a stdout whose reader has gone (| head, or
+// a failed stage downstream) stops the command quietly with 141, as
+// coreutils stop; an EPIPE of anything else (a socket of the command's
+// own) is still an error that is reported.
+func TestMainClosedPipe(t *testing.T) {
+	write := func(c *cli.Context) error {
+		if _, err := c.App.Writer.Write([]byte("record\n")); err != nil {
+			return fmt.Errorf("write <stdout>: %w", err)
+		}
+		return nil
+	}
+	mainWith := func(stdout *os.File, action cli.ActionFunc) (int, string) {
+		var stderr bytes.Buffer
+		app := &cli.App{Name: "x", Action: action, ErrWriter: &stderr, Writer: stdout}
+		return Main(app, []string{"x"}), stderr.String()
+	}
+
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	r.Close()
+	if code, stderr := mainWith(w, write); code != ExitPipe || stderr != "" {
+		t.Errorf("stdout closed by its reader: code %d, stderr %q; want %d and nothing", code, stderr, ExitPipe)
+	}
+
+	// stdout is fine: an EPIPE from elsewhere is reported.
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	defer w2.Close()
+	other := func(*cli.Context) error { return fmt.Errorf("send to server: %w", syscall.EPIPE) }
+	if code, stderr := mainWith(w2, other); code != ExitTrouble || !strings.Contains(stderr, "broken pipe") {
+		t.Errorf("EPIPE of a connection: code %d, stderr %q; want 2 and the error", code, stderr)
 	}
 }

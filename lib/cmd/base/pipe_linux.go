@@ -15,3 +15,12 @@ func growPipe(f *os.File) {
 	}
 	unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, 1<<20)
 }
+
+// readerGone reports whether f is a pipe or socket whose reading end is
+// closed: poll(2) flags such a write end with POLLERR (a pipe) or POLLHUP
+// (a socket).
+func readerGone(f *os.File) bool {
+	fds := []unix.PollFd{{Fd: int32(f.Fd())}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n == 1 && fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0
+}

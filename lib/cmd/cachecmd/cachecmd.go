@@ -164,8 +164,8 @@ func lookupCommand(o *options) *cli.Command {
 
 func explainFlags(text, file *string) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "explain", Usage: "record `TEXT` (what the key was hashed from: aiperf-hash key --explain) in the manifest", Destination: text},
-		&cli.PathFlag{Name: "explain-file", Usage: "record the text of `FILE` in the manifest", Destination: file},
+		&cli.StringFlag{Name: "explain", Usage: "record `TEXT` (what the key was hashed from: aiperf-hash key --explain) in the manifest, and refuse a store that records other settings than it describes", Destination: text},
+		&cli.PathFlag{Name: "explain-file", Usage: "--explain with the text of `FILE`", Destination: file},
 	}
 }
 

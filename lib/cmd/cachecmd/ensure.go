@@ -55,8 +55,12 @@ func ensureCommand(o *options) *cli.Command {
 			"stops CMD's whole process group. A *.aipk that CMD leaves must start like a store.\n" +
 			"DEST's folder must exist. A restored DEST has the time of the restore as its mtime, so make\n" +
 			"sees it as new. On a cache it cannot write (read-only or full, no root), a miss still builds\n" +
-			"DEST, beside it, with a warning that nothing was cached.\n\n" +
-			"  aiperf-cache ensure \"$KEY\" store.aipk -- sh -c 'aiperf-tokenize t.jsonl | aiperf-pack --model m -o \"$" + OutEnv + "\"'",
+			"DEST, beside it, with a warning that nothing was cached. With --explain (the key's\n" +
+			"aiperf-hash key --explain text) a store CMD built with other settings than the key describes\n" +
+			"is refused, naming the fields that differ, and nothing is cached.\n\n" +
+			"  aiperf-hash key --explain --model m t.jsonl > store.explain\n" +
+			"  aiperf-cache ensure --explain-file store.explain \"$KEY\" store.aipk -- \\\n" +
+			"    sh -c 'aiperf-tokenize t.jsonl | aiperf-pack --model m -o \"$" + OutEnv + "\"'",
 		ArgsUsage: "KEY DEST -- CMD [ARGS...]",
 		Flags:     append(flags, explainFlags(&eo.explain, &eo.explainFile)...),
 		Action: func(c *cli.Context) error {

@@ -2,9 +2,11 @@ package hashcmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,7 +16,6 @@ import (
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/shape"
 	"github.com/aiperf/toolkit/lib/digest"
-	"github.com/aiperf/toolkit/lib/tokenizer/locate"
 	"github.com/aiperf/toolkit/lib/trace"
 	"github.com/urfave/cli/v2"
 )
@@ -37,9 +38,16 @@ of the two stages that shapes the store's bytes, and a salt with the records
 and store format versions and a version of each algorithm that shapes bytes
 (trace reading, synthesis, corpus, body formatting, compression).
 
-The flags are the stages' own definitions. Their other flags (-o,
---inputs-json, --verify, --max-line-bytes, --max-line, --no-end-marker) are
-accepted and left out of the key: they cannot change a byte of the store.`
+The flags are the stages' own definitions, with their checks: what a stage
+would refuse, key refuses in the same words (a key for a build that can
+only fail is no use), --model missing for a trace whose prompts or messages
+aiperf-pack formats included. Values are keyed as the stages use them, so a
+flag given its default value keys as its absence: without --type the trace
+is keyed by the format aiperf-tokenize detects in it (from the first INPUT;
+on stdin, from its first 8 MiB), and --block-size 0 is that format's own.
+Their other flags (-o, --inputs-json, --verify, --max-line-bytes,
+--max-line, --no-end-marker) are accepted, checked and left out of the key:
+they cannot change a byte of the store.`
 
 type keyOptions struct {
 	memo    memoOptions
@@ -108,6 +116,14 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 	if err != nil {
 		return "", err
 	}
+	// The limits leave the key alone, but a stage refuses a bad one, and
+	// a key for a command line the stage refuses is no use.
+	if err := o.tokRun.Check(); err != nil {
+		return "", err
+	}
+	if _, err := o.packRun.Check(); err != nil {
+		return "", err
+	}
 	var memoNote string
 	r.h.Memo, memoNote = openMemo(&o.memo)
 	if o.verbose {
@@ -117,29 +133,25 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 		r.h.OnDone = r.logEvent
 	}
 
-	b := cachekey.New(shape.Salt())
-	for _, f := range append(o.tok.Fields(chk), o.pack.Fields(req)...) {
-		if f.IsList {
-			b.List(f.Name, f.List)
-		} else {
-			b.Field(f.Name, f.Value)
-		}
-	}
-	tok, err := tokenizerIdentity(ctx, &r.h, &o.tok)
+	tok, err := shape.TokenizerIdentity(ctx, &r.h, &o.tok)
 	if err != nil {
 		return "", err
 	}
-	b.Tokenizer(tok)
 
 	if len(inputs) == 0 {
 		inputs = []string{"-"}
 	}
+	var head *headReader
 	if slices.Contains(inputs, "-") {
 		if f, ok := r.stdin.(*os.File); ok && isTerminal(f) {
 			return "", base.UsageError("key: the trace would be read from a terminal: give INPUT (or pipe it in)")
 		}
+		// Its head is kept for detecting its format: stdin is read once.
+		head = &headReader{r: r.stdin}
+		r.stdin = head
 	}
 	failed := false
+	digests := make([]digest.Digest, 0, len(inputs))
 	r.path = func(ctx context.Context, name string) (digest.Digest, error) { return traceInput(ctx, &r.h, name) }
 	r.digestAll(ctx, inputs, func(_ int, res result) {
 		if res.err != nil {
@@ -154,7 +166,7 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 			// bytes in a file: one key for both.
 			res.d.Kind = digest.File
 		}
-		b.Input(res.d)
+		digests = append(digests, res.d)
 	})
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -162,29 +174,91 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 	if failed {
 		return "", &base.Error{Code: base.ExitTrouble} // each error was printed
 	}
+
+	typ := o.tok.Type
+	if typ == "" {
+		// Keyed by the format tokenize detects, so that naming it with
+		// --type gives the same key as leaving it out.
+		if typ, err = detectType(inputs[0], head, o.tokRun.MaxLineBytes); err != nil {
+			return "", err
+		}
+	}
+	if shape.NeedsModel(typ) && req.Model == "" {
+		return "", base.UsageError("key: --model is required: aiperf-pack needs it to format the prompts and messages of a %s trace (and refuses to pack them without it)", typ)
+	}
+
+	b := cachekey.New(shape.Salt())
+	for _, f := range append(o.tok.Fields(chk, typ), o.pack.Fields(req)...) {
+		if f.IsList {
+			b.List(f.Name, f.List)
+		} else {
+			b.Field(f.Name, f.Value)
+		}
+	}
+	b.Tokenizer(tok)
+	for _, d := range digests {
+		b.Input(d)
+	}
 	return b.Explain()
 }
 
-// tokenizerIdentity names the tokenizer of --tokenizer by the files
-// aiperf-tokenize would read (lib/tokenizer/locate finds them for both).
-func tokenizerIdentity(ctx context.Context, h *digest.Hasher, s *shape.Tokenize) (cachekey.Tokenizer, error) {
-	if s.IsBuiltin() {
-		return cachekey.BuiltinTokenizer(), nil
-	}
-	f, err := locate.Find(s.Tokenizer)
-	if err != nil {
-		return cachekey.Tokenizer{}, err // the words of aiperf-tokenize, which finds it the same way
-	}
-	paths := []string{f.File}
-	if f.Config != "" {
-		paths = append(paths, f.Config)
-	}
-	t, err := cachekey.TokenizerFiles(ctx, h, f.Name, f.Revision, paths...)
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-		return t, fmt.Errorf("tokenizer: %s: %w", pe.Path, pe.Err)
-	}
-	return t, err
+// headMax bounds the head of stdin key keeps to detect the trace's format:
+// a first record longer than that (or a pretty-printed inputs_json document
+// longer than that) needs --type.
+const headMax = 8 << 20
+
+// headReader reads r and keeps its first headMax bytes.
+type headReader struct {
+	r    io.Reader
+	head []byte
+	all  bool // head holds the whole stream
 }
+
+func (h *headReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if keep := min(n, headMax-len(h.head)); keep > 0 {
+		h.head = append(h.head, p[:keep]...)
+	}
+	if err == io.EOF && len(h.head) < headMax {
+		h.all = true
+	}
+	return n, err
+}
+
+// errHeadEnd stops a detection that reads past the head key kept.
+var errHeadEnd = fmt.Errorf("its first %d MiB do not tell its format", headMax>>20)
+
+// detectType names the format of the trace at name ("-": the head of stdin
+// that h kept) as aiperf-tokenize detects it, with its words when it
+// cannot (tokenize would refuse the trace).
+func detectType(name string, h *headReader, maxLine int) (string, error) {
+	opt := trace.Options{MaxLineBytes: maxLine}
+	var (
+		tr  *trace.Reader
+		err error
+	)
+	if name == "-" {
+		var in io.Reader = bytes.NewReader(h.head)
+		if !h.all {
+			in = io.MultiReader(in, errReader{errHeadEnd})
+		}
+		tr, err = trace.NewReader(in, "<stdin>", opt)
+		if errors.Is(err, errHeadEnd) {
+			return "", base.UsageError("key: the trace on stdin: %v: give --type", errHeadEnd)
+		}
+	} else {
+		tr, err = trace.Open(name, opt)
+	}
+	if err != nil {
+		return "", err
+	}
+	defer tr.Close()
+	return tr.Type(), nil
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 // traceInput digests a trace input as aiperf-tokenize reads it: a file (or
 // a link to one) by its bytes; a directory by the files it takes from it

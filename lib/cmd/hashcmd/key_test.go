@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/packcmd"
 	"github.com/aiperf/toolkit/lib/cmd/shape"
@@ -277,6 +279,80 @@ func TestFlagsChangeStoreAndKey(t *testing.T) {
 	}
 }
 
+// TestDefaultValuesKeyAsAbsent: a flag given its default value makes the
+// store of its absence, so it gets that key too (--type mooncake_trace on
+// a Mooncake trace and --block-size 512 gave other keys for one store).
+func TestDefaultValuesKeyAsAbsent(t *testing.T) {
+	memo := t.TempDir()
+	packBase := []string{"--model", "m"}
+	dir := t.TempDir()
+	_, s0 := pipeline(t, dir, flagTrace, nil, packBase)
+	k0, e0 := keyOf(t, memo, flagTrace, packBase)
+	for _, c := range []flagCase{
+		{shape.TokenizeStage, "type", nil, []string{"--type", "mooncake_trace"}},
+		{shape.TokenizeStage, "block-size", nil, []string{"--block-size", "512"}},
+		{shape.TokenizeStage, "type and block-size", nil, []string{"--block-size", "512", "--type", "mooncake_trace"}},
+		{shape.TokenizeStage, "seed", nil, []string{"--seed", "0"}},
+		{shape.TokenizeStage, "tokenizer", nil, []string{"--tokenizer", "builtin"}},
+		{shape.TokenizeStage, "shard", nil, []string{"--shard", "0/1"}},
+		{shape.TokenizeStage, "max-isl", nil, []string{"--max-isl", "0"}},
+		{shape.PackStage, "endpoint", nil, []string{"--endpoint", "chat"}},
+	} {
+		t.Run(c.flag, func(t *testing.T) {
+			tok, pk := c.args(dir, true)
+			pk = append(slices.Clone(packBase), pk...)
+			_, s1 := pipeline(t, t.TempDir(), flagTrace, tok, pk)
+			k1, e1 := keyOf(t, memo, flagTrace, slices.Concat(tok, pk))
+			if !bytes.Equal(s0, s1) {
+				t.Fatalf("%q: the store changed: not a default value", c.alt)
+			}
+			if k1 != k0 {
+				t.Errorf("%q: key %s, without it %s\nexplain without:\n%s\nwith:\n%s", c.alt, k1, k0, e0, e1)
+			}
+		})
+	}
+}
+
+// TestStoreRecordsKeySettings: the store of every shaping flag's run
+// records, as its settings, exactly the key's description without the input
+// (what aiperf-cache compares with a key's --explain).
+func TestStoreRecordsKeySettings(t *testing.T) {
+	memo := t.TempDir()
+	packBase := []string{"--model", "m"}
+	for _, c := range shapingCases {
+		if c.flag == "compress" {
+			continue // a zstd stream of a store, not a store
+		}
+		t.Run(c.stage+"/"+c.flag, func(t *testing.T) {
+			dir := t.TempDir()
+			tok, pk := c.args(dir, true)
+			pk = append(slices.Clone(packBase), pk...)
+			pipeline(t, dir, flagTrace, tok, pk)
+			_, explain := keyOf(t, memo, flagTrace, slices.Concat(tok, pk))
+			want, err := cachekey.ParseDescription(explain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := store.Open(filepath.Join(dir, "store.aipk"), store.OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if got := r.Settings(); got != want.Settings().String() {
+				t.Errorf("%q: the store records\n%s\nthe key describes\n%s", c.alt, got, want.Settings())
+			}
+		})
+	}
+}
+
+// TestMaxRecordBytes: the largest --max-line aiperf-pack (and aiperf-hash
+// key) accept is the largest record a store holds.
+func TestMaxRecordBytes(t *testing.T) {
+	if shape.MaxRecordBytes != store.MaxPayload {
+		t.Errorf("shape.MaxRecordBytes %d, store.MaxPayload %d", uint64(shape.MaxRecordBytes), uint64(store.MaxPayload))
+	}
+}
+
 // TestStoreVersion: shape.StoreVersion (the key's salt) is the version the
 // store writer writes; shape may not link lib/store to read it.
 func TestStoreVersion(t *testing.T) {
@@ -439,4 +515,27 @@ func goldenDiff(want, got string) []string {
 		bad = append(bad, "the golden file differs in its comments: re-pin with -update")
 	}
 	return bad
+}
+
+// TestDetectTypeStdinHead: the format of a trace on stdin is detected from
+// the head key keeps while it digests the stream; a first record past that
+// head asks for --type instead of a guess.
+func TestDetectTypeStdinHead(t *testing.T) {
+	small := `{"timestamp": 0, "input_length": 10, "hash_ids": [0]}` + "\n"
+	big := `{"text_input": "` + strings.Repeat("x", headMax) + `"}` + "\n"
+	for _, c := range []struct {
+		in, typ, err string
+	}{
+		{small, "mooncake_trace", ""},
+		{big, "", "give --type"},
+	} {
+		h := &headReader{r: strings.NewReader(c.in)}
+		if _, err := io.Copy(io.Discard, h); err != nil {
+			t.Fatal(err)
+		}
+		typ, err := detectType("-", h, 1<<30)
+		if typ != c.typ || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%d bytes: got %q, %v; want %q, %q", len(c.in), typ, err, c.typ, c.err)
+		}
+	}
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
@@ -14,7 +12,6 @@ import (
 	"github.com/aiperf/toolkit/lib/pack"
 	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/request"
-	"github.com/aiperf/toolkit/lib/store"
 	"github.com/urfave/cli/v2"
 )
 
@@ -106,12 +103,22 @@ func packOptions(o *options) (pack.Options, error) {
 	if err != nil {
 		return pack.Options{}, err
 	}
-	maxLine, err := parseSize(o.MaxLine)
+	maxLine, err := o.PackRun.Check()
 	if err != nil {
-		return pack.Options{}, base.UsageError("--max-line %q: %v", o.MaxLine, err)
+		return pack.Options{}, err
+	}
+	// The store records the settings it was built with (its key's
+	// description without the input), so that aiperf-cache can refuse to
+	// file it under a key that says otherwise.
+	settings := func(in []pack.InputSettings) (string, error) {
+		recs := make([]shape.Records, len(in))
+		for i, s := range in {
+			recs[i] = shape.Records{Name: s.Name, Settings: s.Settings}
+		}
+		return o.Pack.StoreSettings(req, recs)
 	}
 	return pack.Options{Request: req, NoEndMarker: o.NoEndMarker, MaxLine: maxLine,
-		InputsJSON: o.InputsJSON, Compress: o.Compress}, nil
+		InputsJSON: o.InputsJSON, Compress: o.Compress, Settings: settings}, nil
 }
 
 // flagHint names the flag that changes the outcome of an error (libraries
@@ -129,28 +136,4 @@ func flagHint(err error) error {
 		return fmt.Errorf("%w (--%s)", err, ce.Setting)
 	}
 	return err
-}
-
-// parseSize reads a byte count: digits with an optional K, KiB, M, MiB, G
-// or GiB suffix (all binary).
-func parseSize(s string) (int, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := uint64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   uint64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = t[:len(t)-len(u.suffix)], u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseUint(strings.TrimSpace(t), 10, 63)
-	if err != nil || n == 0 {
-		return 0, errors.New("want a positive byte count such as 268435456 or 256MiB")
-	}
-	if n > store.MaxPayload/mult {
-		return 0, fmt.Errorf("more than %d bytes, the largest record a store holds", uint64(store.MaxPayload))
-	}
-	return int(n * mult), nil
 }

@@ -124,18 +124,32 @@ func dump(w io.Writer, r *store.Reader, from, to int) error {
 }
 
 func statCommand() *cli.Command {
-	var asJSON bool
+	var asJSON, settings bool
 	return &cli.Command{
 		Name:      "stat",
 		Usage:     "describe a store: records, sessions, sizes, format version, timestamps, metadata",
 		ArgsUsage: "STORE",
-		Flags:     []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print one JSON object", Destination: &asJSON}},
+		Description: "--settings prints the settings the store was built with, as aiperf-hash key --explain\n" +
+			"describes them (without the input line), so diff says how a store and a key differ;\n" +
+			"exit 1 for a store that does not record them (an older aiperf-pack's).",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object", Destination: &asJSON},
+			&cli.BoolFlag{Name: "settings", Usage: "print only the settings the store was built with", Destination: &settings},
+		},
 		Action: func(c *cli.Context) error {
 			r, name, err := openStore(c)
 			if err != nil {
 				return err
 			}
 			defer r.Close()
+			if settings {
+				s := r.Settings()
+				if s == "" {
+					return base.No("%s records no settings (packed by an older aiperf-pack)", name)
+				}
+				_, err := io.WriteString(c.App.Writer, s)
+				return err
+			}
 			st := map[string]any{
 				"file":           name,
 				"format_version": r.Version(),
@@ -170,6 +184,10 @@ func statCommand() *cli.Command {
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
+				if k == store.MetaSettings {
+					fmt.Fprintf(w, "meta.%-10s %d lines (stat --settings prints them)\n", k+":", strings.Count(meta[k], "\n"))
+					continue
+				}
 				fmt.Fprintf(w, "meta.%-10s %s\n", k+":", strconv.Quote(meta[k]))
 			}
 			return nil

@@ -17,8 +17,10 @@
 package shape
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,8 +46,10 @@ const (
 // when store bytes change and no version did.
 const (
 	// TraceVersion: lib/trace, how trace rows become records (the fields
-	// read, verbatim inputs re-emitted compact on one line, offsets, caps).
-	TraceVersion = 1
+	// read, verbatim inputs re-emitted compact on one line, offsets, caps),
+	// and the records stream around them. 2: the end line carries the
+	// settings of aiperf-tokenize (settings.go).
+	TraceVersion = 2
 	// SynthesisVersion: lib/synth, exact-length prompts from input_length
 	// and hash_ids (block layout, seeding, token choice).
 	SynthesisVersion = 1
@@ -53,8 +57,10 @@ const (
 	// how it is prepared.
 	CorpusVersion = 1
 	// BodyVersion: lib/request, the formatting of request bodies (key
-	// order, extras, max-token fields).
-	BodyVersion = 1
+	// order, extras, max-token fields), and the metadata aiperf-pack writes
+	// beside them. 2: the store records the settings it was built with
+	// (store.MetaSettings).
+	BodyVersion = 2
 	// CompressVersion: the zstd stream of --compress (the encoder, its level
 	// and the library version writing it).
 	CompressVersion = 1
@@ -182,11 +188,14 @@ func parseShard(s string) (int, int, error) {
 	return i, n, nil
 }
 
-// Fields returns the key fields of checked settings, one per flag but
-// --tokenizer (a key records the tokenizer's identity instead of its path:
-// see cachekey.Tokenizer). Values are canonical: the offsets as the
-// nanoseconds the stage uses, the shard as i/N.
-func (s *Tokenize) Fields(c Checked) []Field {
+// Fields returns the key fields of checked settings for a trace of format
+// typ (--type, or the format aiperf-tokenize detects when it is absent),
+// one per flag but --tokenizer (a key records the tokenizer's identity
+// instead of its path: see cachekey.Tokenizer). Values are canonical, the
+// ones the stage works with, so that a flag given its default value keys
+// as its absence does: the format, the block size (0 is the format's own),
+// the offsets as nanoseconds, the shard as i/N.
+func (s *Tokenize) Fields(c Checked, typ string) []Field {
 	ns := func(p *int64) string {
 		if p == nil {
 			return "unset"
@@ -194,8 +203,8 @@ func (s *Tokenize) Fields(c Checked) []Field {
 		return strconv.FormatInt(*p, 10)
 	}
 	return []Field{
-		{Name: "tokenize.type", Value: s.Type},
-		{Name: "tokenize.block-size", Value: strconv.Itoa(s.BlockSize)},
+		{Name: "tokenize.type", Value: typ},
+		{Name: "tokenize.block-size", Value: strconv.Itoa(cmp.Or(s.BlockSize, trace.KVBlockSize(typ)))},
 		{Name: "tokenize.seed", Value: strconv.FormatUint(s.Seed, 10)},
 		{Name: "tokenize.start-offset", Value: ns(c.Trace.StartOffsetNS)},
 		{Name: "tokenize.end-offset", Value: ns(c.Trace.EndOffsetNS)},
@@ -211,6 +220,15 @@ type TokenizeRun struct {
 	Verify       bool
 	MaxLineBytes int
 	Verbose      bool
+}
+
+// Check validates the settings as aiperf-tokenize does (aiperf-hash key
+// refuses what the stage refuses, limits included).
+func (r *TokenizeRun) Check() error {
+	if r.MaxLineBytes < 1 {
+		return base.UsageError("--max-line-bytes must be positive")
+	}
+	return nil
 }
 
 // TokenizeRunFlags returns aiperf-tokenize's flags that are not in the key,
@@ -318,6 +336,45 @@ type PackRun struct {
 	NoEndMarker bool
 	MaxLine     string
 	Verbose     bool
+}
+
+// MaxRecordBytes is the largest record a store holds (store.MaxPayload: its
+// index keeps a length in 32 bits; a test checks they agree, this package
+// may not link the store).
+const MaxRecordBytes = math.MaxUint32
+
+// Check validates the settings as aiperf-pack does and returns --max-line in
+// bytes.
+func (r *PackRun) Check() (maxLine int, err error) {
+	n, err := parseSize(r.MaxLine)
+	if err != nil {
+		return 0, base.UsageError("--max-line %q: %v", r.MaxLine, err)
+	}
+	return n, nil
+}
+
+// parseSize reads a byte count: digits with an optional K, KiB, M, MiB, G
+// or GiB suffix (all binary).
+func parseSize(s string) (int, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := uint64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   uint64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = t[:len(t)-len(u.suffix)], u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(t), 10, 63)
+	if err != nil || n == 0 {
+		return 0, errors.New("want a positive byte count such as 268435456 or 256MiB")
+	}
+	if n > MaxRecordBytes/mult {
+		return 0, fmt.Errorf("more than %d bytes, the largest record a store holds", uint64(MaxRecordBytes))
+	}
+	return int(n * mult), nil
 }
 
 // PackRunFlags returns aiperf-pack's flags that are not in the key, bound to

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/shape"
+	"github.com/aiperf/toolkit/lib/digest"
 	"github.com/aiperf/toolkit/lib/synth"
 	"github.com/aiperf/toolkit/lib/tokenize"
 	"github.com/aiperf/toolkit/lib/tokenizer"
@@ -52,8 +55,9 @@ func New() *cli.App {
 		Description: "Reads a trace file or directory (or stdin) and writes records JSONL to stdout, ending with\n" +
 			"the end line. Verbatim inputs (raw payloads, messages, inputs.json) pass through untouched,\n" +
 			"re-emitted on one line. A directory is read for its *.jsonl regular files: a named pipe or\n" +
-			"a device among them is an error. A failed write of the records (a full disk, a closed pipe)\n" +
-			"is reported once, as an error of the output.",
+			"a device among them is an error. A failed write of the records (a full disk) is reported\n" +
+			"once, as an error of the output; a reader that went away (| head, or a failed aiperf-pack)\n" +
+			"stops it without a word (exit 141).",
 		Flags: flags,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
@@ -71,8 +75,8 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	if o.MaxLineBytes < 1 {
-		return base.UsageError("--max-line-bytes must be positive")
+	if err := o.TokenizeRun.Check(); err != nil {
+		return err
 	}
 	topt := chk.Trace
 	topt.MaxLineBytes = o.MaxLineBytes
@@ -92,7 +96,9 @@ func run(ctx context.Context, o options) error {
 	}
 	defer tr.Close()
 
-	// A closed pipe on stdout is an error to report, not a signal to die of.
+	// A closed pipe on stdout comes back as an error (EPIPE), not a signal
+	// to die of, so the run returns through its cleanup; base.Main then
+	// exits 141 without a word, as coreutils do.
 	signal.Ignore(syscall.SIGPIPE)
 	prog := base.NewProgress(o.stderr)
 	start := time.Now()
@@ -102,6 +108,16 @@ func run(ctx context.Context, o options) error {
 		Verify:     o.Verify,
 		Tokenizer:  func() (*tokenizer.Tokenizer, error) { return LoadTokenizer(&o.Tokenize) },
 		OutputName: "<stdout>",
+		Settings: func(typ string) (string, error) {
+			// The tokenizer's identity as aiperf-hash key names it; one
+			// that cannot be named (a verbatim trace never loads it) is
+			// left out, and a cache check then says so.
+			var tok *cachekey.Tokenizer
+			if t, err := shape.TokenizerIdentity(ctx, &digest.Hasher{}, &o.Tokenize); err == nil {
+				tok = &t
+			}
+			return o.Tokenize.Settings(chk, typ, tok)
+		},
 		Progress: func(rows, tokens int64) {
 			read, size := tr.Progress()
 			prog.Printf("aiperf-tokenize %s %d rows, %.1fM prompt tokens", base.Bar(read, size), rows, float64(tokens)/1e6)
@@ -130,23 +146,35 @@ func explain(err error) error {
 	return err
 }
 
-// summary prints the -v line.
+// summary prints the -v line. Its counts say what became of every row
+// read: kept, or dropped (by reason) or skipped; of the kept rows, the
+// records this shard emitted.
 func summary(o options, name string, tr *trace.Reader, st tokenize.Stats, took time.Duration) {
 	el := took.Seconds()
 	w := o.stderr
-	fmt.Fprintf(w, "aiperf-tokenize: %s (%s): %d rows, %d emitted, %d sessions, %d prompt tokens, %d blocks, %.2fs (%.1fM tokens/s)",
-		name, tr.Type(), st.Rows, st.Emitted, st.Sessions, st.PromptTokens, st.Blocks, el, float64(st.PromptTokens)/el/1e6)
+	off, long := tr.Dropped()
+	skipped := tr.Skipped()
+	fmt.Fprintf(w, "aiperf-tokenize: %s (%s): read %d rows, kept %d", name, tr.Type(), st.Rows+int64(off+long+skipped), st.Rows)
+	var gone []string
+	if off > 0 {
+		gone = append(gone, fmt.Sprintf("dropped %d by offset", off))
+	}
+	if long > 0 {
+		gone = append(gone, fmt.Sprintf("dropped %d by length", long))
+	}
+	if skipped > 0 {
+		gone = append(gone, fmt.Sprintf("skipped %d without numbers in the required columns", skipped))
+	}
+	if len(gone) > 0 {
+		fmt.Fprintf(w, " (%s)", strings.Join(gone, ", "))
+	}
+	fmt.Fprintf(w, ", emitted %d records, %d sessions, %d prompt tokens, %d blocks, %.2fs (%.1fM tokens/s)",
+		st.Emitted, st.Sessions, st.PromptTokens, st.Blocks, el, float64(st.PromptTokens)/el/1e6)
 	if o.Verify {
 		fmt.Fprintf(w, ", %d prompts verified", st.Verified)
 	}
-	if off, long := tr.Dropped(); off+long > 0 {
-		fmt.Fprintf(w, ", dropped %d by offset and %d by length", off, long)
-	}
 	if n := tr.Capped(); n > 0 {
 		fmt.Fprintf(w, ", %d max_tokens capped", n)
-	}
-	if n := tr.Skipped(); n > 0 {
-		fmt.Fprintf(w, ", skipped %d rows without numbers in the required columns", n)
 	}
 	fmt.Fprintln(w)
 }

@@ -44,10 +44,10 @@ func TestRunReadsAndWritesItsStreams(t *testing.T) {
 	if err := run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(out.String(), "\n"); n != 3 || !strings.HasSuffix(out.String(), `{"v":1,"end":true,"records":2}`+"\n") {
+	if n := strings.Count(out.String(), "\n"); n != 3 || !strings.Contains(out.String(), `{"v":1,"end":true,"records":2,"settings":"aiperf-cachekey v1\n`) {
 		t.Errorf("stdout:\n%s", out.String())
 	}
-	if !strings.HasPrefix(errOut.String(), "aiperf-tokenize: <stdin> (raw_payload): 2 rows, 2 emitted") {
+	if !strings.HasPrefix(errOut.String(), "aiperf-tokenize: <stdin> (raw_payload): read 2 rows, kept 2, emitted 2 records") {
 		t.Errorf("stderr: %s", errOut.String())
 	}
 }
