@@ -53,11 +53,11 @@ type claim struct {
 // metaCheck derives the store's metadata from its bodies and refuses
 // bodies that disagree with each other or with the endpoint options.
 type metaCheck struct {
-	o         request.Options
-	claims    [numSettings]claim
+	o      request.Options
+	claims [numSettings]claim
 	// settings is the description of the settings the store was built
 	// with (Options.Settings' answer), written as store.MetaSettings.
-	settings string
+	settings  string
 	formatted bool // a formatted body was seen: the options hold for the store
 	models    bool // the bodies name different models
 }
