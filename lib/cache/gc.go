@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
 	"golang.org/x/sys/unix"
 )
 
@@ -215,21 +214,28 @@ func (c *Cache) holdKey(k Key) (release func(), busy bool) {
 		sh.close()
 		return nothing, true
 	}
-	if _, err := sh.lstat(k.name()); err != nil {
-		sh.close()
-		return nothing, false
-	}
-	fl := flock.New(sh.join(k.name()), flock.SetFlag(os.O_RDONLY|unix.O_NOFOLLOW))
-	ok, err := tryLock(fl)
+	f, err := sh.open(k.name(), unix.O_RDONLY, 0)
 	switch {
-	case err != nil && noFlock(err):
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotRegular):
+		// No lock file, or something nobody can lock (Lock refuses it).
 		sh.close()
 		return nothing, false
-	case err != nil || !ok:
+	case err != nil:
 		sh.close()
 		return nothing, true
 	}
-	return func() { fl.Unlock(); sh.close() }, false
+	ok, err := tryLock(f)
+	switch {
+	case err != nil && noFlock(err):
+		f.Close()
+		sh.close()
+		return nothing, false
+	case err != nil || !ok || !c.sameFile(f, sh, k.name()):
+		unlockFile(f)
+		sh.close()
+		return nothing, true
+	}
+	return func() { unlockFile(f); sh.close() }, false
 }
 
 // AutoTrim applies the root's size cap, if its config sets one, keeping k.
@@ -264,10 +270,18 @@ func (c *Cache) collectGarbage() (n int, size int64) {
 		if err != nil {
 			continue
 		}
-		var fl *flock.Flock
-		if have[nm+".lock"] {
+		// Look for the lock now, not in the listing: a listing made while
+		// a builder starts can hold its folder and miss its lock (made
+		// first). A builder makes its lock before its folder and removes
+		// it after the folder is published or gone, so a folder seen
+		// before its lock was found missing is abandoned, or was renamed
+		// away meanwhile (and then nothing of it is left here to remove).
+		var lk *os.File
+		_, lerr := c.tmp.lstat(nm + ".lock")
+		locked := lerr == nil
+		if locked {
 			var busy bool
-			fl, busy = c.tryIdle(c.tmp, nm+".lock", &st)
+			lk, busy = c.tryIdle(c.tmp, nm+".lock", &st)
 			if busy {
 				continue
 			}
@@ -277,10 +291,10 @@ func (c *Cache) collectGarbage() (n int, size int64) {
 			n++
 			size += sz
 		}
-		if fl != nil {
+		if locked {
 			c.tmp.unlink(nm + ".lock")
-			fl.Unlock()
 		}
+		unlockFile(lk)
 	}
 	// Lock files of staging folders that are gone.
 	for _, nm := range names {
@@ -288,15 +302,16 @@ func (c *Cache) collectGarbage() (n int, size int64) {
 		if !ok || have[base] {
 			continue
 		}
+		if _, err := c.tmp.lstat(base); err == nil {
+			continue // its folder appeared since the listing
+		}
 		st, err := c.tmp.lstat(nm)
 		if err != nil {
 			continue
 		}
-		if fl, busy := c.tryIdle(c.tmp, nm, &st); !busy {
+		if lk, busy := c.tryIdle(c.tmp, nm, &st); !busy {
 			c.tmp.unlink(nm)
-			if fl != nil {
-				fl.Unlock()
-			}
+			unlockFile(lk)
 		}
 	}
 	// Key lock files nobody holds.
@@ -314,9 +329,9 @@ func (c *Cache) collectGarbage() (n int, size int64) {
 			if strings.Contains(nm, ".held") {
 				continue // lock files of lock-file mode go when released or broken
 			}
-			if fl, busy := c.tryIdle(sh, nm, nil); !busy && fl != nil {
+			if lk, busy := c.tryIdle(sh, nm, nil); !busy {
 				sh.unlink(nm)
-				fl.Unlock()
+				unlockFile(lk)
 			}
 		}
 		sh.close()
@@ -328,22 +343,30 @@ func (c *Cache) collectGarbage() (n int, size int64) {
 // not, and flock works here, it returns the lock, still held, so that the
 // caller can remove the file before anyone else takes it. Where flock does
 // not work, a lock is taken as idle when what it guards (st) is older than
-// staleStaging.
-func (c *Cache) tryIdle(d *dir, name string, st *unix.Stat_t) (*flock.Flock, bool) {
-	fl := flock.New(d.join(name), flock.SetFlag(os.O_RDONLY|unix.O_NOFOLLOW))
-	ok, err := tryLock(fl)
+// staleStaging (a key's lock, st nil, never is). Something other than a
+// regular file in a lock file's place holds no lock: it is idle, and
+// returned as nil.
+func (c *Cache) tryIdle(d *dir, name string, st *unix.Stat_t) (*os.File, bool) {
+	f, err := d.open(name, unix.O_RDONLY, 0)
 	switch {
-	case err != nil && noFlock(err):
-		return nil, st == nil || c.now().Sub(mtime(st)) < staleStaging
+	case errors.Is(err, errNotRegular):
+		return nil, false
 	case err != nil:
 		return nil, true
-	case !ok:
+	}
+	ok, err := tryLock(f)
+	switch {
+	case err != nil && noFlock(err):
+		f.Close()
+		return nil, st == nil || c.now().Sub(mtime(st)) < staleStaging
+	case err != nil || !ok:
+		f.Close()
 		return nil, true
-	case !c.sameFile(fl, d, name):
-		fl.Unlock()
+	case !c.sameFile(f, d, name):
+		unlockFile(f)
 		return nil, true
 	}
-	return fl, false
+	return f, false
 }
 
 // Remove deletes k's entry, good or bad. It returns ErrMiss when there is none.
@@ -356,13 +379,16 @@ func (c *Cache) Remove(k Key) error {
 		return err
 	}
 	defer sh.close()
-	if err := c.removeAll(sh, k.name()); err != nil {
+	trash := "rm-" + randName()
+	if err := sh.rename(k.name(), c.tmp, trash); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return ErrMiss
 		}
 		return err
 	}
-	return nil
+	// Moved out of entries/: removed, whoever deletes the rest (a gc
+	// running meanwhile deletes leftovers of removals too).
+	return c.tmp.removeTree(trash)
 }
 
 // Quarantine moves the folder of a bad entry (as List reports it) into

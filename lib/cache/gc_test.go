@@ -132,7 +132,7 @@ func TestTrimKeepsBuildsAndMemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dead.Dir(), "junk"), "abandoned")
-	dead.fl.Unlock() // as if its process had been killed
+	unlockFile(dead.lk) // as if its process had been killed
 	// A leftover of a removal that was cut short.
 	os.Mkdir(filepath.Join(c.Root(), "tmp", "rm-0123"), 0o700)
 
@@ -257,7 +257,7 @@ func TestRemovalNeverFollowsLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	plant(dead.Dir())
-	dead.fl.Unlock()
+	unlockFile(dead.lk)
 	if res, err := c.Trim(TrimOptions{}); err != nil || res.Garbage != 1 {
 		t.Fatalf("gc: garbage %d, %v", res.Garbage, err)
 	}

@@ -25,7 +25,7 @@ func exported(t *testing.T) (*Cache, Key, []byte) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := c.Export(k, &buf); err != nil {
+	if err := c.Export(t.Context(), k, &buf); err != nil {
 		t.Fatal(err)
 	}
 	return c, k, buf.Bytes()
@@ -34,7 +34,7 @@ func exported(t *testing.T) (*Cache, Key, []byte) {
 func TestExportImport(t *testing.T) {
 	src, k, stream := exported(t)
 	dst, _ := testCache(t)
-	e, stored, err := dst.Import(bytes.NewReader(stream), ImportOptions{})
+	e, stored, err := dst.Import(t.Context(), bytes.NewReader(stream), ImportOptions{})
 	if err != nil || !stored {
 		t.Fatalf("import: %v stored=%v", err, stored)
 	}
@@ -51,20 +51,20 @@ func TestExportImport(t *testing.T) {
 		}
 	}
 	// Importing again is a no-op that still reads the stream.
-	if _, stored, err := dst.Import(bytes.NewReader(stream), ImportOptions{}); err != nil || stored {
+	if _, stored, err := dst.Import(t.Context(), bytes.NewReader(stream), ImportOptions{}); err != nil || stored {
 		t.Fatalf("second import: %v stored=%v", err, stored)
 	}
 	// An export is a function of the entry.
 	var again bytes.Buffer
-	if err := src.Export(k, &again); err != nil || !bytes.Equal(again.Bytes(), stream) {
+	if err := src.Export(t.Context(), k, &again); err != nil || !bytes.Equal(again.Bytes(), stream) {
 		t.Errorf("a second export differs (%v)", err)
 	}
-	if err := src.Export(MustParseKey("nope"), &again); !errors.Is(err, ErrMiss) {
+	if err := src.Export(t.Context(), MustParseKey("nope"), &again); !errors.Is(err, ErrMiss) {
 		t.Errorf("export of a missing key: %v", err)
 	}
 	// A cap refuses the entry.
 	capped, _ := testCache(t)
-	if _, _, err := capped.Import(bytes.NewReader(stream), ImportOptions{MaxSize: 1000}); err == nil || !strings.Contains(err.Error(), "more than") {
+	if _, _, err := capped.Import(t.Context(), bytes.NewReader(stream), ImportOptions{MaxSize: 1000}); err == nil || !strings.Contains(err.Error(), "more than") {
 		t.Errorf("import over the cap: %v", err)
 	}
 }
@@ -197,7 +197,7 @@ func TestImportRefusesHostileStreams(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := testCache(t)
-			_, _, err := c.Import(bytes.NewReader(tc.make()), ImportOptions{})
+			_, _, err := c.Import(t.Context(), bytes.NewReader(tc.make()), ImportOptions{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("import: %v, want a refusal mentioning %q", err, tc.want)
 			}

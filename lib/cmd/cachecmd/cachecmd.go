@@ -567,7 +567,9 @@ func exportCommand(o *options) *cli.Command {
 		Usage:     "write KEY's entry as a zstd-compressed tar stream on stdout (or -o FILE); exit 1 on a miss",
 		ArgsUsage: "KEY",
 		Description: "aiperf-cache export KEY | ssh node aiperf-cache import\n" +
-			"The stream holds the manifest, then each file; import re-checks every digest.",
+			"The stream holds the manifest, then each file; import re-checks every digest. Export checks\n" +
+			"each file as it streams it: a damaged entry exits 1 and its stream is cut short inside the\n" +
+			"damaged file, so that no import accepts it (-o FILE then writes nothing).",
 		Flags: []cli.Flag{
 			&cli.PathFlag{Name: "o", Usage: "write the stream to `FILE` (appears complete or not at all)", Destination: &out},
 		},
@@ -588,14 +590,14 @@ func exportCommand(o *options) *cli.Command {
 			}
 			defer cc.Close()
 			if out == "" {
-				return exportErr(o, c, cc.Export(k, c.App.Writer))
+				return exportErr(o, c, cc.Export(c.Context, k, c.App.Writer))
 			}
 			f, err := atomicfile.Create(out)
 			if err != nil {
 				return err
 			}
 			defer f.Abort()
-			if err := exportErr(o, c, cc.Export(k, f)); err != nil {
+			if err := exportErr(o, c, cc.Export(c.Context, k, f)); err != nil {
 				return err
 			}
 			return f.Commit()
@@ -604,7 +606,11 @@ func exportCommand(o *options) *cli.Command {
 }
 
 func exportErr(o *options, c *cli.Context, err error) error {
-	if errors.Is(err, cache.ErrMiss) {
+	var ve *cache.VerifyError
+	switch {
+	case errors.As(err, &ve):
+		return base.No("export: %v: the entry is damaged; the stream was cut short so that no import accepts it (aiperf-cache verify --repair moves the entry aside)", oneLine(err))
+	case errors.Is(err, cache.ErrMiss):
 		o.logf(c, "miss: %v", err)
 		return base.No("")
 	}
@@ -618,8 +624,9 @@ func importCommand(o *options) *cli.Command {
 		Usage:     "read an entry's stream (from aiperf-cache export) from stdin or FILE and publish it",
 		ArgsUsage: "[FILE|-]",
 		Description: "Every member is checked before the entry appears: the manifest first, then only regular\n" +
-			"files it lists, at its sizes, once each, with matching digests. Anything else is refused\n" +
-			"(exit 2) and leaves nothing behind.",
+			"files it lists, at its sizes, once each, with matching digests (a store also against its own\n" +
+			"trailer, whatever the manifest says). The stream is read to the archive's end and no further\n" +
+			"than a little zero padding. Anything else is refused (exit 2) and leaves nothing behind.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "max-size", Usage: "refuse an entry larger than `SIZE` (default: the root's max-size)", Destination: &maxSize},
 		},
@@ -649,7 +656,7 @@ func importCommand(o *options) *cli.Command {
 				return err
 			}
 			defer cc.Close()
-			e, stored, err := cc.Import(in, opt)
+			e, stored, err := cc.Import(c.Context, in, opt)
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
