@@ -132,9 +132,11 @@ func exportFile(ctx context.Context, w io.Writer, f *os.File, want File) error {
 	if fi.Size() != want.Size {
 		return damaged("%d bytes, the manifest says %d", fi.Size(), want.Size)
 	}
+	var putErr error // a failure to write, not a fault of the file
 	put := func(b []byte, h hash.Hash) error {
 		for len(b) > 0 {
 			if err := ctx.Err(); err != nil {
+				putErr = err
 				return err
 			}
 			n := min(len(b), exportChunk)
@@ -142,6 +144,7 @@ func exportFile(ctx context.Context, w io.Writer, f *os.File, want File) error {
 				h.Write(b[:n])
 			}
 			if _, err := w.Write(b[:n]); err != nil {
+				putErr = err
 				return err
 			}
 			b = b[n:]
@@ -150,7 +153,7 @@ func exportFile(ctx context.Context, w io.Writer, f *os.File, want File) error {
 	}
 	switch want.DigestKind {
 	case DigestAipkTrailer:
-		return withStore(f, want.Size, false, func(r *store.Reader, b []byte) error {
+		err := withStore(f, want.Size, false, func(r *store.Reader, b []byte) error {
 			sum := r.Sum()
 			if got := hex.EncodeToString(sum[:]); got != want.Digest {
 				return damaged("store checksum in the trailer is %s, the manifest says %s", got, want.Digest)
@@ -177,6 +180,12 @@ func exportFile(ctx context.Context, w io.Writer, f *os.File, want File) error {
 			}
 			return put(b[end:], nil)
 		})
+		if err != nil && putErr == nil && !errors.As(err, new(*VerifyError)) {
+			// Not a store any more (lib/store's checks), or a fault
+			// reading it.
+			return damaged("%w", err)
+		}
+		return err
 	case DigestSHA256:
 		// Everything but the last byte, hashed as it goes; then the last
 		// byte once the digest is known to match.
@@ -404,7 +413,7 @@ func finish(zr *zstd.Decoder, raw *cancelReader) error {
 		if err == io.EOF {
 			return nil
 		}
-		if errors.Is(err, errTrailing) {
+		if errors.Is(err, errTrailing) || raw.overLimit() {
 			return refuse("more than %s of stream after the archive's end", FormatSize(maxTrailingRaw))
 		}
 		if err != nil {
@@ -475,6 +484,9 @@ func newCancelReader(ctx context.Context, r io.Reader) *cancelReader {
 	}()
 	return c
 }
+
+// overLimit reports whether the limit stopped a read.
+func (c *cancelReader) overLimit() bool { return c.limit > 0 && c.n >= c.limit }
 
 // limitFromHere lets at most n more bytes through.
 func (c *cancelReader) limitFromHere(n int64) { c.limit = c.n + n }
