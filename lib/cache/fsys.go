@@ -242,8 +242,12 @@ func (d *dir) names() ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
+// renameat is rename(2) relative to folders; tests replace it to play a
+// read-only filesystem.
+var renameat = unix.Renameat
+
 func (d *dir) rename(name string, to *dir, toName string) error {
-	if err := unix.Renameat(d.fd, name, to.fd, toName); err != nil {
+	if err := renameat(d.fd, name, to.fd, toName); err != nil {
 		return &os.LinkError{Op: "rename", Old: d.join(name), New: to.join(toName), Err: err}
 	}
 	return nil

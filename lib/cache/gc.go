@@ -142,9 +142,11 @@ type TrimResult struct {
 // size exceeds MaxSize, the least recently used ones until the total is at
 // most 80% of it (ccache's rule: a full cache does not trim on every
 // populate). It never touches an entry being built: those live in tmp/
-// until complete. Staging folders whose builder died are removed too.
+// until complete. Staging folders whose builder died are removed too. What
+// it fails to remove is reported by a *TrimError, with the result.
 func (c *Cache) Trim(opt TrimOptions) (TrimResult, error) {
 	var res TrimResult
+	var errs []error
 	all, err := c.List()
 	if err != nil {
 		return res, err
@@ -173,13 +175,12 @@ func (c *Cache) Trim(opt TrimOptions) (TrimResult, error) {
 				res.KeptSize += in.Size
 				continue
 			}
-			sh, err := c.ents.sub(in.Shard)
-			if err == nil {
-				err = c.removeAll(sh, in.Name)
-				sh.close()
-			}
+			moved, err := c.removeEntry(in)
 			release()
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if !moved {
 				res.Kept++
 				res.KeptSize += in.Size
 				continue
@@ -190,10 +191,45 @@ func (c *Cache) Trim(opt TrimOptions) (TrimResult, error) {
 		res.Freed += in.Size
 	}
 	if !opt.DryRun {
-		n, sz := c.collectGarbage()
+		n, sz, gerr := c.collectGarbage()
 		res.Garbage, res.GarbageSz = n, sz
+		errs = append(errs, gerr...)
+	}
+	if len(errs) > 0 {
+		return res, &TrimError{Errs: errs}
 	}
 	return res, nil
+}
+
+// TrimError reports what Trim could not remove (a read-only root, a folder
+// without write permission); the TrimResult returned with it is still true.
+type TrimError struct{ Errs []error }
+
+func (e *TrimError) Error() string {
+	return fmt.Sprintf("cache: could not remove %d thing(s): %v", len(e.Errs), errors.Join(e.Errs...))
+}
+
+func (e *TrimError) Unwrap() []error { return e.Errs }
+
+// removeEntry removes the entry folder in describes. moved reports whether
+// it left entries/ (the entry is gone, even if deleting its files failed).
+func (c *Cache) removeEntry(in Info) (moved bool, err error) {
+	sh, err := c.ents.sub(in.Shard)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil // removed meanwhile
+	}
+	if err != nil {
+		return false, err
+	}
+	defer sh.close()
+	trash := "rm-" + randName()
+	if err := sh.rename(in.Name, c.tmp, trash); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return true, nil
+		}
+		return false, err
+	}
+	return true, c.tmp.removeTree(trash)
 }
 
 // holdKey takes k's lock without waiting, for a removal: busy when someone
@@ -253,10 +289,10 @@ const staleStaging = 24 * time.Hour
 // collectGarbage removes staging folders whose builders are gone (their
 // lock is free, or missing), leftover removals (tmp/rm-*), and lock files
 // nobody holds. It returns how many it removed and their bytes.
-func (c *Cache) collectGarbage() (n int, size int64) {
+func (c *Cache) collectGarbage() (n int, size int64, errs []error) {
 	names, err := c.tmp.names()
 	if err != nil {
-		return 0, 0
+		return 0, 0, []error{err}
 	}
 	have := make(map[string]bool, len(names))
 	for _, nm := range names {
@@ -287,7 +323,9 @@ func (c *Cache) collectGarbage() (n int, size int64) {
 			}
 		}
 		sz := diskUsage(c.tmp, nm)
-		if c.tmp.removeTree(nm) == nil {
+		if err := c.tmp.removeTree(nm); err != nil {
+			errs = append(errs, err)
+		} else {
 			n++
 			size += sz
 		}
@@ -310,7 +348,7 @@ func (c *Cache) collectGarbage() (n int, size int64) {
 			continue
 		}
 		if lk, busy := c.tryIdle(c.tmp, nm, &st); !busy {
-			c.tmp.unlink(nm)
+			errs = appendGone(errs, c.tmp.unlink(nm))
 			unlockFile(lk)
 		}
 	}
@@ -330,13 +368,21 @@ func (c *Cache) collectGarbage() (n int, size int64) {
 				continue // lock files of lock-file mode go when released or broken
 			}
 			if lk, busy := c.tryIdle(sh, nm, nil); !busy {
-				sh.unlink(nm)
+				errs = appendGone(errs, sh.unlink(nm))
 				unlockFile(lk)
 			}
 		}
 		sh.close()
 	}
-	return n, size
+	return n, size, errs
+}
+
+// appendGone appends err unless it is nil or says the name is gone.
+func appendGone(errs []error, err error) []error {
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return errs
+	}
+	return append(errs, err)
 }
 
 // tryIdle reports whether the lock file name inside d is held. When it is

@@ -302,11 +302,13 @@ func gcCommand(o *options) *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
 		Usage: "remove entries past the age cap, then least recently used ones down to 80% of the size cap",
-		Description: "Caps default to the root's config (max-size, max-age). Entries being built are never\n" +
-			"touched; temporary folders of builders that died are removed. Prints what it freed.",
+		Description: "Caps default to the root's config (max-size, max-age); 0 means no cap. Entries being built\n" +
+			"and entries whose key is locked are never touched; temporary folders of builders that died are\n" +
+			"removed. Prints what it freed; what it could not remove (a read-only root) is named on stderr\n" +
+			"and makes it exit 2.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "max-size", Usage: "size cap `SIZE` (500M, 20GiB)", Destination: &maxSize},
-			&cli.StringFlag{Name: "max-age", Usage: "remove entries unused for `DUR` (30d, 12h)", Destination: &maxAge},
+			&cli.StringFlag{Name: "max-size", Usage: "size cap `SIZE` (500M, 20GiB; 0: no cap, as in ccache, whatever the config says)", Destination: &maxSize},
+			&cli.StringFlag{Name: "max-age", Usage: "remove entries unused for `DUR` (30d, 12h; 0: no age cap)", Destination: &maxAge},
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would go, remove nothing", Destination: &dry},
 		},
 		Action: func(c *cli.Context) error {
@@ -330,7 +332,8 @@ func gcCommand(o *options) *cli.Command {
 				}
 			}
 			res, err := cc.Trim(opt)
-			if err != nil {
+			var te *cache.TrimError
+			if err != nil && !errors.As(err, &te) {
 				return err
 			}
 			verb := "freed"
@@ -344,6 +347,12 @@ func gcCommand(o *options) *cli.Command {
 			fmt.Fprintf(w, "%s %d entries, %s; %d entries, %s remain\n", verb, len(res.Removed), cache.FormatSize(res.Freed), res.Kept, cache.FormatSize(res.KeptSize))
 			if res.Garbage > 0 {
 				fmt.Fprintf(w, "removed %d abandoned temporary folders, %s\n", res.Garbage, cache.FormatSize(res.GarbageSz))
+			}
+			if te != nil {
+				for _, e := range te.Errs {
+					fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: gc: %v\n", e)
+				}
+				return fmt.Errorf("gc: could not remove %d thing(s) (see above)", len(te.Errs))
 			}
 			return nil
 		},
