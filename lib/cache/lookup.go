@@ -44,6 +44,16 @@ func (c *Cache) Lookup(k Key) (*Entry, error) {
 	return e, nil
 }
 
+// noEntryError is the miss of a key that has no entry folder at all (a
+// damaged one is a BadEntryError).
+type noEntryError struct {
+	Key  Key
+	Path string
+}
+
+func (e *noEntryError) Error() string        { return fmt.Sprintf("no entry for %s (%s)", e.Key, e.Path) }
+func (e *noEntryError) Is(target error) bool { return target == ErrMiss }
+
 // found is an entry that passed Lookup's checks, with its folders open.
 type found struct {
 	sh, ed *dir
@@ -61,7 +71,7 @@ func (c *Cache) find(k Key) (*found, error) {
 	sh, err := c.ents.sub(k.shard())
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, ErrMiss
+			return nil, &noEntryError{Key: k, Path: filepath.Join(c.ents.join(k.shard()), k.name())}
 		}
 		return nil, &BadEntryError{Key: k, Path: c.ents.join(k.shard()), Reason: err}
 	}
@@ -79,7 +89,7 @@ func (c *Cache) check(sh *dir, name string, k Key) (*dir, *Entry, error) {
 	ed, err := sh.sub(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, ErrMiss
+			return nil, nil, &noEntryError{Key: k, Path: sh.join(name)}
 		}
 		return nil, nil, &BadEntryError{Key: k, Path: sh.join(name), Reason: err}
 	}

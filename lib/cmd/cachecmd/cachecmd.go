@@ -3,7 +3,6 @@
 package cachecmd
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -103,9 +102,9 @@ func (o *options) logf(c *cli.Context, format string, args ...any) {
 // keyArg parses the key argument; "-" reads the first line of stdin.
 func keyArg(c *cli.Context, s string) (cache.Key, error) {
 	if s == "-" {
-		line, err := bufio.NewReader(c.App.Reader).ReadString('\n')
-		if err != nil && !(errors.Is(err, io.EOF) && line != "") {
-			return cache.Key{}, base.UsageError("KEY -: no key on stdin")
+		line, err := readKeyLine(c.App.Reader)
+		if err != nil {
+			return cache.Key{}, base.UsageError("KEY -: %v", err)
 		}
 		s = strings.TrimSpace(line)
 	}
@@ -114,6 +113,39 @@ func keyArg(c *cli.Context, s string) (cache.Key, error) {
 		return cache.Key{}, base.UsageError("%v", err)
 	}
 	return k, nil
+}
+
+// maxKeyLine bounds the first line of stdin that KEY - reads: the longest
+// key, a carriage return and the newline.
+const maxKeyLine = cache.MaxKeyLen + 2
+
+// readKeyLine reads the first line of r one byte at a time, so that nothing
+// after it is consumed (ensure hands the rest of stdin to CMD), and no more
+// than maxKeyLine bytes of it (a first line of 500 MB is not a key: it used
+// to be read whole first).
+func readKeyLine(r io.Reader) (string, error) {
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) <= maxKeyLine {
+		n, err := r.Read(b)
+		if n == 1 {
+			if b[0] == '\n' {
+				return string(line), nil
+			}
+			line = append(line, b[0])
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			if len(line) == 0 {
+				return "", errors.New("no key on stdin")
+			}
+			return string(line), nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("the first line of stdin is longer than any key (%d bytes)", cache.MaxKeyLen)
 }
 
 func needArgs(c *cli.Context, n int, usage string) error {

@@ -1,0 +1,47 @@
+package cachecmd
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+// zeros is an endless first line: NUL bytes, never a newline.
+type zeros struct{ n int64 }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	clear(p)
+	z.n += int64(len(p))
+	return len(p), nil
+}
+
+// KEY - reads at most a key's length and a line end: a 500 MB first line
+// used to be read whole (1 GB of memory) before being refused.
+func TestReadKeyLineIsBounded(t *testing.T) {
+	z := &zeros{}
+	if _, err := readKeyLine(z); err == nil || !strings.Contains(err.Error(), "longer than any key") {
+		t.Fatalf("endless line: %v", err)
+	}
+	if z.n > maxKeyLine+1 {
+		t.Fatalf("read %d bytes of an endless line, want at most %d", z.n, maxKeyLine+1)
+	}
+	// Nothing after the line is consumed: ensure hands the rest to CMD.
+	r := strings.NewReader("sha256:ab\r\nrest of stdin")
+	line, err := readKeyLine(r)
+	if err != nil || line != "sha256:ab\r" {
+		t.Fatalf("got %q %v", line, err)
+	}
+	if rest, _ := io.ReadAll(r); string(rest) != "rest of stdin" {
+		t.Fatalf("left %q on stdin", rest)
+	}
+	if line, err := readKeyLine(strings.NewReader("k")); err != nil || line != "k" {
+		t.Fatalf("a key without a newline: %q %v", line, err)
+	}
+	if _, err := readKeyLine(strings.NewReader("")); err == nil {
+		t.Fatal("empty stdin gave a key")
+	}
+	long := strings.Repeat("a", maxKeyLine-2) + "\n" // the longest key
+	if line, err := readKeyLine(strings.NewReader(long)); err != nil || len(line) != maxKeyLine-2 {
+		t.Fatalf("the longest key: %d bytes, %v", len(line), err)
+	}
+}
