@@ -109,6 +109,14 @@ func (c *Cache) checkDir(ed *dir, k Key) (*Entry, error) {
 	if err != nil {
 		return nil, bad("%w", err)
 	}
+	if err := c.owned(ed.path, &st); err != nil {
+		return nil, bad("%w", err)
+	}
+	if mst, err := ed.lstat(manifestName); err == nil {
+		if err := c.owned(ed.join(manifestName), &mst); err != nil {
+			return nil, bad("%w", err)
+		}
+	}
 	b, err := readSmall(ed, manifestName, maxManifestSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -133,6 +141,9 @@ func (c *Cache) checkDir(ed *dir, k Key) (*Entry, error) {
 		}
 		if fst.Size != f.Size {
 			return nil, bad("%s is %d bytes, the manifest says %d", f.Name, fst.Size, f.Size)
+		}
+		if err := c.owned(ed.join(f.Name), &fst); err != nil {
+			return nil, bad("%w", err)
 		}
 	}
 	return &Entry{Key: k, Dir: ed.path, Manifest: m, LastUsed: mtime(&st)}, nil

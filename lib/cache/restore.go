@@ -41,8 +41,8 @@ type Restored struct {
 // does) is safe. Use opt.Copy for a file that will be modified in place.
 //
 // Either way a restored file's mtime is the time of the restore (for a link,
-// the shared inode's, where the caller may set it), so make sees DEST as
-// new.
+// the shared inode's), so make sees DEST as new: where that time cannot be
+// set (another user's entry in a shared root), the file is copied.
 func (c *Cache) Restore(k Key, dest string, opt RestoreOptions) ([]Restored, error) {
 	h, err := c.find(k)
 	if err != nil {
@@ -82,13 +82,13 @@ func (c *Cache) Restore(k Key, dest string, opt RestoreOptions) ([]Restored, err
 // prerequisite was touched but whose key did not change must not stay out of
 // date (and rerun, with everything downstream, on every make). The link
 // shares its inode with the entry, whose last use is its folder's mtime, so
-// the cache does not read this time. Where it is not allowed (an entry of
-// another user in a shared root: utimensat needs the owner, or write access
-// the 0444 file does not give), the link keeps the build's time.
-func touchNow(path string) {
+// the cache does not read this time. It fails for an entry of another user
+// in a shared root (utimensat needs the owner, or write access the 0444 file
+// does not give); restore then copies instead. Tests replace it.
+var touchNow = func(path string) error {
 	now := unix.Timespec{Nsec: unix.UTIME_NOW}
 	omit := unix.Timespec{Nsec: unix.UTIME_OMIT}
-	unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{omit, now}, unix.AT_SYMLINK_NOFOLLOW)
+	return unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{omit, now}, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 func (c *Cache) restoreFile(ed *dir, f File, target string, forceCopy bool) (linked bool, err error) {
@@ -103,9 +103,14 @@ func (c *Cache) restoreFile(ed *dir, f File, target string, forceCopy bool) (lin
 	if !forceCopy {
 		// Flags 0: the entry's name itself, never a link's target.
 		err := unix.Linkat(ed.fd, f.Name, unix.AT_FDCWD, tmp, 0)
+		if err == nil && touchNow(tmp) != nil {
+			// Another user's entry: a link would keep the build's time,
+			// which make takes as out of date on every run. Copy.
+			os.Remove(tmp)
+			err = unix.EPERM
+		}
 		switch {
 		case err == nil:
-			touchNow(tmp)
 			err := os.Rename(tmp, target)
 			// When target already is a link to the entry's file (a second
 			// restore to one DEST), rename(2) succeeds and does nothing,
