@@ -65,6 +65,7 @@ func New() *cli.App {
 	for _, c := range cmds {
 		c.Flags = append(c.Flags, common(o.local)...)
 	}
+	cmds = append(cmds, guardCommand())
 	return &cli.App{
 		Name:  "aiperf-cache",
 		Usage: "a content-addressed cache of packed stores that never serves a partial entry",

@@ -303,12 +303,27 @@ func isDirDest(dest string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// run runs argv with OutEnv set, passing its exit status through.
+// run runs argv with OutEnv set, passing its exit status through, under a
+// guard process (see guard.go) where there is one.
 func run(c *cli.Context, argv []string, out string, k cache.Key) error {
-	cmd := exec.CommandContext(c.Context, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), OutEnv+"="+out, "AIPERF_CACHE_KEY="+k.String())
+	// CMD must be there: say so here, as exec would (exit 2), rather than
+	// through the guard.
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return fmt.Errorf("ensure: %w", err)
+	}
+	var cmd *exec.Cmd
+	exe, exeErr := os.Executable()
+	if attr := guardProcAttr(); attr != nil && exeErr == nil {
+		cmd = exec.CommandContext(c.Context, exe, append([]string{guardName, "0", out, k.String()}, argv...)...)
+		cmd.Args[0] = c.App.Name // the name the binary answers to (testscript dispatches on it)
+		cmd.Env = withoutEnv(os.Environ(), OutEnv, "AIPERF_CACHE_KEY")
+		cmd.SysProcAttr = attr
+	} else {
+		cmd = exec.CommandContext(c.Context, argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), OutEnv+"="+out, "AIPERF_CACHE_KEY="+k.String())
+		cmd.SysProcAttr = sysProcAttr()
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.Writer, c.App.ErrWriter
-	cmd.SysProcAttr = sysProcAttr()
 	// CMD gets a process group of its own, so that stopping it stops every
 	// process it started (the stages of `sh -c 'a | b'`; a shell does not
 	// pass SIGTERM on to them), unless stdin is a terminal: a background
@@ -318,6 +333,9 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 	group := cmd.SysProcAttr != nil && !(stdin != nil && isTerminal(stdin))
 	if group {
 		cmd.SysProcAttr.Setpgid = true
+		if cmd.Args[1] == guardName {
+			cmd.Args[2] = "1"
+		}
 	}
 	signal := func(sig syscall.Signal) error {
 		if group {
@@ -354,6 +372,18 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 		return fmt.Errorf("ensure: %w", err)
 	}
 	return nil
+}
+
+// withoutEnv returns env without the variables named.
+func withoutEnv(env []string, names ...string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // adoptOutputs takes what CMD wrote into the staging folder into the entry:
