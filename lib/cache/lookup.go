@@ -49,9 +49,16 @@ func (c *Cache) Lookup(k Key) (*Entry, error) {
 type noEntryError struct {
 	Key  Key
 	Path string
+	gone bool // it was there, and was removed while it was read
 }
 
-func (e *noEntryError) Error() string        { return fmt.Sprintf("no entry for %s (%s)", e.Key, e.Path) }
+func (e *noEntryError) Error() string {
+	if e.gone {
+		return fmt.Sprintf("the entry for %s (%s) was removed while it was restored", e.Key, e.Path)
+	}
+	return fmt.Sprintf("no entry for %s (%s)", e.Key, e.Path)
+}
+
 func (e *noEntryError) Is(target error) bool { return target == ErrMiss }
 
 // found is an entry that passed Lookup's checks, with its folders open.

@@ -266,6 +266,36 @@ func (s *Staging) Publish(k Key, explain string) (*Entry, bool, error) {
 	return s.publish(k, m)
 }
 
+// PublishRestore publishes the staged files as k's entry (see Publish) and
+// puts them at dest as Restore would, from the staged files themselves:
+// they wait beside DEST, linked or copied, before the entry appears, so
+// that a gc or rm removing the entry right after its publication cannot
+// leave DEST missing. When another complete entry won, DEST gets that
+// entry's files, or these should it be gone already.
+func (s *Staging) PublishRestore(k Key, explain, dest string, opt RestoreOptions) (*Entry, bool, []Restored, error) {
+	if s.done {
+		return nil, false, nil, errors.New("cache: publish after publish or abort")
+	}
+	ps, err := s.c.prepareRestore(s.d, s.files, dest, opt)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	e, stored, err := s.Publish(k, explain)
+	if err != nil {
+		ps.abort()
+		return nil, false, nil, err
+	}
+	if !stored {
+		rs, err := s.c.Restore(k, dest, opt)
+		if err == nil || !errors.Is(err, ErrMiss) {
+			ps.abort()
+			return e, false, rs, err
+		}
+	}
+	rs, err := ps.commit()
+	return e, stored, rs, err
+}
+
 func (s *Staging) publish(k Key, m *Manifest) (*Entry, bool, error) {
 	defer s.Abort()
 	b, err := m.Encode()

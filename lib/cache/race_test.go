@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -119,4 +120,76 @@ func lockCreationBesideGC(t *testing.T) {
 		t.Fatalf("%d failures beside %d gc runs:\n%s", len(failures), gcRuns.Load(), strings.Join(failures, "\n"))
 	}
 	t.Logf("%d stagings, %d locks, %d imports beside %d gc runs", n, n, n/4, gcRuns.Load())
+}
+
+// A restore whose entry is removed while it runs (gc or rm renamed the
+// folder away and deleted its files after the lookup) is a miss, not an
+// error: "link …: no such file or directory" made ensure's hit path exit 2.
+func TestRestoreOfAVanishedEntryIsAMiss(t *testing.T) {
+	for _, cp := range []bool{false, true} {
+		t.Run(fmt.Sprintf("copy=%v", cp), func(t *testing.T) {
+			c, _ := testCache(t)
+			src := filepath.Join(t.TempDir(), "f")
+			writeFile(t, src, "data")
+			k := MustParseKey("k")
+			mustPopulate(t, c, k, src)
+			h, err := c.find(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.close()
+			if err := reopen(t, c).Remove(k); err != nil {
+				t.Fatal(err)
+			}
+			dest := filepath.Join(t.TempDir(), "dest")
+			_, err = c.prepareRestore(h.ed, h.e.Manifest.Files, dest, RestoreOptions{Copy: cp})
+			if !errors.Is(err, errVanished) {
+				t.Fatalf("restore from a removed entry: %v, want errVanished", err)
+			}
+			if _, err := c.Restore(k, dest, RestoreOptions{}); !errors.Is(err, ErrMiss) {
+				t.Fatalf("restore after: %v, want a miss", err)
+			}
+		})
+	}
+}
+
+// PublishRestore puts DEST in place from the staged files, so an rm right
+// after the publication cannot leave it missing; and when another complete
+// entry won, DEST is that entry's.
+func TestPublishRestore(t *testing.T) {
+	c, _ := testCache(t)
+	k := MustParseKey("k")
+	dest := filepath.Join(t.TempDir(), "dest")
+	s, err := c.Stage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(s.Dir(), "f"), "ours")
+	if err := s.Adopt("f"); err != nil {
+		t.Fatal(err)
+	}
+	e, stored, rs, err := s.PublishRestore(k, "", dest, RestoreOptions{})
+	if err != nil || !stored || len(rs) != 1 || !rs[0].Linked || !sameInode(t, dest, e.Path()) {
+		t.Fatalf("publish and restore: %v stored=%v %+v", err, stored, rs)
+	}
+	// Another builder's staging loses to the entry there.
+	s2, err := reopen(t, c).Stage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(s2.Dir(), "f"), "theirs")
+	if err := s2.Adopt("f"); err != nil {
+		t.Fatal(err)
+	}
+	dest2 := filepath.Join(t.TempDir(), "dest2")
+	_, stored, _, err = s2.PublishRestore(k, "", dest2, RestoreOptions{})
+	if err != nil || stored {
+		t.Fatalf("second publish: %v stored=%v", err, stored)
+	}
+	if b, _ := os.ReadFile(dest2); string(b) != "ours" {
+		t.Fatalf("DEST of the loser holds %q, want the entry's %q", b, "ours")
+	}
+	if n := tmpNames(t, c); len(n) != 0 {
+		t.Errorf("tmp/ holds %v", n)
+	}
 }

@@ -317,13 +317,7 @@ func (o *options) restore(c *cli.Context, cc *cache.Cache, k cache.Key, dest str
 	if err != nil {
 		return err
 	}
-	for _, r := range rs {
-		how := "copied"
-		if r.Linked {
-			how = "linked"
-		}
-		o.logf(c, "%s %s to %s", how, r.Name, r.Path)
-	}
+	o.logRestored(c, rs)
 	return nil
 }
 
