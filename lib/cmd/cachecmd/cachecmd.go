@@ -50,7 +50,7 @@ func (o *options) isVerbose() bool { return o.verbose || o.local.verbose }
 func common(o *options) []cli.Flag {
 	return []cli.Flag{
 		&cli.PathFlag{Name: "dir", Usage: "cache root `DIR` (default $" + cachedir.Env + ", else the user cache folder/aiperf)", Destination: &o.dir},
-		&cli.BoolFlag{Name: "shared", Usage: "create the root as a team cache (group-writable 2775 folders, group-readable files)", Destination: &o.shared},
+		&cli.BoolFlag{Name: "shared", Usage: "a team cache: create the root so (group-writable 2775 folders, group-readable files), and trust a root or entries of another user in the root's group, which you are in (without it they are refused)", Destination: &o.shared},
 		&cli.BoolFlag{Name: "v", Usage: "say what happened on stderr (why a lookup missed, how a file was restored)", Destination: &o.verbose},
 	}
 }
