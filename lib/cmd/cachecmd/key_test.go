@@ -70,3 +70,39 @@ func TestShellQuote(t *testing.T) {
 		t.Fatalf("sh read %q back as %s, want %s", q, out, want.String())
 	}
 }
+
+// countReader counts what is read from it.
+type countReader struct {
+	r *strings.Reader
+	n int
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// FuzzReadKeyLine: KEY - on any stdin reads at most a key's line, never
+// past its newline, and yields a line without one.
+func FuzzReadKeyLine(f *testing.F) {
+	f.Add("sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\nrest")
+	f.Add("named-key\r\n")
+	f.Add(strings.Repeat("\x00", 300))
+	f.Fuzz(func(t *testing.T, in string) {
+		r := &countReader{r: strings.NewReader(in)}
+		line, err := readKeyLine(r)
+		if r.n > maxKeyLine+1 {
+			t.Fatalf("read %d bytes", r.n)
+		}
+		if err != nil {
+			return
+		}
+		if strings.Contains(line, "\n") || !strings.HasPrefix(in, line) {
+			t.Fatalf("line %q from %q", line, in)
+		}
+		if i := strings.IndexByte(in, '\n'); i >= 0 && r.n != i+1 {
+			t.Fatalf("read %d bytes, the first line ends at %d", r.n, i+1)
+		}
+	})
+}
