@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/dlclark/regexp2 v1.12.0
-	github.com/gofrs/flock v0.13.2
 	github.com/klauspost/compress v1.20.4
 	github.com/minio/sha256-simd v1.0.1
 	github.com/rogpeppe/go-internal v1.16.0

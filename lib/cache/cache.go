@@ -64,8 +64,10 @@ func (e *BadEntryError) Unwrap() []error { return []error{ErrMiss, e.Reason} }
 // Options configures Open.
 type Options struct {
 	// Shared makes a new root a team cache: group-writable folders with the
-	// setgid bit, group-readable files. It has no effect on an existing root
-	// except that a private root is refused (see cachedir.Create).
+	// setgid bit, group-readable files. On an existing root it says to trust
+	// the group: a root or an entry of another user is refused unless the
+	// root is shared, Shared is set and the file's group is the root's and
+	// the caller's (see cachedir.CheckOwner); a private root is refused.
 	Shared bool
 	// Tool names the program and version recorded in manifests.
 	Tool string
@@ -92,6 +94,8 @@ type Cache struct {
 	tmp    *dir
 	quar   *dir
 	shared bool
+	trust  bool // --shared on a shared root: trust the files of the root's group
+	gid    int  // the root's group
 	cfg    Config
 	opt    Options
 	host   string
@@ -108,7 +112,10 @@ func Open(root string, opt Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
-	c := &Cache{root: root, dir: d, shared: shared, opt: opt}
+	c := &Cache{root: root, dir: d, shared: shared, trust: shared && opt.Shared, opt: opt}
+	if st, err := d.stat(); err == nil {
+		c.gid = int(st.Gid)
+	}
 	if c.opt.Now == nil {
 		c.opt.Now = time.Now
 	}
@@ -203,6 +210,12 @@ func (c *Cache) fileMode(writable bool) fs.FileMode {
 		m |= 0o444
 	}
 	return m
+}
+
+// owned checks that st, of path inside the root, is the caller's, or the
+// root's group's when that group is trusted (see Options.Shared).
+func (c *Cache) owned(path string, st *unix.Stat_t) error {
+	return cachedir.CheckOwner(path, st.Uid, st.Gid, c.trust, c.gid)
 }
 
 // readSmall reads the regular file name inside d, at most max bytes.

@@ -34,7 +34,11 @@
 //
 // Every name below the root is opened relative to its parent's descriptor
 // with O_NOFOLLOW (see dir), so a symbolic link planted inside the root is
-// never followed, and a key can only name a folder inside it. Entries are
+// never followed, and a key can only name a folder inside it. Files are
+// opened without blocking and refused unless regular, so a named pipe
+// planted in the root cannot hang a command. A root or an entry of another
+// user is refused unless Options.Shared trusts the root's group (see
+// cachedir.CheckOwner). Entries are
 // published by rename, never modified; a damaged entry is replaced by the
 // next populate, removed by rm or gc, or moved aside by Quarantine.
 //

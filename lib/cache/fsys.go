@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -97,15 +98,47 @@ func unixMode(m fs.FileMode) uint32 {
 	return u
 }
 
-// open opens the file name inside d with O_NOFOLLOW.
+// errNotRegular is wrapped when a name inside the root that must be a
+// regular file is something else (a named pipe, a device, a folder).
+var errNotRegular = errors.New("not a regular file")
+
+// notRegular is the error for name inside d, of the type st says.
+func (d *dir) notRegular(name string, st *unix.Stat_t) error {
+	return &fs.PathError{Op: "open", Path: d.join(name), Err: fmt.Errorf("is %s: %w", fileType(st), errNotRegular)}
+}
+
+// open opens the regular file name inside d. O_NOFOLLOW refuses a link;
+// O_NONBLOCK keeps a named pipe planted in its place (any member of a shared
+// root can make one) from blocking the open until a writer comes, and
+// O_NOCTTY a terminal from becoming ours; then anything but a regular file
+// is refused (errNotRegular) and the descriptor is made blocking again.
 func (d *dir) open(name string, flag int, perm fs.FileMode) (*os.File, error) {
 	for {
-		fd, err := unix.Openat(d.fd, name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+		fd, err := unix.Openat(d.fd, name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, uint32(perm.Perm()))
 		if err == unix.EINTR {
 			continue
 		}
+		if err == unix.ENXIO {
+			// O_WRONLY|O_NONBLOCK on a named pipe nobody reads.
+			if st, lerr := d.lstat(name); lerr == nil && !isReg(&st) {
+				return nil, d.notRegular(name, &st)
+			}
+		}
 		if err != nil {
 			return nil, d.pathErr("open", name, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return nil, d.pathErr("stat", name, err)
+		}
+		if !isReg(&st) {
+			unix.Close(fd)
+			return nil, d.notRegular(name, &st)
+		}
+		if err := unix.SetNonblock(fd, false); err != nil {
+			unix.Close(fd)
+			return nil, d.pathErr("fcntl", name, err)
 		}
 		return os.NewFile(uintptr(fd), d.join(name)), nil
 	}
@@ -123,6 +156,61 @@ func (d *dir) create(name string, perm fs.FileMode) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// errNoTmpfile is returned by createLocked where O_TMPFILE or /proc is
+// missing (old kernels, NFS, some FUSE mounts): callers fall back to making
+// the file and then locking it.
+var errNoTmpfile = errors.New("no O_TMPFILE here")
+
+// noTmpfile makes createLocked answer errNoTmpfile (tests of the fallback).
+var noTmpfile = false
+
+// createLocked makes the file name inside d, holding text, with its flock
+// taken before the file has a name: it is made unnamed (O_TMPFILE), locked,
+// then linked in through /proc/self/fd, so nobody ever sees it unlocked.
+// gc removes lock files it can lock; a lock file made and then locked can be
+// taken by gc in between as often as gc runs. flockErr is the flock's error
+// (a filesystem without flock); the file is linked in either way. An
+// existing name is fs.ErrExist.
+func (c *Cache) createLocked(d *dir, name, text string) (f *os.File, flockErr, err error) {
+	if noTmpfile {
+		return nil, nil, errNoTmpfile
+	}
+	perm := c.fileMode(true)
+	fd, err := unix.Openat(d.fd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		if err == unix.EOPNOTSUPP || err == unix.EISDIR || err == unix.EINVAL || err == unix.ENOENT {
+			return nil, nil, errNoTmpfile
+		}
+		return nil, nil, d.pathErr("create", name, err)
+	}
+	f = os.NewFile(uintptr(fd), d.join(name))
+	fail := func(err error) (*os.File, error, error) {
+		f.Close()
+		return nil, nil, err
+	}
+	if err := f.Chmod(perm); err != nil {
+		return fail(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		return fail(err)
+	}
+	if _, err := tryLock(f); err != nil {
+		flockErr = err
+	}
+	proc := "/proc/self/fd/" + strconv.Itoa(fd)
+	switch err := unix.Linkat(unix.AT_FDCWD, proc, d.fd, name, unix.AT_SYMLINK_FOLLOW); {
+	case err == nil:
+		return f, flockErr, nil
+	case err == unix.EEXIST:
+		return fail(&fs.PathError{Op: "link", Path: d.join(name), Err: fs.ErrExist})
+	case err == unix.ENOENT || err == unix.EXDEV || err == unix.EPERM || err == unix.EOPNOTSUPP:
+		// No /proc, or a filesystem that will not link the file.
+		return fail(errNoTmpfile)
+	default:
+		return fail(&os.LinkError{Op: "link", Old: proc, New: d.join(name), Err: err})
+	}
 }
 
 // lstat describes name inside d without following a link.
@@ -154,8 +242,12 @@ func (d *dir) names() ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
+// renameat is rename(2) relative to folders; tests replace it to play a
+// read-only filesystem.
+var renameat = unix.Renameat
+
 func (d *dir) rename(name string, to *dir, toName string) error {
-	if err := unix.Renameat(d.fd, name, to.fd, toName); err != nil {
+	if err := renameat(d.fd, name, to.fd, toName); err != nil {
 		return &os.LinkError{Op: "rename", Old: d.join(name), New: to.join(toName), Err: err}
 	}
 	return nil
@@ -212,6 +304,11 @@ func (d *dir) removeTreeDepth(name string, depth int) error {
 		return serr
 	}
 	names, lerr := sub.names()
+	if errors.Is(lerr, fs.ErrNotExist) {
+		// Removed meanwhile (gc and rm may remove one folder at once): a
+		// deleted folder cannot even open ".".
+		lerr = nil
+	}
 	var first error
 	for _, n := range names {
 		if err := sub.removeTreeDepth(n, depth+1); err != nil && first == nil {

@@ -57,7 +57,7 @@ func FuzzImport(f *testing.F) {
 			zw.Close()
 			in = zb.Bytes()
 		}
-		e, _, err := c.Import(bytes.NewReader(in), ImportOptions{MaxSize: 1 << 24})
+		e, _, err := c.Import(t.Context(), bytes.NewReader(in), ImportOptions{MaxSize: 1 << 24})
 		if err != nil {
 			if n, _ := c.tmp.names(); len(n) != 0 {
 				t.Fatalf("a refused import left %v in tmp/", n)
@@ -88,7 +88,7 @@ func seedStream(f *testing.F) []byte {
 		f.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := c.Export(k, &buf); err != nil {
+	if err := c.Export(f.Context(), k, &buf); err != nil {
 		f.Fatal(err)
 	}
 	zr, _ := zstd.NewReader(&buf)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
 	"golang.org/x/sys/unix"
 )
 
@@ -143,9 +142,11 @@ type TrimResult struct {
 // size exceeds MaxSize, the least recently used ones until the total is at
 // most 80% of it (ccache's rule: a full cache does not trim on every
 // populate). It never touches an entry being built: those live in tmp/
-// until complete. Staging folders whose builder died are removed too.
+// until complete. Staging folders whose builder died are removed too. What
+// it fails to remove is reported by a *TrimError, with the result.
 func (c *Cache) Trim(opt TrimOptions) (TrimResult, error) {
 	var res TrimResult
+	var errs []error
 	all, err := c.List()
 	if err != nil {
 		return res, err
@@ -174,13 +175,12 @@ func (c *Cache) Trim(opt TrimOptions) (TrimResult, error) {
 				res.KeptSize += in.Size
 				continue
 			}
-			sh, err := c.ents.sub(in.Shard)
-			if err == nil {
-				err = c.removeAll(sh, in.Name)
-				sh.close()
-			}
+			moved, err := c.removeEntry(in)
 			release()
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if !moved {
 				res.Kept++
 				res.KeptSize += in.Size
 				continue
@@ -191,10 +191,45 @@ func (c *Cache) Trim(opt TrimOptions) (TrimResult, error) {
 		res.Freed += in.Size
 	}
 	if !opt.DryRun {
-		n, sz := c.collectGarbage()
+		n, sz, gerr := c.collectGarbage()
 		res.Garbage, res.GarbageSz = n, sz
+		errs = append(errs, gerr...)
+	}
+	if len(errs) > 0 {
+		return res, &TrimError{Errs: errs}
 	}
 	return res, nil
+}
+
+// TrimError reports what Trim could not remove (a read-only root, a folder
+// without write permission); the TrimResult returned with it is still true.
+type TrimError struct{ Errs []error }
+
+func (e *TrimError) Error() string {
+	return fmt.Sprintf("cache: could not remove %d thing(s): %v", len(e.Errs), errors.Join(e.Errs...))
+}
+
+func (e *TrimError) Unwrap() []error { return e.Errs }
+
+// removeEntry removes the entry folder in describes. moved reports whether
+// it left entries/ (the entry is gone, even if deleting its files failed).
+func (c *Cache) removeEntry(in Info) (moved bool, err error) {
+	sh, err := c.ents.sub(in.Shard)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil // removed meanwhile
+	}
+	if err != nil {
+		return false, err
+	}
+	defer sh.close()
+	trash := "rm-" + randName()
+	if err := sh.rename(in.Name, c.tmp, trash); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return true, nil
+		}
+		return false, err
+	}
+	return true, c.tmp.removeTree(trash)
 }
 
 // holdKey takes k's lock without waiting, for a removal: busy when someone
@@ -215,21 +250,28 @@ func (c *Cache) holdKey(k Key) (release func(), busy bool) {
 		sh.close()
 		return nothing, true
 	}
-	if _, err := sh.lstat(k.name()); err != nil {
-		sh.close()
-		return nothing, false
-	}
-	fl := flock.New(sh.join(k.name()), flock.SetFlag(os.O_RDONLY|unix.O_NOFOLLOW))
-	ok, err := tryLock(fl)
+	f, err := sh.open(k.name(), unix.O_RDONLY, 0)
 	switch {
-	case err != nil && noFlock(err):
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotRegular):
+		// No lock file, or something nobody can lock (Lock refuses it).
 		sh.close()
 		return nothing, false
-	case err != nil || !ok:
+	case err != nil:
 		sh.close()
 		return nothing, true
 	}
-	return func() { fl.Unlock(); sh.close() }, false
+	ok, err := tryLock(f)
+	switch {
+	case err != nil && noFlock(err):
+		f.Close()
+		sh.close()
+		return nothing, false
+	case err != nil || !ok || !c.sameFile(f, sh, k.name()):
+		unlockFile(f)
+		sh.close()
+		return nothing, true
+	}
+	return func() { unlockFile(f); sh.close() }, false
 }
 
 // AutoTrim applies the root's size cap, if its config sets one, keeping k.
@@ -247,10 +289,10 @@ const staleStaging = 24 * time.Hour
 // collectGarbage removes staging folders whose builders are gone (their
 // lock is free, or missing), leftover removals (tmp/rm-*), and lock files
 // nobody holds. It returns how many it removed and their bytes.
-func (c *Cache) collectGarbage() (n int, size int64) {
+func (c *Cache) collectGarbage() (n int, size int64, errs []error) {
 	names, err := c.tmp.names()
 	if err != nil {
-		return 0, 0
+		return 0, 0, []error{err}
 	}
 	have := make(map[string]bool, len(names))
 	for _, nm := range names {
@@ -264,23 +306,33 @@ func (c *Cache) collectGarbage() (n int, size int64) {
 		if err != nil {
 			continue
 		}
-		var fl *flock.Flock
-		if have[nm+".lock"] {
+		// Look for the lock now, not in the listing: a listing made while
+		// a builder starts can hold its folder and miss its lock (made
+		// first). A builder makes its lock before its folder and removes
+		// it after the folder is published or gone, so a folder seen
+		// before its lock was found missing is abandoned, or was renamed
+		// away meanwhile (and then nothing of it is left here to remove).
+		var lk *os.File
+		_, lerr := c.tmp.lstat(nm + ".lock")
+		locked := lerr == nil
+		if locked {
 			var busy bool
-			fl, busy = c.tryIdle(c.tmp, nm+".lock", &st)
+			lk, busy = c.tryIdle(c.tmp, nm+".lock", &st)
 			if busy {
 				continue
 			}
 		}
 		sz := diskUsage(c.tmp, nm)
-		if c.tmp.removeTree(nm) == nil {
+		if err := c.tmp.removeTree(nm); err != nil {
+			errs = append(errs, err)
+		} else {
 			n++
 			size += sz
 		}
-		if fl != nil {
+		if locked {
 			c.tmp.unlink(nm + ".lock")
-			fl.Unlock()
 		}
+		unlockFile(lk)
 	}
 	// Lock files of staging folders that are gone.
 	for _, nm := range names {
@@ -288,15 +340,16 @@ func (c *Cache) collectGarbage() (n int, size int64) {
 		if !ok || have[base] {
 			continue
 		}
+		if _, err := c.tmp.lstat(base); err == nil {
+			continue // its folder appeared since the listing
+		}
 		st, err := c.tmp.lstat(nm)
 		if err != nil {
 			continue
 		}
-		if fl, busy := c.tryIdle(c.tmp, nm, &st); !busy {
-			c.tmp.unlink(nm)
-			if fl != nil {
-				fl.Unlock()
-			}
+		if lk, busy := c.tryIdle(c.tmp, nm, &st); !busy {
+			errs = appendGone(errs, c.tmp.unlink(nm))
+			unlockFile(lk)
 		}
 	}
 	// Key lock files nobody holds.
@@ -314,36 +367,52 @@ func (c *Cache) collectGarbage() (n int, size int64) {
 			if strings.Contains(nm, ".held") {
 				continue // lock files of lock-file mode go when released or broken
 			}
-			if fl, busy := c.tryIdle(sh, nm, nil); !busy && fl != nil {
-				sh.unlink(nm)
-				fl.Unlock()
+			if lk, busy := c.tryIdle(sh, nm, nil); !busy {
+				errs = appendGone(errs, sh.unlink(nm))
+				unlockFile(lk)
 			}
 		}
 		sh.close()
 	}
-	return n, size
+	return n, size, errs
+}
+
+// appendGone appends err unless it is nil or says the name is gone.
+func appendGone(errs []error, err error) []error {
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return errs
+	}
+	return append(errs, err)
 }
 
 // tryIdle reports whether the lock file name inside d is held. When it is
 // not, and flock works here, it returns the lock, still held, so that the
 // caller can remove the file before anyone else takes it. Where flock does
 // not work, a lock is taken as idle when what it guards (st) is older than
-// staleStaging.
-func (c *Cache) tryIdle(d *dir, name string, st *unix.Stat_t) (*flock.Flock, bool) {
-	fl := flock.New(d.join(name), flock.SetFlag(os.O_RDONLY|unix.O_NOFOLLOW))
-	ok, err := tryLock(fl)
+// staleStaging (a key's lock, st nil, never is). Something other than a
+// regular file in a lock file's place holds no lock: it is idle, and
+// returned as nil.
+func (c *Cache) tryIdle(d *dir, name string, st *unix.Stat_t) (*os.File, bool) {
+	f, err := d.open(name, unix.O_RDONLY, 0)
 	switch {
-	case err != nil && noFlock(err):
-		return nil, st == nil || c.now().Sub(mtime(st)) < staleStaging
+	case errors.Is(err, errNotRegular):
+		return nil, false
 	case err != nil:
 		return nil, true
-	case !ok:
+	}
+	ok, err := tryLock(f)
+	switch {
+	case err != nil && noFlock(err):
+		f.Close()
+		return nil, st == nil || c.now().Sub(mtime(st)) < staleStaging
+	case err != nil || !ok:
+		f.Close()
 		return nil, true
-	case !c.sameFile(fl, d, name):
-		fl.Unlock()
+	case !c.sameFile(f, d, name):
+		unlockFile(f)
 		return nil, true
 	}
-	return fl, false
+	return f, false
 }
 
 // Remove deletes k's entry, good or bad. It returns ErrMiss when there is none.
@@ -356,13 +425,16 @@ func (c *Cache) Remove(k Key) error {
 		return err
 	}
 	defer sh.close()
-	if err := c.removeAll(sh, k.name()); err != nil {
+	trash := "rm-" + randName()
+	if err := sh.rename(k.name(), c.tmp, trash); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return ErrMiss
 		}
 		return err
 	}
-	return nil
+	// Moved out of entries/: removed, whoever deletes the rest (a gc
+	// running meanwhile deletes leftovers of removals too).
+	return c.tmp.removeTree(trash)
 }
 
 // Quarantine moves the folder of a bad entry (as List reports it) into

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // fill populates n entries of size bytes each, one hour of use apart: entry
@@ -132,7 +135,7 @@ func TestTrimKeepsBuildsAndMemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dead.Dir(), "junk"), "abandoned")
-	dead.fl.Unlock() // as if its process had been killed
+	unlockFile(dead.lk) // as if its process had been killed
 	// A leftover of a removal that was cut short.
 	os.Mkdir(filepath.Join(c.Root(), "tmp", "rm-0123"), 0o700)
 
@@ -257,7 +260,7 @@ func TestRemovalNeverFollowsLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	plant(dead.Dir())
-	dead.fl.Unlock()
+	unlockFile(dead.lk)
 	if res, err := c.Trim(TrimOptions{}); err != nil || res.Garbage != 1 {
 		t.Fatalf("gc: garbage %d, %v", res.Garbage, err)
 	}
@@ -328,5 +331,34 @@ func TestTrimSkipsLockedKeys(t *testing.T) {
 			}
 			l.Release()
 		})
+	}
+}
+
+// gc on a root it cannot change (a read-only mount, a folder without write
+// permission) says so: a *TrimError naming each failure, the entries
+// counted as kept. It used to report "freed 0 entries" as a success.
+func TestTrimReportsWhatItCouldNotRemove(t *testing.T) {
+	c, clk := testCache(t)
+	fill(t, c, clk, 3, 100)
+	saved := renameat
+	renameat = func(int, string, int, string) error { return unix.EROFS }
+	defer func() { renameat = saved }()
+	res, err := c.Trim(TrimOptions{MaxAge: time.Nanosecond})
+	var te *TrimError
+	if !errors.As(err, &te) || len(te.Errs) != 3 || !errors.Is(err, unix.EROFS) {
+		t.Fatalf("trim of a read-only root: %v, want a TrimError with 3 EROFS failures", err)
+	}
+	if len(res.Removed) != 0 || res.Kept != 3 || res.KeptSize != 300 {
+		t.Fatalf("result %+v, want nothing removed and 3 entries (300 B) kept", res)
+	}
+	if got := present(t, c); len(got) != 3 {
+		t.Fatalf("entries left: %v", got)
+	}
+	renameat = saved
+	if _, err := c.Trim(TrimOptions{MaxAge: time.Nanosecond}); err != nil {
+		t.Fatal(err)
+	}
+	if got := present(t, c); len(got) != 0 {
+		t.Fatalf("entries left after a writable trim: %v", got)
 	}
 }

@@ -23,6 +23,9 @@ const (
 	maxNamedKey  = 128
 )
 
+// MaxKeyLen is the length of the longest key (a named key; a digest key has 71 bytes).
+const MaxKeyLen = maxNamedKey
+
 // ParseKey validates s as a Key.
 func ParseKey(s string) (Key, error) {
 	if hexPart, ok := strings.CutPrefix(s, digestPrefix); ok {

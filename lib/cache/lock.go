@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cachedir"
-	"github.com/gofrs/flock"
 	"golang.org/x/sys/unix"
 )
 
@@ -90,8 +89,8 @@ type LockOptions struct {
 type Lock struct {
 	sh   *dir
 	name string
-	fl   *flock.Flock // nil for a lock file
-	held string       // the lock file's name, for a lock file
+	f    *os.File // the flocked file; nil for a lock file
+	held string   // the lock file's name, for a lock file
 	line string
 }
 
@@ -162,9 +161,51 @@ func (c *Cache) lockIn(ctx context.Context, sh *dir, name string, opt LockOption
 
 var errNoFlock = errors.New("filesystem without flock")
 
-// tryLock makes one non-blocking flock(2) attempt. Tests replace it to
+// tryLock makes one non-blocking flock(2) attempt on f. Tests replace it to
 // play a filesystem that answers ENOLCK, as some NFS and FUSE mounts do.
-var tryLock = func(fl *flock.Flock) (bool, error) { return fl.TryLock() }
+var tryLock = func(f *os.File) (bool, error) {
+	for {
+		switch err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err {
+		case nil:
+			return true, nil
+		case unix.EINTR:
+		case unix.EWOULDBLOCK:
+			return false, nil
+		default:
+			return false, &fs.PathError{Op: "flock", Path: f.Name(), Err: err}
+		}
+	}
+}
+
+// unlockFile drops f's flock, if it holds one, and closes it.
+func unlockFile(f *os.File) {
+	if f != nil {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}
+}
+
+// openLock opens the lock file name inside d, creating it when create is
+// set, and returns the descriptor to flock: the file is never opened again
+// by its path, so a gc that removes it in between cannot make the lock fail
+// (the inode check of the caller then sees that the file is no longer the
+// path's). It is opened for writing too where it may be (the holder writes
+// who it is into it), else read-only (another user's file in a shared root
+// made before lock files were group-writable). A name that is not a regular
+// file is refused (errNotRegular).
+func (c *Cache) openLock(d *dir, name string, create bool) (*os.File, error) {
+	if create {
+		f, err := d.create(name, c.fileMode(true))
+		if err == nil || !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	f, err := d.open(name, unix.O_RDWR, 0)
+	if errors.Is(err, fs.ErrPermission) {
+		f, err = d.open(name, unix.O_RDONLY, 0)
+	}
+	return f, err
+}
 
 // noFlock reports whether err says the filesystem cannot flock.
 func noFlock(err error) bool {
@@ -174,7 +215,7 @@ func noFlock(err error) bool {
 // tryFlock makes one attempt at the flock of sh/name. It returns the lock,
 // or nil and what the lock file says about its holder.
 func (c *Cache) tryFlock(sh *dir, name string) (*Lock, Holder, error) {
-	for range 8 {
+	for range stageAttempts {
 		l, h, retry, err := c.tryFlockOnce(sh, name)
 		if !retry {
 			return l, h, err
@@ -184,41 +225,57 @@ func (c *Cache) tryFlock(sh *dir, name string) (*Lock, Holder, error) {
 }
 
 func (c *Cache) tryFlockOnce(sh *dir, name string) (l *Lock, h Holder, retry bool, err error) {
-	// Create the file here, relative to the shard's descriptor and without
-	// following links; flock.New then opens a file that exists. The inode
-	// check below catches a path that no longer leads to it.
-	if f, err := sh.create(name, c.fileMode(true)); err == nil {
+	me := Holder{Host: c.host, PID: os.Getpid(), Since: c.now()}.line()
+	// A new lock file appears locked (see createLocked).
+	f, ferr, err := c.createLocked(sh, name, me)
+	switch {
+	case err == nil && ferr == nil:
+		return &Lock{sh: sh, name: name, f: f, line: me}, Holder{}, false, nil
+	case err == nil:
 		f.Close()
-	} else if !errors.Is(err, fs.ErrExist) {
-		return nil, Holder{}, false, err
+		if noFlock(ferr) {
+			return nil, Holder{}, false, errNoFlock
+		}
+		return nil, Holder{}, false, fmt.Errorf("lock %s: %w", sh.join(name), ferr)
+	case errors.Is(err, fs.ErrExist):
+		f, err = c.openLock(sh, name, false)
+	case errors.Is(err, errNoTmpfile):
+		f, err = c.openLock(sh, name, true)
 	}
-	fl := flock.New(sh.join(name), flock.SetFlag(os.O_RDONLY|unix.O_NOFOLLOW), flock.SetPermissions(c.fileMode(true)))
-	ok, err := tryLock(fl)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, Holder{}, true, nil // there, then removed by gc: make it again
+	}
 	if err != nil {
+		return nil, Holder{}, false, fmt.Errorf("lock %s: %w", sh.join(name), unwrapPath(err))
+	}
+	ok, err := tryLock(f)
+	if err != nil {
+		f.Close()
 		if noFlock(err) {
 			return nil, Holder{}, false, errNoFlock
 		}
 		return nil, Holder{}, false, fmt.Errorf("lock %s: %w", sh.join(name), err)
 	}
 	if !ok {
+		f.Close()
 		b, _ := readSmall(sh, name, 4096)
 		h, _ := parseHolder(b)
 		return nil, h, false, nil
 	}
-	if !c.sameFile(fl, sh, name) {
+	if !c.sameFile(f, sh, name) {
 		// gc removed the file between our open and our lock: lock the new one.
-		fl.Unlock()
+		unlockFile(f)
 		return nil, Holder{}, true, nil
 	}
-	l = &Lock{sh: sh, name: name, fl: fl}
+	l = &Lock{sh: sh, name: name, f: f}
 	l.line = Holder{Host: c.host, PID: os.Getpid(), Since: c.now()}.line()
 	l.writeInfo(l.line)
 	return l, Holder{}, false, nil
 }
 
-// sameFile reports whether the file fl holds is sh/name.
-func (c *Cache) sameFile(fl *flock.Flock, sh *dir, name string) bool {
-	fi, err := fl.Stat()
+// sameFile reports whether f is the file sh/name.
+func (c *Cache) sameFile(f *os.File, sh *dir, name string) bool {
+	fi, err := f.Stat()
 	if err != nil {
 		return false
 	}
@@ -230,14 +287,12 @@ func (c *Cache) sameFile(fl *flock.Flock, sh *dir, name string) bool {
 	return ok && uint64(held.Ino) == uint64(st.Ino) && uint64(held.Dev) == uint64(st.Dev)
 }
 
+// writeInfo replaces what the held lock file says (best effort: a file
+// opened read-only keeps what it said).
 func (l *Lock) writeInfo(line string) {
-	f, err := l.sh.open(l.name, unix.O_WRONLY, 0)
-	if err != nil {
-		return
+	if l.f.Truncate(0) == nil {
+		l.f.WriteAt([]byte(line), 0)
 	}
-	defer f.Close()
-	f.Truncate(0)
-	f.WriteAt([]byte(line), 0)
 }
 
 // tryLockFile makes one attempt at the lock file sh/name.held.
@@ -266,7 +321,9 @@ func (c *Cache) tryLockFileOnce(sh *dir, name string, timeout time.Duration) (*L
 		return nil, Holder{}, true, nil // released meanwhile
 	}
 	h, ok := parseHolder(b)
-	if c.stale(h, ok, sh, held, timeout) {
+	// A lock file is a regular file; anything else in its place (a named
+	// pipe) was planted, and holds no lock.
+	if errors.Is(err, errNotRegular) || c.stale(h, ok, sh, held, timeout) {
 		// Break it: move it aside (one breaker wins the rename), then retry.
 		aside := held + ".stale-" + randName()
 		if sh.rename(held, sh, aside) == nil {
@@ -304,9 +361,12 @@ func (l *Lock) Release() error {
 		return nil
 	}
 	defer func() { l.sh.close(); l.sh = nil }()
-	if l.fl != nil {
+	if l.f != nil {
 		l.writeInfo("")
-		return l.fl.Unlock()
+		err := unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
+		l.f.Close()
+		l.f = nil
+		return err
 	}
 	// Remove the lock file only if it is still ours (not broken and retaken).
 	b, err := readSmall(l.sh, l.held, 4096)

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofrs/flock"
 	"golang.org/x/sys/unix"
 )
 
@@ -198,7 +197,7 @@ func TestParseHolder(t *testing.T) {
 func noFlockHere(t *testing.T) {
 	t.Helper()
 	saved := tryLock
-	tryLock = func(*flock.Flock) (bool, error) {
+	tryLock = func(*os.File) (bool, error) {
 		return false, &fs.PathError{Op: "flock", Path: "x", Err: unix.ENOLCK}
 	}
 	t.Cleanup(func() { tryLock = saved })

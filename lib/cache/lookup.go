@@ -44,6 +44,23 @@ func (c *Cache) Lookup(k Key) (*Entry, error) {
 	return e, nil
 }
 
+// noEntryError is the miss of a key that has no entry folder at all (a
+// damaged one is a BadEntryError).
+type noEntryError struct {
+	Key  Key
+	Path string
+	gone bool // it was there, and was removed while it was read
+}
+
+func (e *noEntryError) Error() string {
+	if e.gone {
+		return fmt.Sprintf("the entry for %s (%s) was removed while it was restored", e.Key, e.Path)
+	}
+	return fmt.Sprintf("no entry for %s (%s)", e.Key, e.Path)
+}
+
+func (e *noEntryError) Is(target error) bool { return target == ErrMiss }
+
 // found is an entry that passed Lookup's checks, with its folders open.
 type found struct {
 	sh, ed *dir
@@ -61,7 +78,7 @@ func (c *Cache) find(k Key) (*found, error) {
 	sh, err := c.ents.sub(k.shard())
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, ErrMiss
+			return nil, &noEntryError{Key: k, Path: filepath.Join(c.ents.join(k.shard()), k.name())}
 		}
 		return nil, &BadEntryError{Key: k, Path: c.ents.join(k.shard()), Reason: err}
 	}
@@ -79,7 +96,7 @@ func (c *Cache) check(sh *dir, name string, k Key) (*dir, *Entry, error) {
 	ed, err := sh.sub(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, ErrMiss
+			return nil, nil, &noEntryError{Key: k, Path: sh.join(name)}
 		}
 		return nil, nil, &BadEntryError{Key: k, Path: sh.join(name), Reason: err}
 	}
@@ -98,6 +115,14 @@ func (c *Cache) checkDir(ed *dir, k Key) (*Entry, error) {
 	st, err := ed.stat()
 	if err != nil {
 		return nil, bad("%w", err)
+	}
+	if err := c.owned(ed.path, &st); err != nil {
+		return nil, bad("%w", err)
+	}
+	if mst, err := ed.lstat(manifestName); err == nil {
+		if err := c.owned(ed.join(manifestName), &mst); err != nil {
+			return nil, bad("%w", err)
+		}
 	}
 	b, err := readSmall(ed, manifestName, maxManifestSize)
 	if err != nil {
@@ -123,6 +148,9 @@ func (c *Cache) checkDir(ed *dir, k Key) (*Entry, error) {
 		}
 		if fst.Size != f.Size {
 			return nil, bad("%s is %d bytes, the manifest says %d", f.Name, fst.Size, f.Size)
+		}
+		if err := c.owned(ed.join(f.Name), &fst); err != nil {
+			return nil, bad("%w", err)
 		}
 	}
 	return &Entry{Key: k, Dir: ed.path, Manifest: m, LastUsed: mtime(&st)}, nil

@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/aiperf/toolkit/lib/cachedir"
-	"github.com/gofrs/flock"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,65 +22,98 @@ type Staging struct {
 	c     *Cache
 	name  string
 	d     *dir
-	fl    *flock.Flock
+	lk    *os.File // tmp/NAME.lock, flocked
 	files []File
 	moved []string // sources of --move copies, removed on publish
 	move  bool     // a file came in by --move
 	done  bool
 }
 
+// stageAttempts bounds how often Stage starts over with a new name. Only a
+// filesystem without O_TMPFILE loses races with gc at all (lockStaging), one
+// in many; a run of 64 losses means something else is wrong.
+const stageAttempts = 64
+
 // Stage starts a new entry.
 func (c *Cache) Stage() (*Staging, error) {
-	for range 8 {
+	// Names are random, so a clash is a lost race with gc (lockStaging).
+	for range stageAttempts {
 		name := "p-" + randName()
-		fl, err := c.lockStaging(name)
+		lk, err := c.lockStaging(name)
 		if err != nil {
 			return nil, err
 		}
-		if fl == nil {
+		if lk == nil {
 			continue
 		}
 		d, err := c.tmp.mkSub(name, cachedir.DirMode(c.shared))
 		if err != nil {
-			c.unlockStaging(name, fl)
+			c.unlockStaging(name, lk)
 			return nil, err
 		}
-		return &Staging{c: c, name: name, d: d, fl: fl}, nil
+		return &Staging{c: c, name: name, d: d, lk: lk}, nil
 	}
 	return nil, errors.New("cache: could not start a staging folder")
 }
 
 // lockStaging creates and locks tmp/name.lock. It returns nil, nil when it
 // lost a race with gc (retry with another name). On a filesystem without
-// flock it returns a Flock that holds nothing; gc then goes by age.
-func (c *Cache) lockStaging(name string) (*flock.Flock, error) {
+// flock it returns a file that holds no lock; gc then goes by age. The file
+// appears locked (createLocked): gc removes lock files it can lock whose
+// staging folder does not exist, which this one does not yet.
+func (c *Cache) lockStaging(name string) (*os.File, error) {
 	lk := name + ".lock"
+	line := Holder{Host: c.host, PID: os.Getpid(), Since: c.now()}.line()
+	f, ferr, err := c.createLocked(c.tmp, lk, line)
+	switch {
+	case errors.Is(err, errNoTmpfile):
+		return c.lockStagingPlain(lk, line)
+	case errors.Is(err, fs.ErrExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case ferr != nil && !noFlock(ferr):
+		f.Close()
+		c.tmp.unlink(lk)
+		return nil, ferr
+	}
+	return f, nil
+}
+
+// lockStagingPlain is lockStaging where files cannot be made locked: make
+// the file, then lock the descriptor that made it. gc may take the lock in
+// between (then another name), but never makes the lock fail by removing
+// the file, as a reopen by its path would.
+func (c *Cache) lockStagingPlain(lk, line string) (*os.File, error) {
 	f, err := c.tmp.create(lk, c.fileMode(true))
+	if errors.Is(err, fs.ErrExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	f.WriteString(Holder{Host: c.host, PID: os.Getpid(), Since: c.now()}.line())
-	f.Close()
-	fl := flock.New(c.tmp.join(lk), flock.SetFlag(os.O_RDONLY|unix.O_NOFOLLOW))
-	ok, err := tryLock(fl)
+	f.WriteString(line)
+	ok, err := tryLock(f)
 	switch {
 	case err != nil && noFlock(err):
-		return fl, nil
+		return f, nil
 	case err != nil:
+		f.Close()
 		c.tmp.unlink(lk)
 		return nil, err
-	case !ok || !c.sameFile(fl, c.tmp, lk):
-		fl.Unlock()
+	case !ok || !c.sameFile(f, c.tmp, lk):
+		// gc took it first (and removes it): another name.
+		unlockFile(f)
 		return nil, nil
 	}
-	return fl, nil
+	return f, nil
 }
 
-func (c *Cache) unlockStaging(name string, fl *flock.Flock) {
+func (c *Cache) unlockStaging(name string, lk *os.File) {
 	// Remove the lock file while still holding it: anyone who then locks the
 	// unlinked file sees that it is no longer the path's (sameFile).
 	c.tmp.unlink(name + ".lock")
-	fl.Unlock()
+	unlockFile(lk)
 }
 
 // Dir returns the staging folder's path: a command building the entry
@@ -241,6 +273,36 @@ func (s *Staging) Publish(k Key, explain string) (*Entry, bool, error) {
 	return s.publish(k, m)
 }
 
+// PublishRestore publishes the staged files as k's entry (see Publish) and
+// puts them at dest as Restore would, from the staged files themselves:
+// they wait beside DEST, linked or copied, before the entry appears, so
+// that a gc or rm removing the entry right after its publication cannot
+// leave DEST missing. When another complete entry won, DEST gets that
+// entry's files, or these should it be gone already.
+func (s *Staging) PublishRestore(k Key, explain, dest string, opt RestoreOptions) (*Entry, bool, []Restored, error) {
+	if s.done {
+		return nil, false, nil, errors.New("cache: publish after publish or abort")
+	}
+	ps, err := s.c.prepareRestore(s.d, s.files, dest, opt)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	e, stored, err := s.Publish(k, explain)
+	if err != nil {
+		ps.abort()
+		return nil, false, nil, err
+	}
+	if !stored {
+		rs, err := s.c.Restore(k, dest, opt)
+		if err == nil || !errors.Is(err, ErrMiss) {
+			ps.abort()
+			return e, false, rs, err
+		}
+	}
+	rs, err := ps.commit()
+	return e, stored, rs, err
+}
+
 func (s *Staging) publish(k Key, m *Manifest) (*Entry, bool, error) {
 	defer s.Abort()
 	b, err := m.Encode()
@@ -280,7 +342,7 @@ func (s *Staging) publish(k Key, m *Manifest) (*Entry, bool, error) {
 		if err == nil {
 			s.done = true
 			s.d.close()
-			c.unlockStaging(s.name, s.fl)
+			c.unlockStaging(s.name, s.lk)
 			// A power loss can at worst lose the entry (see above): a miss,
 			// and the sources are still there to populate again. A --move
 			// must make the rename durable before it removes them.
@@ -347,7 +409,7 @@ func (s *Staging) Abort() {
 	s.done = true
 	s.d.close()
 	s.c.tmp.removeTree(s.name)
-	s.c.unlockStaging(s.name, s.fl)
+	s.c.unlockStaging(s.name, s.lk)
 }
 
 // PopulateOptions configures Populate.

@@ -41,8 +41,8 @@ type Restored struct {
 // does) is safe. Use opt.Copy for a file that will be modified in place.
 //
 // Either way a restored file's mtime is the time of the restore (for a link,
-// the shared inode's, where the caller may set it), so make sees DEST as
-// new.
+// the shared inode's), so make sees DEST as new: where that time cannot be
+// set (another user's entry in a shared root), the file is copied.
 func (c *Cache) Restore(k Key, dest string, opt RestoreOptions) ([]Restored, error) {
 	h, err := c.find(k)
 	if err != nil {
@@ -53,7 +53,32 @@ func (c *Cache) Restore(k Key, dest string, opt RestoreOptions) ([]Restored, err
 	if now := c.now(); now.Sub(e.LastUsed) > refreshAfter {
 		h.sh.touch(k.name(), now)
 	}
-	files := e.Manifest.Files
+	ps, err := c.prepareRestore(h.ed, e.Manifest.Files, dest, opt)
+	if err != nil {
+		if errors.Is(err, errVanished) {
+			return nil, &noEntryError{Key: k, Path: e.Dir, gone: true}
+		}
+		return nil, err
+	}
+	return ps.commit()
+}
+
+// errVanished is wrapped when an entry's file disappeared while it was
+// being restored (gc or rm removed the entry meanwhile).
+var errVanished = errors.New("entry removed while it was restored")
+
+// pending is a restore whose files wait beside their destinations under
+// temporary names, complete, for commit to rename them into place.
+type pending []pendingFile
+
+type pendingFile struct {
+	Restored
+	tmp string
+}
+
+// prepareRestore links or copies the files of the entry folder ed to
+// temporary names beside their places at dest (see Restore).
+func (c *Cache) prepareRestore(ed *dir, files []File, dest string, opt RestoreOptions) (pending, error) {
 	var targets []string
 	fi, serr := os.Stat(dest)
 	if strings.HasSuffix(dest, "/") || (serr == nil && fi.IsDir()) {
@@ -66,15 +91,44 @@ func (c *Cache) Restore(k Key, dest string, opt RestoreOptions) ([]Restored, err
 	} else {
 		files, targets = files[:1], []string{dest}
 	}
-	out := make([]Restored, len(files))
+	var ps pending
 	for i, f := range files {
-		linked, err := c.restoreFile(h.ed, f, targets[i], opt.Copy)
+		p, err := c.prepareFile(ed, f, targets[i], opt.Copy)
 		if err != nil {
+			ps.abort()
 			return nil, err
 		}
-		out[i] = Restored{Name: f.Name, Path: targets[i], Linked: linked}
+		ps = append(ps, p)
+	}
+	return ps, nil
+}
+
+// commit renames every file into place, in order.
+func (ps pending) commit() ([]Restored, error) {
+	out := make([]Restored, 0, len(ps))
+	for i, p := range ps {
+		err := os.Rename(p.tmp, p.Path)
+		// When the target already is a link to the entry's file (a second
+		// restore to one DEST), rename(2) succeeds and does nothing,
+		// leaving tmp: remove it (a no-op once it was renamed).
+		os.Remove(p.tmp)
+		if err != nil {
+			ps[i+1:].abort()
+			if errors.Is(err, fs.ErrExist) {
+				return nil, fmt.Errorf("restore: %s exists and is not a file: %w", p.Path, err)
+			}
+			return nil, err
+		}
+		out = append(out, p.Restored)
 	}
 	return out, nil
+}
+
+// abort removes the temporary files.
+func (ps pending) abort() {
+	for _, p := range ps {
+		os.Remove(p.tmp)
+	}
 }
 
 // touchNow sets the mtime of the file at path (a link to an entry's file)
@@ -82,73 +136,82 @@ func (c *Cache) Restore(k Key, dest string, opt RestoreOptions) ([]Restored, err
 // prerequisite was touched but whose key did not change must not stay out of
 // date (and rerun, with everything downstream, on every make). The link
 // shares its inode with the entry, whose last use is its folder's mtime, so
-// the cache does not read this time. Where it is not allowed (an entry of
-// another user in a shared root: utimensat needs the owner, or write access
-// the 0444 file does not give), the link keeps the build's time.
-func touchNow(path string) {
+// the cache does not read this time. It fails for an entry of another user
+// in a shared root (utimensat needs the owner, or write access the 0444 file
+// does not give); restore then copies instead. Tests replace it.
+var touchNow = func(path string) error {
 	now := unix.Timespec{Nsec: unix.UTIME_NOW}
 	omit := unix.Timespec{Nsec: unix.UTIME_OMIT}
-	unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{omit, now}, unix.AT_SYMLINK_NOFOLLOW)
+	return unix.UtimesNanoAt(unix.AT_FDCWD, path, []unix.Timespec{omit, now}, unix.AT_SYMLINK_NOFOLLOW)
 }
 
-func (c *Cache) restoreFile(ed *dir, f File, target string, forceCopy bool) (linked bool, err error) {
+// prepareFile puts the entry file f of ed, linked or copied, at a temporary
+// name beside target. A file of the entry that is gone (the entry was
+// removed meanwhile) is errVanished.
+func (c *Cache) prepareFile(ed *dir, f File, target string, forceCopy bool) (pendingFile, error) {
+	p := pendingFile{Restored: Restored{Name: f.Name, Path: target}}
 	tdir, base := filepath.Split(target)
 	if tdir == "" {
 		tdir = "."
 	}
 	if base == "" {
-		return false, fmt.Errorf("restore: destination %q names a folder", target)
+		return p, fmt.Errorf("restore: destination %q names a folder", target)
 	}
-	tmp := filepath.Join(tdir, "."+base+".tmp-"+randName())
+	p.tmp = filepath.Join(tdir, "."+base+".tmp-"+randName())
+	vanished := func(err error) error {
+		if _, serr := os.Stat(tdir); serr != nil {
+			return serr // DEST's folder is what is missing
+		}
+		return fmt.Errorf("%s: %w (%w)", ed.join(f.Name), errVanished, err)
+	}
 	if !forceCopy {
 		// Flags 0: the entry's name itself, never a link's target.
-		err := unix.Linkat(ed.fd, f.Name, unix.AT_FDCWD, tmp, 0)
+		err := unix.Linkat(ed.fd, f.Name, unix.AT_FDCWD, p.tmp, 0)
+		if err == nil && touchNow(p.tmp) != nil {
+			// Another user's entry: a link would keep the build's time,
+			// which make takes as out of date on every run. Copy.
+			os.Remove(p.tmp)
+			err = unix.EPERM
+		}
 		switch {
 		case err == nil:
-			touchNow(tmp)
-			err := os.Rename(tmp, target)
-			// When target already is a link to the entry's file (a second
-			// restore to one DEST), rename(2) succeeds and does nothing,
-			// leaving tmp: remove it (a no-op once it was renamed).
-			os.Remove(tmp)
-			if err != nil {
-				return false, err
-			}
-			return true, nil
+			p.Linked = true
+			return p, nil
+		case err == unix.ENOENT:
+			return p, vanished(err)
 		case err == unix.EXDEV || err == unix.EPERM || err == unix.EMLINK || err == unix.EOPNOTSUPP || err == unix.EACCES:
 		default:
-			return false, &os.LinkError{Op: "link", Old: ed.join(f.Name), New: tmp, Err: err}
+			return p, &os.LinkError{Op: "link", Old: ed.join(f.Name), New: p.tmp, Err: err}
 		}
 	}
 	src, err := ed.open(f.Name, unix.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return p, vanished(err)
+	}
 	if err != nil {
-		return false, err
+		return p, err
 	}
 	defer src.Close()
-	dst, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	dst, err := os.OpenFile(p.tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
-		return false, err
+		return p, err
 	}
-	defer os.Remove(tmp) // a no-op once renamed
 	if err := copyFile(dst, src, c.opt.PlainCopy); err != nil {
 		dst.Close()
-		return false, err
+		os.Remove(p.tmp)
+		return p, err
 	}
 	if fi, err := dst.Stat(); err == nil && fi.Size() != f.Size {
 		dst.Close()
-		return false, fmt.Errorf("restore: copied %d bytes of %s, want %d", fi.Size(), f.Name, f.Size)
+		os.Remove(p.tmp)
+		return p, fmt.Errorf("restore: copied %d bytes of %s, want %d", fi.Size(), f.Name, f.Size)
 	}
 	// No fsync: DEST is the user's file, not the cache's, and a copy of an
 	// entry that stays in the cache; like cp, restore leaves writeback to
 	// the kernel. The rename makes DEST appear complete to every reader.
 	if err := dst.Close(); err != nil {
-		return false, err
+		os.Remove(p.tmp)
+		return p, err
 	}
-	if err := os.Rename(tmp, target); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return false, fmt.Errorf("restore: %s exists and is not a file: %w", target, err)
-		}
-		return false, err
-	}
-	return false, nil
+	return p, nil
 }

@@ -57,7 +57,7 @@ func checkSettings(f *os.File, name string, k Key, want cachekey.Description) er
 		return nil
 	}
 	var text string
-	if err := withStore(f, fi.Size(), false, func(r *store.Reader) error { text = r.Settings(); return nil }); err != nil {
+	if err := withStore(f, fi.Size(), false, func(r *store.Reader, _ []byte) error { text = r.Settings(); return nil }); err != nil {
 		return fmt.Errorf("%s starts like a store but is not one: %w", name, err)
 	}
 	if text == "" {

@@ -101,12 +101,62 @@ func Create(root string, shared bool) (isShared bool, err error) {
 	if shared && !isShared {
 		return false, fmt.Errorf("cachedir: %s was created private (mode %04o); --shared applies when a root is created (to convert it: chmod -R g+rwX,g+s %s)", root, perm, root)
 	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if err := CheckOwner(root, st.Uid, st.Gid, shared && isShared, -1); err != nil {
+			return false, err
+		}
+	}
 	for _, f := range []struct{ name, text string }{{TagName, Tag}, {ReadmeName, Readme}} {
 		if err := writeOnce(filepath.Join(root, f.name), f.text, isShared); err != nil {
 			return false, fmt.Errorf("cachedir: %w", err)
 		}
 	}
 	return isShared, nil
+}
+
+// ErrNotOwner is wrapped when a root or a file in it belongs to another
+// user whom the caller has not said to trust.
+var ErrNotOwner = errors.New("owned by another user")
+
+// CheckOwner refuses the root, or a file inside it, named path and owned
+// by uid and gid, when it belongs to another user, as ssh refuses another
+// user's key files and git another user's repository (safe.directory):
+// someone who made a /tmp-style root before you, with entries in it, would
+// otherwise have you restore their bytes. A file of another user is trusted
+// only when trustGroup is set (the caller gave --shared for a team root) and
+// its group is one the caller is in and, for a file inside the root, the
+// root's group (rootGid; negative for the root itself).
+func CheckOwner(path string, uid, gid uint32, trustGroup bool, rootGid int) error {
+	me := os.Geteuid()
+	if int(uid) == me {
+		return nil
+	}
+	if trustGroup && InGroup(gid) && (rootGid < 0 || int(gid) == rootGid) {
+		return nil
+	}
+	why := "give --shared to trust a team cache whose group you are in"
+	switch {
+	case trustGroup && rootGid >= 0 && int(gid) != rootGid:
+		why = fmt.Sprintf("its group (gid %d) is not the root's (gid %d)", gid, rootGid)
+	case trustGroup:
+		why = fmt.Sprintf("its group (gid %d) is not one of yours", gid)
+	}
+	return fmt.Errorf("cachedir: %s is %w (uid %d, you are uid %d); refusing to use it: %s", path, ErrNotOwner, uid, me, why)
+}
+
+// InGroup reports whether the caller is in the group gid (its effective
+// group or a supplementary one).
+func InGroup(gid uint32) bool {
+	if int(gid) == os.Getegid() {
+		return true
+	}
+	gs, _ := os.Getgroups()
+	for _, g := range gs {
+		if g == int(gid) {
+			return true
+		}
+	}
+	return false
 }
 
 // TagName and Tag are the Cache Directory Tagging Specification's file

@@ -1,6 +1,7 @@
 package cachedir
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -133,5 +134,52 @@ func TestResolveMissingHome(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", xdg)
 	if root, err := Resolve(""); err != nil || root != filepath.Join(xdg, "aiperf") {
 		t.Fatalf("Resolve with $XDG_CACHE_HOME: %q, %v", root, err)
+	}
+}
+
+// asRoot skips a test that must chown files to another user.
+func asRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a file to another user")
+	}
+}
+
+// A root that another user made (a /tmp-style --dir made before you) is
+// refused, as ssh and git refuse another user's files: its entries would be
+// theirs. With --shared a team root of another user is trusted when its
+// group is one of yours.
+func TestCreateRefusesAnotherUsersRoot(t *testing.T) {
+	asRoot(t)
+	const other = 65534
+	squat := filepath.Join(t.TempDir(), "squat")
+	os.Mkdir(squat, 0o755)
+	if err := os.Chown(squat, other, other); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Create(squat, false)
+	if !errors.Is(err, ErrNotOwner) || !strings.Contains(err.Error(), "uid 65534") {
+		t.Fatalf("another user's root: %v, want ErrNotOwner naming uid 65534", err)
+	}
+	if _, err := os.Stat(filepath.Join(squat, TagName)); err == nil {
+		t.Error("wrote into a root it refused")
+	}
+	// A team root of another user: trusted with --shared when its group is ours.
+	team := filepath.Join(t.TempDir(), "team")
+	os.Mkdir(team, 0o700)
+	os.Chmod(team, SharedDir)
+	os.Chown(team, other, os.Getegid())
+	if _, err := Create(team, false); !errors.Is(err, ErrNotOwner) || !strings.Contains(err.Error(), "--shared") {
+		t.Fatalf("another user's team root without --shared: %v", err)
+	}
+	if shared, err := Create(team, true); err != nil || !shared {
+		t.Fatalf("another user's team root of our group, with --shared: %v %v", shared, err)
+	}
+	os.Chown(team, other, other)
+	if InGroup(other) {
+		t.Skip("gid 65534 is one of ours")
+	}
+	if _, err := Create(team, true); !errors.Is(err, ErrNotOwner) || !strings.Contains(err.Error(), "not one of yours") {
+		t.Fatalf("a team root of another group: %v", err)
 	}
 }

@@ -290,7 +290,7 @@ func (m *Memo) disagrees(d, needle []byte, e memoEntry) bool {
 // readMemo returns the memo file's bytes if it has the header and a sane
 // size, else nil.
 func readMemo(name string) []byte {
-	f, err := os.Open(name)
+	f, err := openRegular(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil
 	}
@@ -300,6 +300,27 @@ func readMemo(name string) []byte {
 		return nil
 	}
 	return data
+}
+
+// openRegular opens name, which must be a regular file and not a link:
+// O_NONBLOCK keeps a named pipe planted in its place (anyone who may write
+// a shared root can make one) from blocking the open until a writer comes,
+// and the check that follows refuses it.
+func openRegular(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(name, flag|oNonblock|noFollowFlag(true), perm)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("not a regular file (%v)", fi.Mode().Type())}
+	}
+	return f, nil
 }
 
 // lineCheck returns the checksum of a memo line's body.
@@ -501,7 +522,7 @@ func (m *Memo) Flush() error {
 		perm = 0o644
 	}
 	name := filepath.Join(m.dir, MemoFile)
-	lock, err := os.OpenFile(name+".lock", os.O_RDWR|os.O_CREATE, perm)
+	lock, err := openRegular(name+".lock", os.O_RDWR|os.O_CREATE, perm)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@
 package cachecmd
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -51,7 +50,7 @@ func (o *options) isVerbose() bool { return o.verbose || o.local.verbose }
 func common(o *options) []cli.Flag {
 	return []cli.Flag{
 		&cli.PathFlag{Name: "dir", Usage: "cache root `DIR` (default $" + cachedir.Env + ", else the user cache folder/aiperf)", Destination: &o.dir},
-		&cli.BoolFlag{Name: "shared", Usage: "create the root as a team cache (group-writable 2775 folders, group-readable files)", Destination: &o.shared},
+		&cli.BoolFlag{Name: "shared", Usage: "a team cache: create the root so (group-writable 2775 folders, group-readable files), and trust a root or entries of another user in the root's group, which you are in (without it they are refused)", Destination: &o.shared},
 		&cli.BoolFlag{Name: "v", Usage: "say what happened on stderr (why a lookup missed, how a file was restored)", Destination: &o.verbose},
 	}
 }
@@ -66,6 +65,7 @@ func New() *cli.App {
 	for _, c := range cmds {
 		c.Flags = append(c.Flags, common(o.local)...)
 	}
+	cmds = append(cmds, guardCommand())
 	return &cli.App{
 		Name:  "aiperf-cache",
 		Usage: "a content-addressed cache of packed stores that never serves a partial entry",
@@ -103,9 +103,9 @@ func (o *options) logf(c *cli.Context, format string, args ...any) {
 // keyArg parses the key argument; "-" reads the first line of stdin.
 func keyArg(c *cli.Context, s string) (cache.Key, error) {
 	if s == "-" {
-		line, err := bufio.NewReader(c.App.Reader).ReadString('\n')
-		if err != nil && !(errors.Is(err, io.EOF) && line != "") {
-			return cache.Key{}, base.UsageError("KEY -: no key on stdin")
+		line, err := readKeyLine(c.App.Reader)
+		if err != nil {
+			return cache.Key{}, base.UsageError("KEY -: %v", err)
 		}
 		s = strings.TrimSpace(line)
 	}
@@ -114,6 +114,39 @@ func keyArg(c *cli.Context, s string) (cache.Key, error) {
 		return cache.Key{}, base.UsageError("%v", err)
 	}
 	return k, nil
+}
+
+// maxKeyLine bounds the first line of stdin that KEY - reads: the longest
+// key, a carriage return and the newline.
+const maxKeyLine = cache.MaxKeyLen + 2
+
+// readKeyLine reads the first line of r one byte at a time, so that nothing
+// after it is consumed (ensure hands the rest of stdin to CMD), and no more
+// than maxKeyLine bytes of it (a first line of 500 MB is not a key: it used
+// to be read whole first).
+func readKeyLine(r io.Reader) (string, error) {
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) <= maxKeyLine {
+		n, err := r.Read(b)
+		if n == 1 {
+			if b[0] == '\n' {
+				return string(line), nil
+			}
+			line = append(line, b[0])
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			if len(line) == 0 {
+				return "", errors.New("no key on stdin")
+			}
+			return string(line), nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("the first line of stdin is longer than any key (%d bytes)", cache.MaxKeyLen)
 }
 
 func needArgs(c *cli.Context, n int, usage string) error {
@@ -284,13 +317,7 @@ func (o *options) restore(c *cli.Context, cc *cache.Cache, k cache.Key, dest str
 	if err != nil {
 		return err
 	}
-	for _, r := range rs {
-		how := "copied"
-		if r.Linked {
-			how = "linked"
-		}
-		o.logf(c, "%s %s to %s", how, r.Name, r.Path)
-	}
+	o.logRestored(c, rs)
 	return nil
 }
 
@@ -302,11 +329,13 @@ func gcCommand(o *options) *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
 		Usage: "remove entries past the age cap, then least recently used ones down to 80% of the size cap",
-		Description: "Caps default to the root's config (max-size, max-age). Entries being built are never\n" +
-			"touched; temporary folders of builders that died are removed. Prints what it freed.",
+		Description: "Caps default to the root's config (max-size, max-age); 0 means no cap. Entries being built\n" +
+			"and entries whose key is locked are never touched; temporary folders of builders that died are\n" +
+			"removed. Prints what it freed; what it could not remove (a read-only root) is named on stderr\n" +
+			"and makes it exit 2.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "max-size", Usage: "size cap `SIZE` (500M, 20GiB)", Destination: &maxSize},
-			&cli.StringFlag{Name: "max-age", Usage: "remove entries unused for `DUR` (30d, 12h)", Destination: &maxAge},
+			&cli.StringFlag{Name: "max-size", Usage: "size cap `SIZE` (500M, 20GiB; 0: no cap, as in ccache, whatever the config says)", Destination: &maxSize},
+			&cli.StringFlag{Name: "max-age", Usage: "remove entries unused for `DUR` (30d, 12h; 0: no age cap)", Destination: &maxAge},
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would go, remove nothing", Destination: &dry},
 		},
 		Action: func(c *cli.Context) error {
@@ -330,7 +359,8 @@ func gcCommand(o *options) *cli.Command {
 				}
 			}
 			res, err := cc.Trim(opt)
-			if err != nil {
+			var te *cache.TrimError
+			if err != nil && !errors.As(err, &te) {
 				return err
 			}
 			verb := "freed"
@@ -344,6 +374,12 @@ func gcCommand(o *options) *cli.Command {
 			fmt.Fprintf(w, "%s %d entries, %s; %d entries, %s remain\n", verb, len(res.Removed), cache.FormatSize(res.Freed), res.Kept, cache.FormatSize(res.KeptSize))
 			if res.Garbage > 0 {
 				fmt.Fprintf(w, "removed %d abandoned temporary folders, %s\n", res.Garbage, cache.FormatSize(res.GarbageSz))
+			}
+			if te != nil {
+				for _, e := range te.Errs {
+					fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: gc: %v\n", e)
+				}
+				return fmt.Errorf("gc: could not remove %d thing(s) (see above)", len(te.Errs))
 			}
 			return nil
 		},
@@ -567,7 +603,9 @@ func exportCommand(o *options) *cli.Command {
 		Usage:     "write KEY's entry as a zstd-compressed tar stream on stdout (or -o FILE); exit 1 on a miss",
 		ArgsUsage: "KEY",
 		Description: "aiperf-cache export KEY | ssh node aiperf-cache import\n" +
-			"The stream holds the manifest, then each file; import re-checks every digest.",
+			"The stream holds the manifest, then each file; import re-checks every digest. Export checks\n" +
+			"each file as it streams it: a damaged entry exits 1 and its stream is cut short inside the\n" +
+			"damaged file, so that no import accepts it (-o FILE then writes nothing).",
 		Flags: []cli.Flag{
 			&cli.PathFlag{Name: "o", Usage: "write the stream to `FILE` (appears complete or not at all)", Destination: &out},
 		},
@@ -588,14 +626,14 @@ func exportCommand(o *options) *cli.Command {
 			}
 			defer cc.Close()
 			if out == "" {
-				return exportErr(o, c, cc.Export(k, c.App.Writer))
+				return exportErr(o, c, cc.Export(c.Context, k, c.App.Writer))
 			}
 			f, err := atomicfile.Create(out)
 			if err != nil {
 				return err
 			}
 			defer f.Abort()
-			if err := exportErr(o, c, cc.Export(k, f)); err != nil {
+			if err := exportErr(o, c, cc.Export(c.Context, k, f)); err != nil {
 				return err
 			}
 			return f.Commit()
@@ -604,7 +642,11 @@ func exportCommand(o *options) *cli.Command {
 }
 
 func exportErr(o *options, c *cli.Context, err error) error {
-	if errors.Is(err, cache.ErrMiss) {
+	var ve *cache.VerifyError
+	switch {
+	case errors.As(err, &ve):
+		return base.No("export: %v: the entry is damaged; the stream was cut short so that no import accepts it (aiperf-cache verify --repair moves the entry aside)", oneLine(err))
+	case errors.Is(err, cache.ErrMiss):
 		o.logf(c, "miss: %v", err)
 		return base.No("")
 	}
@@ -618,8 +660,9 @@ func importCommand(o *options) *cli.Command {
 		Usage:     "read an entry's stream (from aiperf-cache export) from stdin or FILE and publish it",
 		ArgsUsage: "[FILE|-]",
 		Description: "Every member is checked before the entry appears: the manifest first, then only regular\n" +
-			"files it lists, at its sizes, once each, with matching digests. Anything else is refused\n" +
-			"(exit 2) and leaves nothing behind.",
+			"files it lists, at its sizes, once each, with matching digests (a store also against its own\n" +
+			"trailer, whatever the manifest says). The stream is read to the archive's end and no further\n" +
+			"than a little zero padding. Anything else is refused (exit 2) and leaves nothing behind.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "max-size", Usage: "refuse an entry larger than `SIZE` (default: the root's max-size)", Destination: &maxSize},
 		},
@@ -649,7 +692,7 @@ func importCommand(o *options) *cli.Command {
 				return err
 			}
 			defer cc.Close()
-			e, stored, err := cc.Import(in, opt)
+			e, stored, err := cc.Import(c.Context, in, opt)
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}

@@ -38,7 +38,7 @@ type ensureOptions struct {
 func ensureCommand(o *options) *cli.Command {
 	var eo ensureOptions
 	flags := []cli.Flag{
-		&cli.DurationFlag{Name: "lock-timeout", Value: 30 * time.Minute, Usage: "after waiting `DUR` for another builder's lock, warn and build without it", Destination: &eo.lockTimeout},
+		&cli.DurationFlag{Name: "lock-timeout", Value: 30 * time.Minute, Usage: "after waiting `DUR` for another builder's lock, warn and build without it (0: wait as long as it takes; a lock file of another host is then never broken)", Destination: &eo.lockTimeout},
 		&cli.DurationFlag{Name: "lock-report", Value: 10 * time.Second, Usage: "while waiting, say every `DUR` who holds the lock", Destination: &eo.lockReport},
 		&cli.BoolFlag{Name: "copy", Usage: "restore a copy instead of a hard link", Destination: &eo.restore.Copy},
 	}
@@ -95,42 +95,66 @@ func ensureCommand(o *options) *cli.Command {
 	}
 }
 
-// errGone: an entry that Lookup found was removed (by gc, rm or another
-// process's size-capped populate) before ensure could restore it.
+// errGone: an entry that another process built while ensure waited for
+// the lock was removed (by gc, rm or a size-capped populate) before ensure
+// could restore it.
 var errGone = errors.New("entry removed before it was restored")
 
-// ensureAttempts bounds how often ensure starts over when a hit it was about
-// to restore is removed meanwhile.
+// ensureAttempts bounds how often ensure starts over when an entry another
+// process built is removed before ensure restores it. The last attempt
+// takes the lock whatever happens meanwhile, and under it nothing can go:
+// a hit that vanishes is rebuilt, and a build restores DEST from its own
+// files (Staging.PublishRestore).
 const ensureAttempts = 3
 
 func (o *options) ensure(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, argv []string, explain string, eo *ensureOptions) error {
 	for i := 1; ; i++ {
-		err := o.ensureOnce(c, cc, k, dest, argv, explain, eo)
+		err := o.ensureOnce(c, cc, k, dest, argv, explain, eo, i == ensureAttempts)
 		if !errors.Is(err, errGone) {
 			return err
-		}
-		if i == ensureAttempts {
-			return fmt.Errorf("ensure: %s: %d times the entry was removed between its lookup and its restore", k, i)
 		}
 		o.logf(c, "%s was removed before it was restored; looking again", k)
 	}
 }
 
-// restoreHit restores an entry Lookup found without holding its lock: a
-// miss now means it was removed meanwhile (errGone).
-func (o *options) restoreHit(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, opt cache.RestoreOptions) error {
-	err := o.restore(c, cc, k, dest, opt)
-	var e *base.Error
-	if errors.As(err, &e) && e.Code == base.ExitNo {
-		return errGone
+// tryRestore restores k's entry to DEST; hit is false on a miss (the entry
+// is not there, or was removed while it was restored).
+func (o *options) tryRestore(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, opt cache.RestoreOptions) (hit bool, err error) {
+	rs, err := cc.Restore(k, dest, opt)
+	if errors.Is(err, cache.ErrMiss) {
+		o.logf(c, "miss: %v", err)
+		return false, nil
 	}
-	return err
+	if err != nil {
+		return false, err
+	}
+	o.logRestored(c, rs)
+	return true, nil
 }
 
-func (o *options) ensureOnce(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, argv []string, explain string, eo *ensureOptions) error {
+func (o *options) logRestored(c *cli.Context, rs []cache.Restored) {
+	for _, r := range rs {
+		how := "copied"
+		if r.Linked {
+			how = "linked"
+		}
+		o.logf(c, "%s %s to %s", how, r.Name, r.Path)
+	}
+}
+
+// ensureOnce is one attempt of ensure. last: wait for the lock even when
+// the entry appears meanwhile.
+func (o *options) ensureOnce(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, argv []string, explain string, eo *ensureOptions, last bool) error {
 	if _, err := cc.Lookup(k); err == nil {
 		o.logf(c, "hit %s", k)
-		return o.restoreHit(c, cc, k, dest, eo.restore)
+		if hit, err := o.tryRestore(c, cc, k, dest, eo.restore); hit || err != nil {
+			return err
+		}
+		// Removed between the lookup and the restore: build it.
+	}
+	stop := func() bool { _, err := cc.Lookup(k); return err == nil }
+	if last {
+		stop = nil
 	}
 	lk, err := cc.Lock(c.Context, k, cache.LockOptions{
 		Timeout: eo.lockTimeout,
@@ -138,12 +162,15 @@ func (o *options) ensureOnce(c *cli.Context, cc *cache.Cache, k cache.Key, dest 
 		OnWait: func(h cache.Holder, waited time.Duration) {
 			fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: waiting for the lock on %s, held by %v (waited %v)\n", k, h, waited.Truncate(100*time.Millisecond))
 		},
-		Stop: func() bool { _, err := cc.Lookup(k); return err == nil },
+		Stop: stop,
 	})
 	switch {
 	case errors.Is(err, cache.ErrLockStopped):
 		o.logf(c, "%s was built by another process while we waited", k)
-		return o.restoreHit(c, cc, k, dest, eo.restore)
+		if hit, err := o.tryRestore(c, cc, k, dest, eo.restore); hit || err != nil {
+			return err
+		}
+		return errGone
 	case errors.Is(err, cache.ErrLockTimeout):
 		fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: warning: %v; building without the lock (populate is atomic; the work may be done twice)\n", err)
 	case errors.Is(err, context.Canceled):
@@ -152,13 +179,15 @@ func (o *options) ensureOnce(c *cli.Context, cc *cache.Cache, k cache.Key, dest 
 		return o.buildUncached(c, k, dest, argv, err)
 	default:
 		// Held until DEST is restored: gc and size-capped populates leave
-		// the entry of a held key alone, so the one just built or found
-		// cannot vanish before it is restored.
+		// the entry of a held key alone (rm does not: a hit removed now is
+		// rebuilt).
 		defer lk.Release()
 	}
 	if _, err := cc.Lookup(k); err == nil {
 		o.logf(c, "%s was built by another process while we waited", k)
-		return o.restore(c, cc, k, dest, eo.restore)
+		if hit, err := o.tryRestore(c, cc, k, dest, eo.restore); hit || err != nil {
+			return err
+		}
 	}
 
 	st, err := cc.Stage()
@@ -171,21 +200,48 @@ func (o *options) ensureOnce(c *cli.Context, cc *cache.Cache, k cache.Key, dest 
 		primary = entryFileName(filepath.Base(dest))
 		out = filepath.Join(st.Dir(), primary)
 	}
-	o.logf(c, "miss %s: running %s with %s=%s", k, strings.Join(argv, " "), OutEnv, out)
+	o.logf(c, "miss %s: running %s with %s=%s", k, shellQuote(argv), OutEnv, shellQuote([]string{out}))
 	if err := run(c, argv, out, k); err != nil {
 		return err
 	}
 	if err := adoptOutputs(st, primary); err != nil {
 		return err
 	}
-	e, stored, err := st.Publish(k, explain)
+	e, stored, rs, err := st.PublishRestore(k, explain, dest, eo.restore)
 	if err != nil {
 		return err
 	}
 	if stored {
 		o.logf(c, "stored %s: %d file(s), %s", k, len(e.Manifest.Files), cache.FormatSize(e.Size()))
 	}
-	return o.restore(c, cc, k, dest, eo.restore)
+	o.logRestored(c, rs)
+	return nil
+}
+
+// shellQuote prints argv as a shell command line that runs it: words of
+// plain characters as they are, others in single quotes.
+func shellQuote(argv []string) string {
+	var b strings.Builder
+	for i, a := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		plain := a != ""
+		for _, r := range a {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r)) {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			b.WriteString(a)
+			continue
+		}
+		b.WriteByte('\'')
+		b.WriteString(strings.ReplaceAll(a, "'", `'\''`))
+		b.WriteByte('\'')
+	}
+	return b.String()
 }
 
 // unwritable reports whether err says the cache root cannot be made or
@@ -225,7 +281,7 @@ func (o *options) buildUncached(c *cli.Context, k cache.Key, dest string, argv [
 		primary = filepath.Base(dest)
 		out = filepath.Join(tmp, primary)
 	}
-	o.logf(c, "miss %s: running %s with %s=%s", k, strings.Join(argv, " "), OutEnv, out)
+	o.logf(c, "miss %s: running %s with %s=%s", k, shellQuote(argv), OutEnv, shellQuote([]string{out}))
 	if err := run(c, argv, out, k); err != nil {
 		return err
 	}
@@ -307,12 +363,27 @@ func isDirDest(dest string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// run runs argv with OutEnv set, passing its exit status through.
+// run runs argv with OutEnv set, passing its exit status through, under a
+// guard process (see guard.go) where there is one.
 func run(c *cli.Context, argv []string, out string, k cache.Key) error {
-	cmd := exec.CommandContext(c.Context, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), OutEnv+"="+out, "AIPERF_CACHE_KEY="+k.String())
+	// CMD must be there: say so here, as exec would (exit 2), rather than
+	// through the guard.
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return fmt.Errorf("ensure: %w", err)
+	}
+	var cmd *exec.Cmd
+	exe, exeErr := os.Executable()
+	if attr := guardProcAttr(); attr != nil && exeErr == nil {
+		cmd = exec.CommandContext(c.Context, exe, append([]string{guardName, "0", out, k.String()}, argv...)...)
+		cmd.Args[0] = c.App.Name // the name the binary answers to (testscript dispatches on it)
+		cmd.Env = withoutEnv(os.Environ(), OutEnv, "AIPERF_CACHE_KEY")
+		cmd.SysProcAttr = attr
+	} else {
+		cmd = exec.CommandContext(c.Context, argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), OutEnv+"="+out, "AIPERF_CACHE_KEY="+k.String())
+		cmd.SysProcAttr = sysProcAttr()
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.Writer, c.App.ErrWriter
-	cmd.SysProcAttr = sysProcAttr()
 	// CMD gets a process group of its own, so that stopping it stops every
 	// process it started (the stages of `sh -c 'a | b'`; a shell does not
 	// pass SIGTERM on to them), unless stdin is a terminal: a background
@@ -322,6 +393,9 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 	group := cmd.SysProcAttr != nil && !(stdin != nil && isTerminal(stdin))
 	if group {
 		cmd.SysProcAttr.Setpgid = true
+		if cmd.Args[1] == guardName {
+			cmd.Args[2] = "1"
+		}
 	}
 	signal := func(sig syscall.Signal) error {
 		if group {
@@ -358,6 +432,18 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 		return fmt.Errorf("ensure: %w", err)
 	}
 	return nil
+}
+
+// withoutEnv returns env without the variables named.
+func withoutEnv(env []string, names ...string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // adoptOutputs takes what CMD wrote into the staging folder into the entry:

@@ -467,3 +467,63 @@ func running(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
+
+// TestEnsureKilledStopsGrandchildren: SIGKILL of ensure (the OOM killer, a
+// CI timeout) stops every process of CMD, the stages of `sh -c 'a | b'`
+// included. CMD's own parent-death signal used to stop only the shell; its
+// children, which do not inherit it, ran on. The guard ensure runs CMD
+// under (guard.go) stops CMD's group when ensure dies.
+func TestEnsureKilledStopsGrandchildren(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("needs a parent-death signal and /proc")
+	}
+	dir := t.TempDir()
+	root := filepath.Join(dir, "cache")
+	pidFile := filepath.Join(dir, "pids")
+	cmd := self(t, nil, "--dir", root, "ensure", "k", filepath.Join(dir, "d.aipk"), "--",
+		"sh", "-c", `sleep 61 </dev/null >/dev/null 2>&1 & echo $! > "$0"
+sleep 62 </dev/null | cat >/dev/null 2>&1 & echo $! >> "$0"
+echo started; wait`, pidFile)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 8)
+	if _, err := io.ReadFull(out, line); err != nil || string(line) != "started\n" {
+		cmd.Process.Kill()
+		t.Fatalf("CMD did not start: %q %v", line, err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	// Generous: they stop within milliseconds; this only bounds a failure.
+	deadline := time.Now().Add(30 * time.Second)
+	for _, pid := range pids {
+		for running(pid) {
+			if time.Now().After(deadline) {
+				for _, p := range pids {
+					syscall.Kill(p, syscall.SIGKILL)
+				}
+				t.Fatalf("pid %d of CMD's pipeline still runs after ensure was SIGKILLed", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
