@@ -38,40 +38,52 @@ func vstats(args []string) error {
 		return err
 	}
 	defer f.Close()
-	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
+	v, err := vegetaSpan(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return fmt.Errorf("%s: %v", args[0], err)
+	}
+	fmt.Printf("records %d errors %d ok %d first_ns %d last_ns %d\n", v.n, v.errs, v.ok, v.first, v.last)
+	return nil
+}
+
+type span struct{ n, ok, errs, first, last int64 }
+
+// vegetaSpan reads vegeta's CSV results: a result is a success when it has
+// no error and a 2xx code; the span runs from the earliest timestamp to the
+// latest timestamp + latency.
+func vegetaSpan(rd io.Reader) (span, error) {
+	r := csv.NewReader(rd)
 	r.FieldsPerRecord = -1
 	r.ReuseRecord = true
-	var n, ok, errs, first, last int64
+	var v span
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
-			break
+			return v, nil
 		}
 		if err != nil {
-			return err
+			return v, err
 		}
 		if len(rec) < 6 {
-			return fmt.Errorf("%s: a row of %d fields", args[0], len(rec))
+			return v, fmt.Errorf("row %d: %d fields", v.n+1, len(rec))
 		}
 		ts, err1 := strconv.ParseInt(rec[0], 10, 64)
 		code, err2 := strconv.Atoi(rec[1])
 		lat, err3 := strconv.ParseInt(rec[2], 10, 64)
 		if err1 != nil || err2 != nil || err3 != nil {
-			return fmt.Errorf("%s: row %d: bad timestamp, code or latency", args[0], n+1)
+			return v, fmt.Errorf("row %d: bad timestamp, code or latency", v.n+1)
 		}
-		n++
+		v.n++
 		if rec[5] != "" || code < 200 || code > 299 {
-			errs++
+			v.errs++
 		} else {
-			ok++
+			v.ok++
 		}
-		if first == 0 || ts < first {
-			first = ts
+		if v.first == 0 || ts < v.first {
+			v.first = ts
 		}
-		last = max(last, ts+lat)
+		v.last = max(v.last, ts+lat)
 	}
-	fmt.Printf("records %d errors %d ok %d first_ns %d last_ns %d\n", n, errs, ok, first, last)
-	return nil
 }
 
 // capture posts the store's first body to URL and writes the response body
@@ -121,19 +133,9 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	var writes [][]byte
-	for len(raw) > 0 {
-		i := bytes.Index(raw, []byte("\n\n"))
-		if i < 0 {
-			return fmt.Errorf("%s: the stream does not end with a blank line", args[0])
-		}
-		ev := raw[:i+2]
-		if bytes.Contains(ev, []byte(`"finish_reason":"`)) {
-			writes = append(writes, raw)
-			break
-		}
-		writes = append(writes, ev)
-		raw = raw[i+2:]
+	writes, err := splitStream(raw)
+	if err != nil {
+		return fmt.Errorf("%s: %v", args[0], err)
 	}
 	var firstAccept, conns, requests atomic.Int64
 	srv := &http.Server{
@@ -185,6 +187,25 @@ func serve(args []string) error {
 	return srv.Serve(ln)
 }
 
+// splitStream cuts an SSE stream into the writes serve makes: one an event
+// up to the event with a finish reason, which goes with the rest.
+func splitStream(raw []byte) ([][]byte, error) {
+	var writes [][]byte
+	for len(raw) > 0 {
+		i := bytes.Index(raw, []byte("\n\n"))
+		if i < 0 {
+			return nil, fmt.Errorf("the stream does not end with a blank line")
+		}
+		ev := raw[:i+2]
+		if bytes.Contains(ev, []byte(`"finish_reason":"`)) {
+			return append(writes, raw), nil
+		}
+		writes = append(writes, ev)
+		raw = raw[i+2:]
+	}
+	return writes, nil
+}
+
 // cpuwatch runs CMD and samples its CPU time (user + system, every thread)
 // every 10 ms: each line of OUT is "unix_ns cpu_ns". The samples sum the
 // threads' /proc/PID/task/*/schedstat run times (nanoseconds); the last
@@ -194,7 +215,7 @@ func serve(args []string) error {
 // It exits with CMD's status.
 func cpuwatch(args []string) error {
 	if len(args) < 3 || args[1] != "--" {
-		return fmt.Errorf("cpuwatch OUT -- CMD...")
+		return fmt.Errorf("cpuwatch OUT -- CMD [ARG]")
 	}
 	out, err := os.Create(args[0])
 	if err != nil {
@@ -298,8 +319,19 @@ func cpuspan(args []string) error {
 	if err := sc.Err(); err != nil {
 		return err
 	}
+	c, err := spanCPU(ts, cpu, from, to)
+	if err != nil {
+		return fmt.Errorf("%s: %v", args[0], err)
+	}
+	fmt.Printf("span_cpu_ns %.0f total_cpu_ns %d\n", c, cpu[len(cpu)-1])
+	return nil
+}
+
+// spanCPU is the CPU time between from and to of samples (ts[i], cpu[i]),
+// interpolated linearly between the samples around each end.
+func spanCPU(ts, cpu []int64, from, to int64) (float64, error) {
 	if len(ts) < 2 || from < ts[0] || to > ts[len(ts)-1] {
-		return fmt.Errorf("%s: the samples do not cover the span", args[0])
+		return 0, fmt.Errorf("the samples do not cover the span")
 	}
 	at := func(t int64) float64 {
 		i := 1
@@ -311,6 +343,5 @@ func cpuspan(args []string) error {
 		}
 		return float64(cpu[i-1]) + float64(cpu[i]-cpu[i-1])*float64(t-ts[i-1])/float64(ts[i]-ts[i-1])
 	}
-	fmt.Printf("span_cpu_ns %.0f total_cpu_ns %d\n", at(to)-at(from), cpu[len(cpu)-1])
-	return nil
+	return at(to) - at(from), nil
 }
