@@ -1,17 +1,46 @@
 #!/usr/bin/env bash
-# replay.sh: aiperf-replay against vegeta on loopback, same bodies, same mock, same run, interleaved.
+# replay.sh: aiperf-replay against vegeta on loopback, same bodies, same server, same run, interleaved.
 #
-#   1. sustained requests/s with 16-chunk SSE streams (aiperf-mock --fast, 64 in flight, DURATION
-#      each round): aiperf-replay vs vegeta attack -rate=0 -max-workers=64 (vegeta reads the
-#      bodies but does not parse SSE); client CPU per request for both (/usr/bin/time, whole
-#      process), and aiperf-replay's own count for the sending phase
+#   1. sustained requests/s with 16-chunk SSE streams, 64 in flight, and client CPU per request
 #   2. p99 send lateness of aiperf-replay at half its sustained rate (constant arrivals)
 #   3. client overhead in TTFT at low load: median TTFT of aiperf-replay minus a bare net/http
 #      client's, one request at a time against aiperf-mock --ttft 20ms --itl 1ms
 #   4. RSS of aiperf-replay over RSS_REQUESTS requests (default 1,000,000), sampled every 10 s
 #
-# Targets (issue 9): req/s ratio >= 1.0, CPU <= 60 us a request, p99 lateness <= 1 ms,
-# TTFT overhead <= 0.2 ms, RSS <= 150 MB and flat. The machine is shared: medians of ROUNDS.
+# Method of 1 (the same for both clients; README "Benchmarks" says the same):
+#   - server: SERVER=bare (default) is `replaybench serve`, a net/http server that reads each body and
+#     answers with the same bytes every time: the stream aiperf-mock --fast sent for the first body
+#     (captured at setup), written as the mock writes it (headers flushed, one write and flush per
+#     content event, then finish + usage + [DONE] in one write). It costs the shared cores less than
+#     the mock (no JSON parse, no prompt tokenizing), so more of them is left to the client being
+#     measured. SERVER=mock uses aiperf-mock --fast itself (the same stream shape, per-request ids).
+#   - vegeta v12.13.0 with its documented maximum-throughput settings: `attack -rate=0 -workers=C
+#     -max-workers=C` (a fixed set of C workers, each waiting for its response before the next
+#     request), `-max-body=0` (read every body to the end but keep none of it), `-keepalive` (the
+#     default; `-connections` stays at its 10,000 idle per host), non-lazy JSON targets (decoded
+#     before the attack), results written to a file with `-output` and turned into figures only after
+#     the attack (`vegeta encode -to csv`), never piped into `vegeta report` on the same cores.
+#   - aiperf-replay: `--schedule concurrency --concurrency C`, and `--request-count` equal to the
+#     number of requests vegeta completed in the same round (vegeta runs first, for DURATION;
+#     it has no request count of its own short of -lazy targets, which would decode per request).
+#   - requests/s = successful completed requests / span, the span running from the first request
+#     started to the last one completed: vegeta's first result timestamp (taken before it dials or
+#     writes) to the latest timestamp + latency (its body read); aiperf-replay's first sent_ns to its
+#     latest end_ns. Connections are dialled inside the span for both: aiperf-replay dials its first
+#     C connections before its clock starts, so with SERVER=bare the span starts at the earlier of
+#     the client's first send and the server's first accepted connection of the run (both clients
+#     alike). SERVER=mock cannot report that, and the span starts at the client's first send.
+#   - CPU per request = the client's whole-process CPU time (user + system, all threads, sampled
+#     every 10 ms from /proc/PID/task/*/schedstat, interpolated at both ends) over that same span,
+#     divided by the same request count. The whole-process rusage to exit is printed beside it
+#     (it adds start-up, and aiperf-replay's summary and exports after the last response).
+#   - PIN=1 pins the server to CPU 0 and each client to CPU 1 (taskset; Go then runs with
+#     GOMAXPROCS=1 in both clients); PIN=0 (default) pins nothing. Either way, the same for both.
+#   - ROUNDS rounds, vegeta then aiperf-replay in each; medians of the rounds, the ratio of the
+#     medians, and the median of each round's ratio (steadier when the other tenants' load moves).
+#
+# Targets (issue 14): req/s ratio >= 1.2 on this setup, CPU <= 45 us a request; issue 9's: p99
+# lateness <= 1 ms, TTFT overhead <= 0.2 ms, RSS <= 150 MB and flat. The machine is shared: medians.
 # vegeta v12.13.0 is installed with `go install` into $BENCH_CACHE (default ~/.cache/aiperf-bench).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,15 +49,23 @@ DURATION=${DURATION:-10s}
 CONC=${CONC:-64}
 TTFT_N=${TTFT_N:-200}
 RSS_REQUESTS=${RSS_REQUESTS:-1000000}
+SERVER=${SERVER:-bare}
+PIN=${PIN:-0}
+SKIP=${SKIP:-} # e.g. SKIP="2 4": leave those parts out
 CACHE=${BENCH_CACHE:-$HOME/.cache/aiperf-bench}
 DIR=${BENCH_DIR:-$(mktemp -d /tmp/aiperf-replay-bench.XXXXXX)}
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; rm -rf "$DIR"; }
 trap cleanup EXIT
 . scripts/bench/common.sh
+case $SERVER in bare | mock) ;; *) echo "SERVER is bare or mock, not $SERVER"; exit 2 ;; esac
+SPIN=() CPIN=()
+if [ "$PIN" = 1 ]; then SPIN=(taskset -c 0) CPIN=(taskset -c 1); fi
+skip() { [[ " $SKIP " == *" $1 "* ]]; }
 
 make -s build BINS="aiperf-pack aiperf-mock aiperf-replay" >/dev/null
 go build -o "$DIR/replaybench" ./scripts/bench/replaybench
+RB=$DIR/replaybench
 VEGETA=$CACHE/bin/vegeta
 if [ ! -x "$VEGETA" ]; then
 	echo "installing vegeta v12.13.0 into $CACHE/bin"
@@ -36,52 +73,101 @@ if [ ! -x "$VEGETA" ]; then
 fi
 
 # 1,000 chat bodies of ~1.5 KB asking for 16 tokens, streamed with a usage chunk.
-"$DIR/replaybench" records 1000 1500 16 > "$DIR/records.jsonl"
+"$RB" records 1000 1500 16 > "$DIR/records.jsonl"
 bin/aiperf-pack --model bench --streaming --include-usage -o "$DIR/s.aipk" "$DIR/records.jsonl"
 
+# wait_url FILE: wait for a server's URL line in FILE.
+wait_url() {
+	for _ in $(seq 200); do [ -s "$1" ] && return; sleep 0.05; done
+	echo "a server did not start"; cat "$DIR/mock.log"; exit 2
+}
 # start_mock FILE ARGS...: an aiperf-mock on a free loopback port; its URL goes to FILE.
 start_mock() {
 	local out=$1
 	shift
-	bin/aiperf-mock --listen 127.0.0.1:0 "$@" > "$out" 2>> "$DIR/mock.log" &
+	"${SPIN[@]}" bin/aiperf-mock --listen 127.0.0.1:0 "$@" > "$out" 2>> "$DIR/mock.log" &
 	PIDS+=($!)
-	for _ in $(seq 200); do [ -s "$out" ] && return; sleep 0.05; done
-	echo "aiperf-mock did not start"; cat "$DIR/mock.log"; exit 2
+	wait_url "$out"
 }
 start_mock "$DIR/fast.url" --fast
-FAST=$(cat "$DIR/fast.url")
-"$DIR/replaybench" targets "$DIR/s.aipk" "$FAST" > "$DIR/targets.json"
-echo "aiperf-mock --fast at $FAST; 1,000 bodies of ~1.6 KB, 16 tokens each (16 content chunks, finish, usage, [DONE])"
+FAST=$(head -1 "$DIR/fast.url")
+SPID=
+if [ "$SERVER" = bare ]; then
+	"$RB" capture "$DIR/s.aipk" "$FAST" "$DIR/stream.sse"
+	"${SPIN[@]}" "$RB" serve "$DIR/stream.sse" > "$DIR/bare.out" 2>> "$DIR/mock.log" &
+	SPID=$!
+	PIDS+=($SPID)
+	wait_url "$DIR/bare.out"
+	TURL=$(head -1 "$DIR/bare.out")
+	echo "server: replaybench serve at $TURL, every answer the $(wc -c < "$DIR/stream.sse")-byte stream aiperf-mock --fast sent for body 1"
+else
+	TURL=$FAST
+	echo "server: aiperf-mock --fast at $TURL"
+fi
+"$RB" targets "$DIR/s.aipk" "$TURL" > "$DIR/targets.json"
+echo "1,000 bodies of ~1.6 KB, 16 tokens each (16 content chunks, finish, usage, [DONE]); $CONC in flight; pinned: $([ "$PIN" = 1 ] && echo 'server CPU 0, client CPU 1' || echo no)"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# cpu_us TIMEFILE REQUESTS: (user+sys) / requests in microseconds, from /usr/bin/time -f '%U %S'.
-cpu_us() { awk -v n="$2" '{print ($1 + $2) * 1e6 / n}' "$1"; }
+# accepted: the first accepted connection (Unix ns) since the last call, from the bare server; 0
+# with the mock.
+accepted() {
+	[ -n "$SPID" ] || { echo 0; return; }
+	local n
+	n=$(wc -l < "$DIR/bare.out")
+	kill -USR1 "$SPID"
+	for _ in $(seq 100); do [ "$(wc -l < "$DIR/bare.out")" -gt "$n" ] && break; sleep 0.02; done
+	tail -1 "$DIR/bare.out" | awk '{print $2}'
+}
+# measure NAME STATS CPU_SAMPLES ACCEPT: appends "rps cpu_us_span cpu_us_process ok errors" to $DIR/NAME.fig.
+measure() {
+	local ok errs first last start cpu
+	read -r ok errs first last < <(awk '{for (i = 1; i < NF; i++) v[$i] = $(i + 1); print v["ok"], v["errors"], v["first_ns"], v["last_ns"]}' "$2")
+	start=$first
+	if [ "$4" != 0 ] && [ "$4" -lt "$start" ]; then start=$4; fi
+	cpu=$("$RB" cpuspan "$3" "$start" "$last")
+	awk -v ok="$ok" -v e="$errs" -v s="$start" -v l="$last" -v c="$cpu" 'BEGIN {
+		split(c, f, " "); printf "%.1f %.2f %.2f %d %d %.3f\n", ok / ((l - s) / 1e9), f[2] / 1e3 / ok, f[4] / 1e3 / ok, ok, e, (l - s) / 1e9 }' >> "$DIR/$1.fig"
+}
 
-: > "$DIR/r.rps"; : > "$DIR/v.rps"; : > "$DIR/r.cpu"; : > "$DIR/v.cpu"; : > "$DIR/r.runcpu"
+# 1. Sustained requests/s and CPU per request.
+: > "$DIR/v.fig"; : > "$DIR/r.fig"; : > "$DIR/r.runcpu"
 for r in $(seq "$ROUNDS"); do
-	rm -rf "$DIR/out"
-	/usr/bin/time -f '%U %S' -o "$DIR/time" bin/aiperf-replay --url "$FAST" --schedule concurrency --concurrency "$CONC" \
-		--duration "$DURATION" -o "$DIR/out" "$DIR/s.aipk" 2> "$DIR/replay.err"
-	read -r n rps < <("$DIR/replaybench" stats "$DIR/out/records.jsonl" | awk '{print $2, $6}')
-	echo "$rps" >> "$DIR/r.rps"; cpu_us "$DIR/time" "$n" >> "$DIR/r.cpu"
-	grep -o 'client CPU [0-9.]* ' "$DIR/replay.err" | awk '{print $3}' >> "$DIR/r.runcpu"
-	printf 'round %d  aiperf-replay: %6d requests, %7.0f req/s, %5.1f us CPU a request (process), %s us (sending phase)\n' \
-		"$r" "$n" "$rps" "$(tail -1 "$DIR/r.cpu")" "$(tail -1 "$DIR/r.runcpu")"
+	skip 1 && break
+	accepted > /dev/null
+	"$RB" cpuwatch "$DIR/v.cpu" -- "${CPIN[@]}" "$VEGETA" attack -format=json -targets="$DIR/targets.json" \
+		-rate=0 -workers="$CONC" -max-workers="$CONC" -max-body=0 -keepalive=true -duration="$DURATION" -output="$DIR/v.bin"
+	va=$(accepted)
+	"$VEGETA" encode -to csv < "$DIR/v.bin" > "$DIR/v.csv"
+	"$RB" vstats "$DIR/v.csv" > "$DIR/v.stats"
+	measure v "$DIR/v.stats" "$DIR/v.cpu" "$va"
+	vn=$(awk '{print $4 + $5}' < <(tail -1 "$DIR/v.fig"))
 
-	/usr/bin/time -f '%U %S' -o "$DIR/time" "$VEGETA" attack -format=json -targets="$DIR/targets.json" -rate=0 \
-		-max-workers="$CONC" -duration="$DURATION" -output="$DIR/v.bin"
-	"$VEGETA" report < "$DIR/v.bin" > "$DIR/v.txt"
-	read -r vn vrps < <(awk -F'[ ,]+' '/^Requests/ {print $5, $7}' "$DIR/v.txt")
-	vok=$(awk '/^Success/ {print $3}' "$DIR/v.txt")
-	echo "$vrps" >> "$DIR/v.rps"; cpu_us "$DIR/time" "$vn" >> "$DIR/v.cpu"
-	printf 'round %d  vegeta:        %6d requests, %7.0f req/s, %5.1f us CPU a request (process), success %s\n' \
-		"$r" "$vn" "$vrps" "$(tail -1 "$DIR/v.cpu")" "$vok"
+	rm -rf "$DIR/out"
+	"$RB" cpuwatch "$DIR/r.cpu" -- "${CPIN[@]}" bin/aiperf-replay --url "$TURL" --schedule concurrency \
+		--concurrency "$CONC" --request-count "$vn" -o "$DIR/out" "$DIR/s.aipk" 2> "$DIR/replay.err"
+	ra=$(accepted)
+	"$RB" stats "$DIR/out/records.jsonl" > "$DIR/r.stats"
+	measure r "$DIR/r.stats" "$DIR/r.cpu" "$ra"
+	grep -o 'client CPU [0-9.]* ' "$DIR/replay.err" | awk '{print $3}' >> "$DIR/r.runcpu"
+	for who in v r; do
+		read -r rps cs cp ok e span < <(tail -1 "$DIR/$who.fig")
+		printf 'round %d  %-13s %6d ok (%d failed) in %.3f s: %7.0f req/s, CPU %5.1f us a request over the span (%5.1f us whole process)\n' \
+			"$r" "$([ $who = v ] && echo vegeta: || echo aiperf-replay:)" "$ok" "$e" "$span" "$rps" "$cs" "$cp"
+	done
+	echo "          load average $(cut -d' ' -f1-3 /proc/loadavg); aiperf-replay's own figure for its sending phase: $(tail -1 "$DIR/r.runcpu") us CPU a request"
 done
-RPS=$(median < "$DIR/r.rps"); VRPS=$(median < "$DIR/v.rps")
-printf 'sustained req/s, 16-chunk streams, %s in flight: aiperf-replay %.0f, vegeta %.0f: ratio %s (target >= 1.0)\n' \
-	"$CONC" "$RPS" "$VRPS" "$(ratio "$RPS" "$VRPS")"
-printf 'client CPU per request (process): aiperf-replay %.1f us, vegeta %.1f us; aiperf-replay sending phase %.1f us (target <= 60)\n' \
-	"$(median < "$DIR/r.cpu")" "$(median < "$DIR/v.cpu")" "$(median < "$DIR/r.runcpu")"
+if ! skip 1; then
+	col() { awk -v c="$1" '{print $c}' "$2" | median; }
+	RPS=$(col 1 "$DIR/r.fig"); VRPS=$(col 1 "$DIR/v.fig")
+	PAIRED=$(paste -d' ' "$DIR/r.fig" "$DIR/v.fig" | awk '{print $1 / $7}' | median)
+	printf 'sustained req/s, 16-chunk streams, %s in flight, %s server: aiperf-replay %.0f, vegeta %.0f: ratio %s, median of the rounds'"'"' ratios %.2f (target >= 1.2)\n' \
+		"$CONC" "$SERVER" "$RPS" "$VRPS" "$(ratio "$RPS" "$VRPS")" "$PAIRED"
+	printf 'client CPU per request over the span: aiperf-replay %.1f us, vegeta %.1f us (target <= 45); whole process: %.1f us, %.1f us; aiperf-replay sending phase %.1f us\n' \
+		"$(col 2 "$DIR/r.fig")" "$(col 2 "$DIR/v.fig")" "$(col 3 "$DIR/r.fig")" "$(col 3 "$DIR/v.fig")" "$(median < "$DIR/r.runcpu")"
+fi
+# Parts 2 and 4 use the same server as part 1.
+FAST=$TURL
+RPS=${RPS:-4000}
 
 # 2. Send lateness at half the sustained rate, beside the machine's floor in the same round: a bare
 #    Go loop sleeping to the same deadlines and sending nothing (on a loaded machine, the wake-up
@@ -89,6 +175,7 @@ printf 'client CPU per request (process): aiperf-replay %.1f us, vegeta %.1f us;
 HALF=${HALF:-$(awk -v r="$RPS" 'BEGIN{printf "%.0f", r / 2}')}
 : > "$DIR/late"; : > "$DIR/late50"; : > "$DIR/floor"; : > "$DIR/floor50"
 for r in $(seq "$ROUNDS"); do
+	skip 2 && break
 	rm -rf "$DIR/out"
 	bin/aiperf-replay -q --url "$FAST" --schedule rate --rate "$HALF" --arrival constant --duration "$DURATION" -o "$DIR/out" "$DIR/s.aipk"
 	"$DIR/replaybench" stats "$DIR/out/records.jsonl" > "$DIR/stats"
@@ -100,14 +187,17 @@ for r in $(seq "$ROUNDS"); do
 	printf 'round %d  rate %s/s: %s\n          bare Go sleep loop, same deadlines: %s  (load %s)\n' "$r" "$HALF" "$(cat "$DIR/stats")" \
 		"$(cat "$DIR/tick")" "$(cut -d' ' -f1 /proc/loadavg)"
 done
-printf 'send lateness at %s req/s (half the sustained rate), constant arrivals, median of rounds: p50 %.3f ms, p99 %.3f ms (target <= 1 ms); bare Go sleep loop p50 %.3f ms, p99 %.3f ms\n' \
+skip 2 || printf 'send lateness at %s req/s (half the sustained rate), constant arrivals, median of rounds: p50 %.3f ms, p99 %.3f ms (target <= 1 ms); bare Go sleep loop p50 %.3f ms, p99 %.3f ms\n' \
 	"$HALF" "$(median < "$DIR/late50")" "$(median < "$DIR/late")" "$(median < "$DIR/floor50")" "$(median < "$DIR/floor")"
 
-# 3. TTFT overhead at low load against a mock with real latencies.
-start_mock "$DIR/slow.url" --ttft 20ms --itl 1ms
-SLOW=$(cat "$DIR/slow.url")
+# 3. TTFT overhead at low load against a mock with real latencies. Both clients' clocks start at the
+#    same point: when the request holds a connection, before its first byte is written (aiperf-replay's
+#    sent_ns; the bare client's httptrace GotConn), and stop at the first content event.
+skip 3 || start_mock "$DIR/slow.url" --ttft 20ms --itl 1ms
+SLOW=$(cat "$DIR/slow.url" 2>/dev/null || true)
 : > "$DIR/r.ttft"; : > "$DIR/b.ttft"
 for r in $(seq "$ROUNDS"); do
+	skip 3 && break
 	rm -rf "$DIR/out"
 	bin/aiperf-replay -q --url "$SLOW" --schedule concurrency --concurrency 1 --request-count "$TTFT_N" -o "$DIR/out" "$DIR/s.aipk"
 	rt=$("$DIR/replaybench" stats "$DIR/out/records.jsonl" | awk '{print $8 / 1e6}')
@@ -115,12 +205,14 @@ for r in $(seq "$ROUNDS"); do
 	echo "$rt" >> "$DIR/r.ttft"; echo "$bt" >> "$DIR/b.ttft"
 	printf 'round %d  median TTFT: aiperf-replay %.3f ms, bare net/http client %.3f ms\n' "$r" "$rt" "$bt"
 done
-RT=$(median < "$DIR/r.ttft"); BT=$(median < "$DIR/b.ttft")
-printf 'client overhead in TTFT (mock TTFT 20 ms, one request at a time): %.3f ms - %.3f ms = %.3f ms (target <= 0.2 ms)\n' \
-	"$RT" "$BT" "$(awk "BEGIN{print $RT - $BT}")"
+if ! skip 3; then
+	RT=$(median < "$DIR/r.ttft"); BT=$(median < "$DIR/b.ttft")
+	printf 'client overhead in TTFT (mock TTFT 20 ms, one request at a time, both from holding a connection): %.3f ms - %.3f ms = %.3f ms (target <= 0.2 ms)\n' \
+		"$RT" "$BT" "$(awk "BEGIN{print $RT - $BT}")"
+fi
 
 # 4. RSS over many requests.
-if [ "$RSS_REQUESTS" -gt 0 ]; then
+if ! skip 4 && [ "$RSS_REQUESTS" -gt 0 ]; then
 	rm -rf "$DIR/out"
 	bin/aiperf-replay -q --url "$FAST" --schedule concurrency --concurrency "$CONC" --request-count "$RSS_REQUESTS" \
 		-o "$DIR/out" "$DIR/s.aipk" &

@@ -119,7 +119,11 @@ EOF
 # the baseline ISA: on these 2 AVX2 cores that is ~4x slower per output token and ~8x slower on a
 # 2,000-token prefill than -march=native. The binary is built where it runs, so native it is
 # (AIPERF_REAL_CFLAGS overrides). The stamp ties the cached binary to the flags and the CPU.
-cflags=${AIPERF_REAL_CFLAGS:--O3 -march=native}
+# On a CPU with AMX, -march=native makes ggml-cpu.cpp call ggml's AMX buffer type, whose source the
+# Go package does not compile (the link fails: undefined ggml_backend_amx_buffer_type): AMX is off.
+native="-O3 -march=native"
+grep -qw amx_tile /proc/cpuinfo 2>/dev/null && native="$native -mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+cflags=${AIPERF_REAL_CFLAGS:-$native}
 build_stamp() {
 	{
 		echo "$version $cflags $(uname -m)"

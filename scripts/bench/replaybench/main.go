@@ -3,9 +3,16 @@
 //	replaybench records N BYTES TOKENS    records JSONL (N chat turns of ~BYTES of text, TOKENS max tokens)
 //	replaybench targets STORE URL          vegeta JSON targets with the store's bodies, in order
 //	replaybench bare STORE URL N           a bare net/http client: N sequential streamed requests, prints each TTFT in ns
-//	replaybench stats RECORDS...           count, req/s, median TTFT, p99 send lateness (ns) of records files
+//	                                       (from the moment it holds a connection, as aiperf-replay's sent time)
+//	replaybench stats RECORDS...           count, req/s, median TTFT, p99 send lateness (ns) of records files,
+//	                                       and the span (first send, last end) in Unix ns
+//	replaybench vstats CSV                 the same count and span of a vegeta results file (`vegeta encode -to csv`)
 //	replaybench ticker RATE DURATION       the machine's floor: a bare Go loop that sleeps to RATE deadlines a
 //	                                       second and sends nothing; prints the p50, p99 and max of its lateness (ns)
+//	replaybench capture STORE URL OUT      POST the store's first body to URL, write the response body to OUT
+//	replaybench serve STREAM               a bare SSE server on 127.0.0.1 (URL on stdout) answering every POST with STREAM
+//	replaybench cpuwatch OUT -- CMD...     run CMD, sample its whole-process CPU time every 10 ms into OUT
+//	replaybench cpuspan SAMPLES FROM TO    CPU ns of the process in SAMPLES between Unix ns FROM and TO (interpolated)
 package main
 
 import (
@@ -17,6 +24,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"slices"
 	"strconv"
@@ -43,6 +51,16 @@ func main() {
 		err = stats(os.Args[2:])
 	case "ticker":
 		err = ticker(os.Args[2:])
+	case "vstats":
+		err = vstats(os.Args[2:])
+	case "capture":
+		err = capture(os.Args[2:])
+	case "serve":
+		err = serve(os.Args[2:])
+	case "cpuwatch":
+		err = cpuwatch(os.Args[2:])
+	case "cpuspan":
+		err = cpuspan(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
 	}
@@ -115,8 +133,10 @@ func targets(args []string) error {
 }
 
 // bare sends the store's bodies one at a time with net/http and prints, per
-// request, the nanoseconds from just before Do to the first data line that
-// carries content.
+// request, the nanoseconds from the moment the request holds a connection
+// (httptrace GotConn: the point where aiperf-replay takes its sent time,
+// after its pool hands it a connection and before the request is written)
+// to the first data line that carries content.
 func bare(args []string) error {
 	if len(args) != 3 {
 		return fmt.Errorf("bare STORE URL N")
@@ -135,7 +155,10 @@ func bare(args []string) error {
 		body := st.Payload(i % st.Len())
 		req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		t0 := time.Now()
+		var t0 time.Time
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(httptrace.GotConnInfo) { t0 = time.Now() },
+		}))
 		resp, err := client.Do(req)
 		if err != nil {
 			return err
@@ -160,7 +183,7 @@ func bare(args []string) error {
 
 func stats(files []string) error {
 	var ttft, late []float64
-	var n, errs int64
+	var n, errs, ok int64
 	var first, last int64
 	for _, name := range files {
 		f, err := os.Open(name)
@@ -180,6 +203,8 @@ func stats(files []string) error {
 			n++
 			if r.Err != nil {
 				errs++
+			} else if r.Status >= 200 && r.Status <= 299 {
+				ok++
 			}
 			if first == 0 || r.SentNS < first {
 				first = r.SentNS
@@ -200,8 +225,8 @@ func stats(files []string) error {
 		}
 		return xs[min(len(xs)-1, int(p*float64(len(xs))))]
 	}
-	fmt.Printf("records %d errors %d req_per_s %.1f ttft_p50_ns %.0f late_p50_ns %.0f late_p99_ns %.0f late_max_ns %.0f\n",
-		n, errs, float64(n)/(float64(last-first)/1e9), q(ttft, 0.5), q(late, 0.5), q(late, 0.99), q(late, 1))
+	fmt.Printf("records %d errors %d req_per_s %.1f ttft_p50_ns %.0f late_p50_ns %.0f late_p99_ns %.0f late_max_ns %.0f ok %d first_ns %d last_ns %d\n",
+		n, errs, float64(n)/(float64(last-first)/1e9), q(ttft, 0.5), q(late, 0.5), q(late, 0.99), q(late, 1), ok, first, last)
 	return nil
 }
 

@@ -7,10 +7,14 @@
 # Without TOKENIZER_JSON it benchmarks the builtin Qwen3 tokenizer. The
 # text is public-domain English (Gutenberg texts in the Go module
 # github.com/eliben/go-sentencepiece@v0.6.0), repeated to just under
-# 1,000,000 bytes (cut at a line end). Each side warms up once, then reports
-# the median of RUNS encodes (7 by default) and of "a"*100000; the two
-# token counts must agree.
-# Needs go, node, npm and zstd.
+# 1,000,000 bytes (cut at a line end), encoded as one document: ours
+# Tokenizer.Encode(text) -> []int, HF tokenizer.encode(text, null,
+# {addSpecialTokens: false}) (for one document encodeBatch does the same
+# work; the Node binding has no id-only call, both build the full Encoding
+# with char offsets). Both run on one thread, pinned to CPU 0 (taskset).
+# Each side warms up once, then reports the median of RUNS encodes (7 by
+# default) and of "a"*100000; the two token counts must agree.
+# Needs go, node, npm, taskset and zstd.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -42,8 +46,8 @@ done
 head -c 1000000 "$text" | sed '$d' >"$text.cut" && mv "$text.cut" "$text"
 
 (cd "$root" && go build -o "$work/gobench" ./scripts/bench/tokenize-hf/gobench)
-go_line=$("$work/gobench" -text "$text" -tokenizer "$gotok" -runs "$runs")
-hf_line=$(node "$here/bench.js" "$tok" "$text" "$runs")
+go_line=$(taskset -c 0 "$work/gobench" -text "$text" -tokenizer "$gotok" -runs "$runs")
+hf_line=$(taskset -c 0 node "$here/bench.js" "$tok" "$text" "$runs" whole)
 echo "$hf_line"
 echo "$go_line"
 tokens() { sed -n 's/.* tokens=\([0-9]*\) .*/\1/p' <<<"$1"; }

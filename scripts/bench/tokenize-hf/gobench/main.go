@@ -1,7 +1,9 @@
 // Command gobench times lib/tokenizer's Encode on a text file the way
 // bench.js times Hugging Face's tokenizers: warm up once, then report the
 // median wall time of several encodes of the whole text (or, with -lines,
-// of its lines one by one), and of "a"*100000.
+// of its lines as documents), and of "a"*100000. With -lines and -workers
+// N, N goroutines share the lines (as encodeBatch shares them over rayon's
+// threads); -workers 1 encodes them one after another.
 package main
 
 import (
@@ -13,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/tokenizer"
@@ -23,7 +27,11 @@ func main() {
 	tok := flag.String("tokenizer", "builtin", `"builtin" or a path Load accepts`)
 	runs := flag.Int("runs", 7, "timed runs")
 	lines := flag.Bool("lines", false, "encode each line of the file on its own, one after another, instead of the whole text")
+	workers := flag.Int("workers", 1, "goroutines sharing the lines (with -lines)")
 	flag.Parse()
+	if *workers < 1 {
+		fail(fmt.Errorf("-workers %d", *workers))
+	}
 	data, err := os.ReadFile(*text)
 	if err != nil {
 		fail(err)
@@ -44,10 +52,10 @@ func main() {
 	if *lines {
 		docs = strings.SplitAfter(s, "\n")
 	}
-	ids, med := timeIt(t, docs, *runs)
-	_, medA := timeIt(t, []string{strings.Repeat("a", 100000)}, *runs)
-	fmt.Printf("go   load=%.0fms bytes=%d tokens=%d ids_sha256=%s encode_median=%.1fms a100k_median=%.1fms\n",
-		ms(load), len(s), len(ids), idsDigest(ids), ms(med), ms(medA))
+	ids, med := timeIt(t, docs, *runs, *workers)
+	_, medA := timeIt(t, []string{strings.Repeat("a", 100000)}, *runs, 1)
+	fmt.Printf("go   workers=%d load=%.0fms bytes=%d tokens=%d ids_sha256=%s encode_median=%.1fms a100k_median=%.1fms\n",
+		*workers, ms(load), len(s), len(ids), idsDigest(ids), ms(med), ms(medA))
 }
 
 // idsDigest is the SHA-256 of the ids written in decimal, comma-separated,
@@ -63,23 +71,50 @@ func idsDigest(ids []int) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// timeIt encodes docs one after another: once to warm up (as the Node side
-// does), then runs times, timed. It returns the ids of all docs.
-func timeIt(t *tokenizer.Tokenizer, docs []string, runs int) ([]int, time.Duration) {
+// timeIt encodes docs: once to warm up (as the Node side does), then runs
+// times, timed. It returns the ids of all docs, in order.
+func timeIt(t *tokenizer.Tokenizer, docs []string, runs, workers int) ([]int, time.Duration) {
 	var ids []int
-	for _, s := range docs {
-		ids = append(ids, t.Encode(s)...)
+	for _, d := range encodeAll(t, docs, workers) {
+		ids = append(ids, d...)
 	}
 	var d []time.Duration
 	for range runs {
 		start := time.Now()
-		for _, s := range docs {
-			t.Encode(s)
-		}
+		encodeAll(t, docs, workers)
 		d = append(d, time.Since(start))
 	}
 	slices.Sort(d)
 	return ids, d[len(d)/2]
+}
+
+// encodeAll encodes every doc, on workers goroutines that take the next
+// doc from a shared counter (so a long doc does not hold up a fixed share).
+func encodeAll(t *tokenizer.Tokenizer, docs []string, workers int) [][]int {
+	out := make([][]int, len(docs))
+	if workers == 1 {
+		for i, s := range docs {
+			out[i] = t.Encode(s)
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(docs) {
+					return
+				}
+				out[i] = t.Encode(docs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
