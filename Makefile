@@ -130,5 +130,12 @@ test-real: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-moc
 	 AIPERF_BIN=bin scripts/real/replay-ollama.sh "$$URL" "$$MODEL" || rc=1; \
 	 exit $$rc
 
+# The image of deploy/k8s (Dockerfile: static binaries, non-root, no shell), where a Docker
+# engine runs; IMAGE names it.
+IMAGE ?= aiperf-toolkit:$(VERSION)
+image:
+	@command -v docker >/dev/null || { echo "make image: docker not found"; exit 2; }
+	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+
 FORCE:
-.PHONY: build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE
+.PHONY: image build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE
