@@ -4,6 +4,7 @@
 #
 #   scripts/slurm/cluster.sh install          # apt-get install slurm-wlm munge (when missing)
 #   scripts/slurm/cluster.sh start DIR        # prints `export SLURM_CONF=...` lines to eval
+#                                             # (CPUS=N: the node offers N CPUs)
 #   scripts/slurm/cluster.sh stop DIR         # stops what start started, by pid
 #
 # Everything lives in DIR (slurm.conf, the spool and state folders, logs, the daemons' pid files)
@@ -54,7 +55,10 @@ start() {
 	[ ! -e "$dir/slurmctld.pid" ] || die "$dir already holds a cluster (stop it first)"
 	local host cpus mem
 	host=$(hostname -s)
-	cpus=$(nproc)
+	# CPUS (default: the machine's) is what the node offers Slurm; more than the machine has lets
+	# tasks that mostly wait on sockets (replay shards) run at once on a small machine
+	# (SlurmdParameters=config_overrides makes slurmd take the number as given).
+	cpus=${CPUS:-$(nproc)}
 	mem=$(($(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 * 8 / 10))
 	mkdir -p "$dir/spool" "$dir/state" "$dir/log"
 
@@ -99,6 +103,7 @@ SchedulerType=sched/backfill
 SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
 ReturnToService=2
 MpiDefault=none
+SlurmdParameters=config_overrides
 SlurmdSpoolDir=$dir/spool
 StateSaveLocation=$dir/state
 SlurmctldPidFile=$dir/slurmctld.pid
