@@ -130,5 +130,19 @@ test-real: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-moc
 	 AIPERF_BIN=bin scripts/real/replay-ollama.sh "$$URL" "$$MODEL" || rc=1; \
 	 exit $$rc
 
+# The shipped Slurm scripts (scripts/slurm) on a real one-node Slurm (Debian's slurm-wlm and munge,
+# installed when missing), in a temp folder, against aiperf-mock on loopback: the sharded prep's
+# store equals the unsharded one, the sharded replay's merged report counts every request once with
+# exact percentiles; every daemon it started is stopped by pid. Not part of `make test` (root, apt).
+test-slurm: build
+	scripts/slurm/test.sh
+
+# The image of deploy/k8s (Dockerfile: static binaries, non-root, no shell), where a Docker
+# engine runs; IMAGE names it.
+IMAGE ?= aiperf-toolkit:$(VERSION)
+image:
+	@command -v docker >/dev/null || { echo "make image: docker not found"; exit 2; }
+	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+
 FORCE:
-.PHONY: build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE
+.PHONY: test-slurm image build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE

@@ -63,6 +63,7 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			env.Setenv("TESTDATA", filepath.Join(wd, "testdata"))
+			env.Setenv("ROOT", wd) // the scripts/ and examples/ the scripts-* tests run
 			env.Setenv("GPT2", filepath.Join(wd, "lib", "tokenizer", "testdata", "gpt2", "tokenizer.json.zst"))
 			env.Setenv("MOONCAKE", filepath.Join(wd, "lib", "trace", "testdata", "mooncake_head1000.jsonl"))
 			// $MOCK_URL: an aiperf-mock for the replay scripts (a request

@@ -124,7 +124,7 @@ type runner struct {
 // genState hands out session starts.
 type genState struct {
 	mu        sync.Mutex
-	order     []uint32 // fixed: sessions by first timestamp; nil: in store order
+	order     []uint32 // the sessions to start (fixed: by first timestamp; a shard: its own); nil: every session in store order
 	n         int64    // sessions per pass
 	pos       int64
 	cycle     bool
@@ -183,12 +183,18 @@ func newRunner(p *Plan) *runner {
 	r.free.Store(r.ceiling)
 
 	r.gen.n = int64(r.st.NumSessions())
-	r.gen.cycle = r.mode != ScheduleFixed && r.limit > int64(r.st.Len())
+	if p.sessions != nil {
+		r.gen.order, r.gen.n = p.sessions, int64(len(p.sessions))
+	}
+	r.gen.cycle = r.mode != ScheduleFixed && r.limit > p.records()
 	switch r.mode {
 	case ScheduleFixed:
 		r.gen.order, r.gen.times, r.gen.n = p.order, p.times, int64(len(p.order))
 	case ScheduleRate:
-		r.gen.arr = newArrivals(o.Arrival, o.Rate, o.Smoothness, o.Seed)
+		// Each shard draws its own arrivals: shards of one seed would send
+		// in lockstep, and N copies of one process are not a process of N
+		// times the rate.
+		r.gen.arr = newArrivals(o.Arrival, o.Rate, o.Smoothness, o.Seed+uint64(o.Shard))
 	}
 	return r
 }
@@ -333,6 +339,7 @@ func (r *runner) signal() {
 }
 
 func (r *runner) run(ctx context.Context) (*Stats, error) {
+	r.sleepUntilStart(ctx)
 	// Connections for the first sends, dialled before the clock starts; a
 	// server that is not there fails the run now, not request by request.
 	warm := 4
@@ -346,6 +353,16 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 	}
 	r.clk = newClock()
 	r.t0 = r.clk.now()
+	if at := r.o.StartAt; !at.IsZero() {
+		// The shared instant is the schedule's zero, even when this shard
+		// got there late (up to MaxStartLag): its sends then show the lag
+		// as lateness rather than shifting its schedule against the others'.
+		if err := checkStartAt(at, r.clk.at(r.t0)); err != nil {
+			r.pool.close()
+			return nil, err
+		}
+		r.t0 = at.UnixNano()
+	}
 	r.sink = newSink(r.o.Records, r.o.Observe, r.runInfo())
 	began := time.Now()
 	cpu0 := cpuTime()
@@ -361,7 +378,7 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 		}
 	}()
 	if r.o.Duration > 0 {
-		t := time.AfterFunc(r.o.Duration, r.stop)
+		t := time.AfterFunc(time.Duration(r.t0-r.clk.now())+r.o.Duration, r.stop)
 		defer t.Stop()
 	}
 
@@ -435,6 +452,25 @@ wait:
 	return st, nil
 }
 
+// sleepUntilStart sleeps until shortly before Options.StartAt (startLead:
+// the first connections are opened then, and are fresh when the schedule
+// starts). An interrupt ends the sleep; the run then stops before sending.
+func (r *runner) sleepUntilStart(ctx context.Context) {
+	if r.o.StartAt.IsZero() {
+		return
+	}
+	d := time.Until(r.o.StartAt) - startLead
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // runInfo describes the run for its records (result.RunInfo).
 func (r *runner) runInfo() *result.RunInfo {
 	p, st := r.p, r.st
@@ -454,6 +490,9 @@ func (r *runner) runInfo() *result.RunInfo {
 		Model:     p.Model,
 		Streaming: p.Streaming,
 		Schedule:  p.Schedule,
+		Shard:     r.o.Shard,
+		Shards:    r.o.Shards,
+		Offered:   p.Offered,
 		Config:    r.o.Config,
 	}
 }
@@ -466,12 +505,19 @@ func (r *runner) dispatch() {
 	defer w.Close()
 	r.waiter.Store(w)
 	if r.mode == ScheduleConcurrency {
+		// A start instant ahead (StartAt): the first sessions start then.
+		if r.t0 > r.clk.now() && !w.Until(r.t0, r.wake, r.stopCh) {
+			return
+		}
 		for range r.o.Concurrency {
 			st, ok := r.nextStart()
 			if !ok {
 				break
 			}
 			st.at = r.clk.now()
+			if !r.o.StartAt.IsZero() {
+				st.at = r.t0 // the shared instant: a late wake shows as lateness
+			}
 			r.startSession(st)
 		}
 	}

@@ -96,6 +96,22 @@ type Options struct {
 	// ResponseTooLargeError.
 	MaxResponse int64
 
+	// Shard and Shards make this run shard Shard of Shards (0-based) of a
+	// replay that N machines run together: it replays the store sessions
+	// s with s mod Shards = Shard (the rule of aiperf-tokenize --shard, so
+	// shard k is the same requests on every machine and no session is
+	// split). Shards 0: the whole store. Rate, Concurrency, RequestCount
+	// and Warmup are the whole replay's, and the plan gives this shard its
+	// share of each, unless PerShard says they are this shard's already.
+	Shard, Shards int
+	PerShard      bool
+	// StartAt, when not zero, is the wall-clock instant the schedule
+	// starts at (every shard of a replay is given the same one): the run
+	// connects, sleeps until then and takes it as the schedule's zero, so
+	// a start that is late shows as send lateness. An instant more than
+	// MaxStartLag in the past is refused.
+	StartAt time.Time
+
 	History string // HistoryAuto (default), HistoryOn or HistoryOff
 	Seed    uint64 // seeds the arrival process and the choice of cancelled requests
 
@@ -201,6 +217,9 @@ func (o *Options) check() error {
 		if c.bad {
 			return optErr(c.option, ": %s", c.want)
 		}
+	}
+	if err := o.checkShard(); err != nil {
+		return err
 	}
 	for _, h := range o.Headers {
 		if err := checkHeader(h); err != nil {

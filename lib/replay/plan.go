@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/aiperf/toolkit/lib/request"
 	"github.com/aiperf/toolkit/lib/store"
@@ -52,10 +53,18 @@ type Plan struct {
 	// only these. 0 for the other schedules.
 	TraceRequests int64
 
-	ep    endpoint
-	order []uint32 // fixed: sessions by first timestamp
-	times []int64  // fixed: intended offset of order[i] from the start, ns
-	zero  int64    // fixed: the trace time that maps to the start
+	// Offered says what a shard of a sharded replay offers of the whole
+	// replay's rate, concurrency and counts ("" when unsharded).
+	Offered string
+
+	ep endpoint
+	// sessions are the shard's store sessions in store order (nil: every
+	// session); shardRecords their records.
+	sessions     []uint32
+	shardRecords int64
+	order        []uint32 // fixed: sessions by first timestamp
+	times        []int64  // fixed: intended offset of order[i] from the start, ns
+	zero         int64    // fixed: the trace time that maps to the start
 }
 
 // OptionError is an option the plan refuses. Msg starts with the option's
@@ -91,6 +100,12 @@ func NewPlan(st *store.Reader, o Options) (*Plan, error) {
 	p := &Plan{Store: st, Meta: st.Metadata()}
 	p.describeStore()
 	if err := p.settle(&o); err != nil {
+		return nil, err
+	}
+	if err := checkStartAt(o.StartAt, time.Now()); err != nil {
+		return nil, err
+	}
+	if err := p.shard(&o); err != nil {
 		return nil, err
 	}
 	p.Options = o
@@ -282,6 +297,14 @@ func (p *Plan) fixedOrder() error {
 	if o.StartOffset != nil {
 		p.zero = int64(*o.StartOffset)
 	}
+	if o.Shards > 0 {
+		// Every shard plays the trace on one clock: the zero is the whole
+		// trace's, so a shard whose first session starts later waits for it.
+		firsts = slices.DeleteFunc(firsts, func(f first) bool { return !p.inShard(f.s) })
+		if len(firsts) == 0 {
+			return optErr("shard", " %d/%d: none of this shard's sessions starts within the offsets", o.Shard, o.Shards)
+		}
+	}
 	p.order = make([]uint32, len(firsts))
 	p.times = make([]int64, len(firsts))
 	for i, f := range firsts {
@@ -330,12 +353,21 @@ func (p *Plan) budget() error {
 	case o.Duration > 0:
 		p.Limit = math.MaxInt64
 	default:
-		p.Limit = o.Warmup + int64(p.Store.Len())
+		p.Limit = o.Warmup + p.records()
 		if p.Limit < o.Warmup {
 			p.Limit = math.MaxInt64
 		}
 	}
 	return nil
+}
+
+// records is how many records the plan's sessions hold: the store's, or
+// the shard's.
+func (p *Plan) records() int64 {
+	if p.sessions != nil {
+		return p.shardRecords
+	}
+	return int64(p.Store.Len())
 }
 
 // Requests is how many requests the run will send at most: the budget, or

@@ -203,6 +203,8 @@ func (r *runner) sendTurn(sess *session, intended int64) bool {
 		RequestID:      r.runID + "-" + strconv.FormatInt(seq, 10),
 		CorrelationID:  sess.corr,
 		SessionNum:     int(sess.num),
+		Shard:          r.o.Shard,
+		Shards:         r.o.Shards,
 		Phase:          result.PhaseProfiling,
 		IntendedNS:     intended,
 		InputTokens:    int64(e.InputTokens),

@@ -113,7 +113,7 @@ func Parse(line []byte, r *Record) error {
 				return fieldErr(k, "unknown replay records version %d (this build reads v%d)", x, Version)
 			}
 			haveV = true
-		case "record", "turn", "status", "session_num":
+		case "record", "turn", "status", "session_num", "shard", "shards":
 			x, err := parseInt(k, v, 0, math.MaxInt32)
 			if err != nil {
 				return err
@@ -125,6 +125,10 @@ func Parse(line []byte, r *Record) error {
 				r.Turn = int(x)
 			case "session_num":
 				r.SessionNum = int(x)
+			case "shard":
+				r.Shard = int(x)
+			case "shards":
+				r.Shards = int(x)
 			default:
 				r.Status = int(x)
 			}

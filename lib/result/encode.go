@@ -23,6 +23,10 @@ func Append(dst []byte, r *Record) []byte {
 	dst = appendInt(dst, "turn", int64(r.Turn), true)
 	dst = appendStr(dst, "x_request_id", r.RequestID)
 	dst = appendInt(dst, "session_num", int64(r.SessionNum), false)
+	if r.Shards > 0 {
+		dst = appendInt(dst, "shard", int64(r.Shard), true)
+		dst = appendInt(dst, "shards", int64(r.Shards), true)
+	}
 	dst = appendStr(dst, "x_correlation_id", r.CorrelationID)
 	dst = appendStr(dst, "phase", r.Phase)
 	dst = appendInt(dst, "intended_unix_ns", r.IntendedNS, true)

@@ -52,6 +52,10 @@ type Record struct {
 	// run started them (for single-turn stores: the request's number), as
 	// aiperf's session_num ("session_num", omitted when 0).
 	SessionNum int
+	// Shard and Shards: the request was sent by shard Shard of a replay of
+	// Shards shards (aiperf-replay --shard; "shard", "shards", omitted
+	// when the run was not sharded).
+	Shard, Shards int
 	// CorrelationID is the X-Correlation-ID sent, one per session
 	// ("x_correlation_id").
 	CorrelationID string

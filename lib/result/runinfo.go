@@ -42,6 +42,10 @@ type RunInfo struct {
 	// Streamed.
 	Streaming bool
 	Schedule  string // "schedule": the schedule that ran (fixed, concurrency or rate)
+	// Offered says what a shard offered of the whole replay's rate,
+	// concurrency and counts ("offered", e.g. "rate 2.5 of 10 sessions/s";
+	// "" when unsharded).
+	Offered string
 	// Config is a JSON object of every setting of the run as the user gave
 	// it (aiperf's input_config); nil when absent ("config").
 	Config []byte
@@ -81,6 +85,7 @@ func appendRun(dst []byte, ri *RunInfo) []byte {
 	dst = append(dst, `,"streaming":`...)
 	dst = strconv.AppendBool(dst, ri.Streaming)
 	dst = appendStr(dst, "schedule", ri.Schedule)
+	dst = appendStr(dst, "offered", ri.Offered)
 	if len(ri.Config) > 0 {
 		dst = append(dst, `,"config":`...)
 		dst = append(dst, ri.Config...)
@@ -119,6 +124,8 @@ func parseRun(v []byte) (*RunInfo, error) {
 			return str(f, &ri.Model)(v)
 		case "schedule":
 			return str(f, &ri.Schedule)(v)
+		case "offered":
+			return str(f, &ri.Offered)(v)
 		case "start_unix_ns":
 			x, err := parseInt(f, v, 0, math.MaxInt64)
 			ri.StartNS = x

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aiperf/toolkit/lib/replay"
 )
@@ -40,6 +41,15 @@ func describePlan(p *replay.Plan) string {
 		parts = append(parts, plural(int(n), "request")+" or --duration "+o.Duration.String())
 	default:
 		parts = append(parts, plural(int(n), "request"))
+	}
+	if o.Shards > 0 {
+		parts = append(parts, fmt.Sprintf("shard %d/%d of the store's sessions", o.Shard, o.Shards))
+		if p.Offered != "" {
+			parts = append(parts, p.Offered)
+		}
+	}
+	if !o.StartAt.IsZero() {
+		parts = append(parts, "starting at "+o.StartAt.UTC().Format(time.RFC3339Nano))
 	}
 	for _, s := range parts {
 		b.WriteString(", " + s)

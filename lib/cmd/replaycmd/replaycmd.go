@@ -41,6 +41,8 @@ type options struct {
 	maxResponse            string
 	history                string
 	seed                   uint64
+	shard, startAt         string
+	perShard               bool
 	tokenizer              string
 	out                    string
 	maxErrorRate           float64
@@ -96,6 +98,9 @@ func New() *cli.App {
 			&cli.StringFlag{Name: "max-response", Value: "64MiB", Usage: "fail a response that would hold more than `SIZE` in memory: a whole body, or a stream's text and chunk times (8 bytes a chunk)", Destination: &o.maxResponse},
 			&cli.StringFlag{Name: "history", Value: replay.HistoryAuto, Usage: "multi-turn: splice earlier turns and the server's replies into each body: `auto`, on, off", Destination: &o.history},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of the arrival process and of the cancelled requests", Destination: &o.seed},
+			&cli.StringFlag{Name: "shard", Usage: "replay sessions i, i+N, ... of the store as shard `i/N` of a replay N machines run together (the rule of aiperf-tokenize --shard); rate, concurrency and counts are divided among the shards", Destination: &o.shard},
+			&cli.BoolFlag{Name: "per-shard", Usage: "with --shard: --rate, --concurrency, --request-count and --warmup are this shard's, not the whole replay's", Destination: &o.perShard},
+			&cli.StringFlag{Name: "start-at", Usage: "start the schedule at `TIME` (RFC 3339, e.g. 2026-12-02T10:00:00.000Z, or +30s from now), the same for every shard; a time past by more than 1 s is refused", Destination: &o.startAt},
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count output tokens of answers without usage with `builtin`, none or a tokenizer.json", Destination: &o.tokenizer},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Value: "artifacts", Usage: "output `DIR`", Destination: &o.out},
 			&cli.Float64Flag{Name: "max-error-rate", Value: -1, Usage: "exit 1 when more than `PCT` percent of the profiling requests failed", Destination: &o.maxErrorRate},
@@ -222,6 +227,17 @@ func (o *options) replayOptions(c *cli.Context) (replay.Options, error) {
 			return ro, err
 		}
 		*d.dst = &v
+	}
+	if o.shard != "" {
+		if ro.Shard, ro.Shards, err = replay.ParseShard(o.shard); err != nil {
+			return ro, base.UsageError("--shard %v", err)
+		}
+	}
+	ro.PerShard = o.perShard
+	if o.startAt != "" {
+		if ro.StartAt, err = replay.ParseStartAt(o.startAt, time.Now()); err != nil {
+			return ro, base.UsageError("--start-at %v", err)
+		}
 	}
 	if ro.MaxResponse, err = parseSize(o.maxResponse); err != nil {
 		return ro, base.UsageError("--max-response %q: %v", o.maxResponse, err)
@@ -452,16 +468,23 @@ func createOutputs(dir, storePath string) (*atomicfile.File, string, error) {
 
 func reportCommand() *cli.Command {
 	var out, goodput, streaming string
+	var allowMissing bool
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "recompute the summary from one or many records files (shards)",
-		ArgsUsage: "RECORDS...",
+		ArgsUsage: "DIR-or-RECORDS...",
 		Description: "Reads records.jsonl files (a run's, or the shards of one run; - for stdin) and prints the summary table on\n" +
 			"stdout, exact (every percentile from the values, in bounded memory). For one run's file it is that\n" +
 			"run's summary. With -o DIR it also writes the export files there, with the run's id and settings.\n\n" +
 			"Each run's records carry its settings and the store's identity: records of runs of different stores\n" +
-			"are refused, runs of one store with different settings are merged with a warning naming them.",
+			"are refused, runs of one store with different settings are merged with a warning naming them.\n\n" +
+			"Shards (aiperf-replay --shard i/N) merge into the summary one run sending the same requests would give:\n" +
+			"percentiles from all records, throughputs over the union of their spans (earliest send to latest end).\n" +
+			"A shard given twice, shards of different N or of different stores, or a whole run beside shards are\n" +
+			"refused; a missing shard is refused unless --allow-missing. The summary states the spread of the\n" +
+			"shards' first sends, with a warning past 10 ms. A run's directory (-o DIR) stands for its records.jsonl.",
 		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "allow-missing", Usage: "merge the shards given even when some of the replay's are missing (with a warning naming them)", Destination: &allowMissing},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "also write the export files into `DIR`", Destination: &out},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"`", Destination: &goodput},
 			&cli.StringFlag{Name: "streaming", Value: "auto", Usage: "streaming metrics (TTFT, ITL, ...): `auto` (from the records), true or false", Destination: &streaming},
@@ -474,7 +497,11 @@ func reportCommand() *cli.Command {
 			if err != nil {
 				return base.UsageError("--goodput: %v", err)
 			}
-			files, cleanup, err := spoolStdin(c.App.Reader, c.Args().Slice())
+			args, err := runDirs(c.Args().Slice())
+			if err != nil {
+				return err
+			}
+			files, cleanup, err := spoolStdin(c.App.Reader, args)
 			if err != nil {
 				return err
 			}
@@ -496,6 +523,9 @@ func reportCommand() *cli.Command {
 			}
 			runs := readRuns(files)
 			if err := checkRuns(c.App.ErrWriter, files, runs); err != nil {
+				return err
+			}
+			if err := checkShardsOf(c.App.ErrWriter, files, runs, allowMissing); err != nil {
 				return err
 			}
 			mo := metrics.Options{Goodput: gp}
@@ -530,7 +560,14 @@ func reportCommand() *cli.Command {
 					return err
 				}
 			}
-			return metrics.WriteConsole(c.App.Writer, sum, "")
+			if err := metrics.WriteConsole(c.App.Writer, sum, ""); err != nil {
+				return err
+			}
+			note, err := shardNote(c.App.ErrWriter, files, runs)
+			if note != "" {
+				fmt.Fprintln(c.App.Writer, note)
+			}
+			return err
 		},
 	}
 }

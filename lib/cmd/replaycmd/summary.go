@@ -144,6 +144,8 @@ func (o *options) inputConfig(storePath string, schedule string) json.RawMessage
 		"max_response":  o.maxResponse,
 		"history":       o.history,
 		"seed":          o.seed,
+		"per_shard":     o.perShard, // the shard itself is the run info's identity, not a setting
+		"start_at":      o.startAt,
 		"tokenizer":     o.tokenizer,
 		"goodput":       o.goodput,
 		"api_key_env":   o.apiKeyEnv,

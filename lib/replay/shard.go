@@ -1,0 +1,153 @@
+package replay
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxStartLag is how far in the past Options.StartAt may be when a run
+// starts: later than that, the shard would not start with the others (its
+// schedule would be shifted against theirs by the lag), so it is refused.
+const MaxStartLag = time.Second
+
+// startLead is how long before StartAt a run stops sleeping and opens its
+// first connections, so that they are open when the schedule starts (and a
+// keep-alive connection opened minutes before would be stale).
+const startLead = 500 * time.Millisecond
+
+// ParseShard parses "i/N" (0 <= i < N).
+func ParseShard(s string) (shard, shards int, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("%q: want i/N with 0 <= i < N (shard 0/4 is the first of four)", s)
+	}
+	return i, n, nil
+}
+
+// ParseStartAt parses a start instant: RFC 3339 with optional fractional
+// seconds ("2026-12-02T10:00:00.5Z", "2026-12-02T11:00:00+01:00"), or
+// "+DURATION" after now ("+30s", "+2m").
+func ParseStartAt(s string, now time.Time) (time.Time, error) {
+	if d, ok := strings.CutPrefix(s, "+"); ok {
+		dur, err := time.ParseDuration(d)
+		if err != nil || dur < 0 {
+			return time.Time{}, fmt.Errorf("%q: want +DURATION (+30s, +2m) or an RFC 3339 time", s)
+		}
+		return now.Add(dur), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q: want an RFC 3339 time (2026-12-02T10:00:00.000Z) or +DURATION", s)
+	}
+	return t, nil
+}
+
+// checkShard judges the sharding options.
+func (o *Options) checkShard() error {
+	switch {
+	case o.Shards < 0 || o.Shard < 0 || o.Shards > 0 && o.Shard >= o.Shards || o.Shards == 0 && o.Shard != 0:
+		return optErr("shard", " %d/%d: want i/N with 0 <= i < N", o.Shard, o.Shards)
+	case o.PerShard && o.Shards == 0:
+		return optErr("per-shard", ": only a sharded run (--shard i/N) divides its rate and concurrency")
+	}
+	return nil
+}
+
+// lagWords says how far t is behind now, in words.
+func lagWords(d time.Duration) string {
+	switch {
+	case d >= time.Hour:
+		return fmt.Sprintf("%.1f hours", d.Hours())
+	case d >= time.Minute:
+		return fmt.Sprintf("%.1f minutes", d.Minutes())
+	}
+	return fmt.Sprintf("%.3g s", d.Seconds())
+}
+
+// checkStartAt refuses a start instant already past by more than
+// MaxStartLag at now.
+func checkStartAt(at, now time.Time) error {
+	if at.IsZero() {
+		return nil
+	}
+	if lag := now.Sub(at); lag > MaxStartLag {
+		return optErr("start-at", " %s was %s ago: this shard would start %s after the others (give every shard an instant ahead, e.g. +30s when they are launched together)",
+			at.UTC().Format(time.RFC3339Nano), lagWords(lag), lagWords(lag))
+	}
+	return nil
+}
+
+// share is shard k's part of a whole count n split over shards: the
+// floor, plus one for the first n mod shards shards, so the parts add up
+// to n.
+func share(n int64, k, shards int) int64 {
+	q, r := n/int64(shards), n%int64(shards)
+	if int64(k) < r {
+		q++
+	}
+	return q
+}
+
+// shard selects the plan's sessions and gives this shard its share of the
+// whole replay's figures. Offered says, for the summary, what this shard
+// offers of what the whole replay does.
+func (p *Plan) shard(o *Options) error {
+	if o.Shards == 0 {
+		return nil
+	}
+	st := p.Store
+	ns := st.NumSessions()
+	if o.Shard >= ns {
+		return optErr("shard", " %d/%d: the store has %d sessions, so this shard has none (use fewer shards)", o.Shard, o.Shards, ns)
+	}
+	p.sessions = make([]uint32, 0, (ns-o.Shard+o.Shards-1)/o.Shards)
+	for s := o.Shard; s < ns; s += o.Shards {
+		p.sessions = append(p.sessions, uint32(s))
+		p.shardRecords += int64(st.SessionLen(uint32(s)))
+	}
+	if o.PerShard {
+		p.Offered = "--per-shard: the figures given are this shard's"
+		return nil
+	}
+	var parts []string
+	if o.Rate > 0 {
+		whole := o.Rate
+		o.Rate /= float64(o.Shards)
+		parts = append(parts, fmt.Sprintf("rate %s of %s sessions/s", strconv.FormatFloat(o.Rate, 'g', 6, 64), strconv.FormatFloat(whole, 'g', 6, 64)))
+	}
+	if o.Concurrency > 0 {
+		c := share(int64(o.Concurrency), o.Shard, o.Shards)
+		if c == 0 {
+			return optErr("concurrency", " %d over %d shards leaves shard %d none (give at least one session per shard, or --per-shard)", o.Concurrency, o.Shards, o.Shard)
+		}
+		parts = append(parts, fmt.Sprintf("concurrency %d of %d", c, o.Concurrency))
+		o.Concurrency = int(c)
+	}
+	if o.RequestCount > 0 {
+		c := share(o.RequestCount, o.Shard, o.Shards)
+		if c == 0 {
+			return optErr("request-count", " %d over %d shards leaves shard %d none", o.RequestCount, o.Shards, o.Shard)
+		}
+		parts = append(parts, fmt.Sprintf("request count %d of %d", c, o.RequestCount))
+		o.RequestCount = c
+	}
+	if o.Warmup > 0 {
+		c := share(o.Warmup, o.Shard, o.Shards)
+		parts = append(parts, fmt.Sprintf("warmup %d of %d", c, o.Warmup))
+		o.Warmup = c
+	}
+	if len(parts) > 0 {
+		p.Offered = strings.Join(parts, ", ") + " (the whole replay's figures divided over its shards)"
+	}
+	return nil
+}
+
+// inShard reports whether store session s belongs to the plan's shard.
+func (p *Plan) inShard(s uint32) bool {
+	o := p.Options
+	return o.Shards == 0 || int(s)%o.Shards == o.Shard
+}

@@ -1,0 +1,194 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/mock"
+)
+
+func TestParseShard(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		i, n    int
+		wantErr bool
+	}{
+		{"0/1", 0, 1, false}, {"2/3", 2, 3, false}, {"3/3", 0, 0, true}, {"-1/3", 0, 0, true},
+		{"1/0", 0, 0, true}, {"1", 0, 0, true}, {"a/b", 0, 0, true}, {"1/2/3", 0, 0, true},
+	} {
+		i, n, err := ParseShard(tc.in)
+		if (err != nil) != tc.wantErr || i != tc.i || n != tc.n {
+			t.Errorf("ParseShard(%q) = %d, %d, %v; want %d, %d, error %v", tc.in, i, n, err, tc.i, tc.n, tc.wantErr)
+		}
+	}
+}
+
+func TestParseStartAt(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+	}{
+		{"+30s", now.Add(30 * time.Second)},
+		{"+1m30s", now.Add(90 * time.Second)},
+		{"2026-12-02T10:00:05.250Z", now.Add(5250 * time.Millisecond)},
+		{"2026-12-02T11:00:05+01:00", now.Add(5 * time.Second)},
+		{"2026-12-02T10:00:05.123456789Z", now.Add(5*time.Second + 123456789)},
+	} {
+		got, err := ParseStartAt(tc.in, now)
+		if err != nil || !got.Equal(tc.want) {
+			t.Errorf("ParseStartAt(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "+", "+-3s", "tomorrow", "2026-12-02 10:00:00", "1733133600"} {
+		if _, err := ParseStartAt(bad, now); err == nil {
+			t.Errorf("ParseStartAt(%q): no error", bad)
+		}
+	}
+}
+
+// TestShare: the parts of a count over the shards add up to it and differ
+// by at most one.
+func TestShare(t *testing.T) {
+	for n := int64(0); n < 40; n++ {
+		for shards := 1; shards < 9; shards++ {
+			var sum, lo, hi int64 = 0, n, 0
+			for k := range shards {
+				s := share(n, k, shards)
+				sum += s
+				lo, hi = min(lo, s), max(hi, s)
+			}
+			if sum != n || hi-lo > 1 {
+				t.Fatalf("share(%d, ·, %d): sum %d, spread %d", n, shards, sum, hi-lo)
+			}
+		}
+	}
+}
+
+// TestPlanShards: shard k replays sessions k, k+N, ... (every session in
+// exactly one shard), with its share of the whole replay's figures; a
+// fixed shard keeps the whole trace's zero.
+func TestPlanShards(t *testing.T) {
+	st := planStore(t, 10, true, nil, nil)
+	seen := map[uint32]int{}
+	var requests int64
+	for k := range 3 {
+		p, err := NewPlan(st, Options{URL: planURL, Shard: k, Shards: 3, Schedule: ScheduleFixed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range p.order {
+			seen[s]++
+			if int(s)%3 != k {
+				t.Errorf("shard %d/3 holds session %d", k, s)
+			}
+			// the trace's zero: session s (at s ms) is due s ms after the start
+			if want := int64(s) * int64(time.Millisecond); p.times[i] != want {
+				t.Errorf("shard %d/3: session %d due at %d ns, want %d (the whole trace's zero)", k, s, p.times[i], want)
+			}
+		}
+		requests += p.Requests()
+	}
+	if len(seen) != 10 || requests != 10 {
+		t.Errorf("the shards hold %d sessions and %d requests; want every one of the 10 once", len(seen), requests)
+	}
+	for s, n := range seen {
+		if n != 1 {
+			t.Errorf("session %d in %d shards", s, n)
+		}
+	}
+
+	plain := planStore(t, 10, false, nil, nil)
+	p, err := NewPlan(plain, Options{URL: planURL, Shard: 1, Shards: 4, Rate: 10, Concurrency: 6, RequestCount: 9, Warmup: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := p.Options
+	if o.Rate != 2.5 || o.Concurrency != 2 || o.RequestCount != 2 || o.Warmup != 1 {
+		t.Errorf("shard 1/4 of rate 10, concurrency 6, 9 requests, warmup 2: got rate %g, concurrency %d, %d requests, warmup %d; want 2.5, 2, 2, 1",
+			o.Rate, o.Concurrency, o.RequestCount, o.Warmup)
+	}
+	if !slices.Equal(p.sessions, []uint32{1, 5, 9}) || !strings.Contains(p.Offered, "rate 2.5 of 10") {
+		t.Errorf("sessions %v, offered %q", p.sessions, p.Offered)
+	}
+	p, err = NewPlan(plain, Options{URL: planURL, Shard: 1, Shards: 4, Rate: 10, PerShard: true})
+	if err != nil || p.Options.Rate != 10 {
+		t.Errorf("--per-shard: rate %v, %v; want 10 as given", p.Options.Rate, err)
+	}
+	// Every record of the shard once by default: its own records, not the store's.
+	p, err = NewPlan(plain, Options{URL: planURL, Shard: 0, Shards: 4})
+	if err != nil || p.Requests() != 3 {
+		t.Errorf("shard 0/4 of 10 sessions: %d requests, %v; want 3", p.Requests(), err)
+	}
+}
+
+func TestPlanShardRefusals(t *testing.T) {
+	plain := planStore(t, 3, false, nil, nil)
+	for _, tc := range []struct {
+		name   string
+		o      Options
+		option string
+		want   string
+	}{
+		{"index past N", Options{Shard: 3, Shards: 3}, "shard", "shard 3/3: want i/N"},
+		{"more shards than sessions", Options{Shard: 3, Shards: 4}, "shard", "the store has 3 sessions, so this shard has none"},
+		{"per-shard unsharded", Options{PerShard: true}, "per-shard", "only a sharded run"},
+		{"concurrency below shards", Options{Shard: 2, Shards: 3, Concurrency: 2}, "concurrency", "concurrency 2 over 3 shards leaves shard 2 none"},
+		{"start in the past", Options{StartAt: time.Now().Add(-90 * time.Second)}, "start-at", "was 1.5 minutes ago"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.o
+			o.URL = planURL
+			_, err := NewPlan(plain, o)
+			var oe *OptionError
+			if !errors.As(err, &oe) || oe.Option != tc.option || !strings.Contains(oe.Msg, tc.want) {
+				t.Fatalf("got %v, want an OptionError of %s saying %q", err, tc.option, tc.want)
+			}
+		})
+	}
+	// A start less than MaxStartLag ago is taken (and shows as lateness).
+	if _, err := NewPlan(plain, Options{URL: planURL, StartAt: time.Now().Add(-MaxStartLag / 2)}); err != nil {
+		t.Errorf("a start %s ago: %v", MaxStartLag/2, err)
+	}
+}
+
+// TestStartAtAndShardRecords: a sharded run with a start instant ahead
+// sends nothing before it, takes it as the schedule's zero (the first
+// sessions are intended at it exactly), and every record names its shard.
+func TestStartAtAndShardRecords(t *testing.T) {
+	url, _ := startMock(t, mock.Config{Fast: true})
+	st := singleTurns(t, 9, 0, func(int) []byte { return chatBody("q", 2, true) })
+	at := time.Now().Add(700 * time.Millisecond).Truncate(time.Microsecond)
+	var buf bytes.Buffer
+	_, err := Run(context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 6,
+		Shard: 2, Shards: 3, StartAt: at, Records: &buf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := decodeAll(t, &buf)
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want shard 2/3's 3 (sessions 2, 5, 8)", len(recs))
+	}
+	firstIntended := int64(math.MaxInt64)
+	for _, r := range recs {
+		if r.Record%3 != 2 || r.Shard != 2 || r.Shards != 3 {
+			t.Errorf("record %d of shard %d/%d in shard 2/3's run", r.Record, r.Shard, r.Shards)
+		}
+		if r.SentNS < at.UnixNano() || r.IntendedNS < at.UnixNano() {
+			t.Errorf("record %d sent at %d, intended %d: before the start %d", r.Record, r.SentNS, r.IntendedNS, at.UnixNano())
+		}
+		firstIntended = min(firstIntended, r.IntendedNS)
+	}
+	if firstIntended != at.UnixNano() {
+		t.Errorf("first intended %d, want the start instant %d", firstIntended, at.UnixNano())
+	}
+	if ri := recs[0].Run; ri == nil || ri.Shard != 2 || ri.Shards != 3 || !strings.Contains(ri.Offered, "concurrency 2 of 6") {
+		t.Errorf("run info %+v", ri)
+	}
+}
