@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aiperf/toolkit/lib/internal/units"
 )
 
 // Config holds the settings of a root's optional config file: one
@@ -59,35 +60,9 @@ func ParseConfig(name string, b []byte) (Config, error) {
 	return c, nil
 }
 
-// ParseSize reads a size: a number with an optional unit, decimal (k, M, G,
-// T, with or without a trailing B) or binary (Ki, Mi, Gi, Ti, with or
-// without B), as ccache writes them: "500M", "20GiB", "1.5T", "4096".
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
-		i++
-	}
-	num, unit := t[:i], strings.TrimSpace(t[i:])
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || num == "" {
-		return 0, fmt.Errorf("size %q: want a number with an optional unit (500M, 20GiB)", s)
-	}
-	mult := map[string]float64{
-		"": 1, "b": 1,
-		"k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
-		"ki": 1 << 10, "kib": 1 << 10, "mi": 1 << 20, "mib": 1 << 20,
-		"gi": 1 << 30, "gib": 1 << 30, "ti": 1 << 40, "tib": 1 << 40,
-	}[strings.ToLower(unit)]
-	if mult == 0 {
-		return 0, fmt.Errorf("size %q: unknown unit %q (k, M, G, T, Ki, Mi, Gi, Ti)", s, unit)
-	}
-	v := f * mult
-	if v >= math.MaxInt64 {
-		return 0, fmt.Errorf("size %q is too large", s)
-	}
-	return int64(v), nil
-}
+// ParseSize reads a size as every binary's flags do ("500M" is 500*10^6
+// bytes as in ccache, "20GiB" 20*2^30, "4096"): lib/internal/units.
+func ParseSize(s string) (int64, error) { return units.ParseSize(s) }
 
 // ParseAge reads a duration as time.ParseDuration does, plus a "d" (day) unit:
 // "30d", "12h", "1d12h".

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/internal/units"
 	"github.com/aiperf/toolkit/lib/mock"
 	"github.com/aiperf/toolkit/lib/tokenizer"
 	"github.com/urfave/cli/v2"
@@ -78,7 +78,7 @@ func (o *options) config() (mock.Config, error) {
 		dst  *time.Duration
 	}{{"--ttft", o.ttft, &cfg.TTFT}, {"--itl", o.itl, &cfg.ITL}, {"--ttft-jitter", o.ttftJitter, &cfg.TTFTJitter},
 		{"--itl-jitter", o.itlJitter, &cfg.ITLJitter}, {"--fault-delay", o.faultDelay, &cfg.FaultDelay}} {
-		v, err := ParseMS(d.s)
+		v, err := units.ParseMS(d.s)
 		if err != nil {
 			return cfg, fmt.Errorf("%s: %v", d.name, err)
 		}
@@ -116,22 +116,6 @@ func (o *options) config() (mock.Config, error) {
 		cfg.Tokenizer = t
 	}
 	return cfg, nil
-}
-
-// ParseMS reads a Go duration ("20ms", "1.5s") or a plain number of
-// milliseconds ("20", "0.5"), the unit the Python aiperf's flags use.
-func ParseMS(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	var d time.Duration
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		d = time.Duration(f * float64(time.Millisecond))
-	} else if d, err = time.ParseDuration(s); err != nil {
-		return 0, fmt.Errorf("%q is not a duration (20ms, 1.5s) or a number of milliseconds", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("%q is negative", s)
-	}
-	return d, nil
 }
 
 func serve(ctx context.Context, c *cli.Context, addr string, cfg mock.Config) error {

@@ -9,12 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
+	"github.com/aiperf/toolkit/lib/internal/units"
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/replay"
 	"github.com/aiperf/toolkit/lib/store"
@@ -126,23 +126,9 @@ func duration(name, s string) (time.Duration, error) {
 	return d, nil
 }
 
-// parseMS reads a Go duration ("20ms", "1.5s") or a plain number of
-// milliseconds ("20", "0.5"), the unit the Python aiperf's flags use.
-// (aiperf-mock's flags read the same; each binary keeps its own copy so
-// that neither imports the other.)
-func parseMS(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	var d time.Duration
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		d = time.Duration(f * float64(time.Millisecond))
-	} else if d, err = time.ParseDuration(s); err != nil {
-		return 0, fmt.Errorf("%q is not a duration (20ms, 1.5s) or a number of milliseconds", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("%q is negative", s)
-	}
-	return d, nil
-}
+// parseMS reads a duration flag by the one rule of every binary (a Go
+// duration or a number of milliseconds: lib/internal/units).
+func parseMS(s string) (time.Duration, error) { return units.ParseMS(s) }
 
 func percent(name string, v float64) (float64, error) {
 	if v < 0 || v > 100 {

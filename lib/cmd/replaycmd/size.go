@@ -2,31 +2,16 @@ package replaycmd
 
 import (
 	"errors"
-	"strconv"
-	"strings"
+
+	"github.com/aiperf/toolkit/lib/internal/units"
 )
 
-// parseSize reads a byte count with an optional KiB, MiB or GiB suffix
-// (K, M, G alike). (aiperf-pack reads --max-line the same; each binary
-// keeps its own copy so that neither imports the other.)
+// parseSize reads a positive byte count by the one rule of every binary
+// (k, M, G decimal; KiB, MiB, GiB binary: lib/internal/units).
 func parseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = t[:len(t)-len(u.suffix)], u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+	n, err := units.ParseSize(s)
 	if err != nil || n <= 0 {
 		return 0, errors.New("want a positive byte count such as 67108864 or 64MiB")
 	}
-	if n > (1<<62)/mult {
-		return 0, errors.New("too large")
-	}
-	return n * mult, nil
+	return n, nil
 }

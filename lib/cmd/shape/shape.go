@@ -27,6 +27,7 @@ import (
 
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/internal/units"
 	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/request"
 	"github.com/aiperf/toolkit/lib/trace"
@@ -353,28 +354,18 @@ func (r *PackRun) Check() (maxLine int, err error) {
 	return n, nil
 }
 
-// parseSize reads a byte count: digits with an optional K, KiB, M, MiB, G
-// or GiB suffix (all binary).
+// parseSize reads a positive byte count by the one rule of every binary
+// (k, M, G decimal; KiB, MiB, GiB binary: lib/internal/units), at most the
+// largest record a store holds.
 func parseSize(s string) (int, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := uint64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   uint64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = t[:len(t)-len(u.suffix)], u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseUint(strings.TrimSpace(t), 10, 63)
-	if err != nil || n == 0 {
+	n, err := units.ParseSize(s)
+	if err != nil || n <= 0 {
 		return 0, errors.New("want a positive byte count such as 268435456 or 256MiB")
 	}
-	if n > MaxRecordBytes/mult {
+	if uint64(n) > uint64(MaxRecordBytes) {
 		return 0, fmt.Errorf("more than %d bytes, the largest record a store holds", uint64(MaxRecordBytes))
 	}
-	return int(n * mult), nil
+	return int(n), nil
 }
 
 // PackRunFlags returns aiperf-pack's flags that are not in the key, bound to
