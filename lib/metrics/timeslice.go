@@ -70,6 +70,14 @@ type Slices struct {
 // ErrSliceDuration is returned for a window length that is not above zero.
 var ErrSliceDuration = errors.New("metrics: the slice duration must be above zero")
 
+// MaxSlices bounds the windows of a grid: each window that holds requests
+// keeps its own statistics in memory (see above).
+const MaxSlices = 10_000
+
+// ErrTooManySlices is returned when the run spans more than MaxSlices
+// windows of the duration asked.
+var ErrTooManySlices = errors.New("metrics: too many time slices")
+
 // sliceStart is the instant that places a record in a window: its send, or
 // for a request never sent, its end.
 func sliceStart(r *result.Record) int64 {
@@ -100,6 +108,10 @@ func SummarizeSlices(open func() (Source, io.Closer, error), o Options, d time.D
 	}
 	out.StartNS, out.EndNS = lo, hi
 	width := int64(d)
+	if nwin := (hi-lo)/width + 1; nwin > MaxSlices {
+		return nil, fmt.Errorf("%w: the run spans %v, %d windows of %v (at most %d; choose a longer duration)",
+			ErrTooManySlices, time.Duration(hi-lo), nwin, d, MaxSlices)
+	}
 	windows := make(map[int64]*summarizer)
 	var order []int64 // windows in the order their first record came
 	route := func(r *result.Record, pass int) (*summarizer, error) {
