@@ -14,8 +14,8 @@ import (
 // summarized like a whole run (every metric, exact statistics).
 //
 // The window rule is the Python aiperf's, as its MetricsAccumulator
-// (src/aiperf/metrics/accumulator.py, _compute_timeslices; tests in
-// tests/unit/metrics/test_accumulator_timeslices.py) draws them:
+// (src/aiperf/metrics/accumulator.py, _compute_timeslices, and its unit
+// tests of time slices) draws them:
 //
 //   - the grid starts at the earliest request start and its windows are
 //     [start + k*D, start + (k+1)*D); it has floor((end - start) / D) + 1
@@ -36,9 +36,12 @@ import (
 // accumulator's sweep does. Warmup requests are in no window.
 //
 // Cost: one pass over the records to find the grid, then the passes of
-// Summarize, shared by every window: each window's metrics hold their own
-// histograms (see stats.go), so memory grows with the number of windows
-// that hold requests (roughly 50 KiB per metric with values in a window).
+// Summarize, shared by every window. Each window's metrics keep their own
+// statistics (see stats.go): a metric with at most 256 values in a window
+// holds them (2 KiB), one with more a histogram (32 KiB and 6 KiB per
+// binary octave its values span), so memory grows with the windows that
+// hold requests; MaxSlices bounds them. Measured: 20,000 streamed requests
+// in 1,000 windows, 3 passes, 127 MB allocated in all, 2.5 s.
 
 // Slice is one window of a run and the summary of the requests that
 // started in it.
