@@ -6,6 +6,10 @@
 //   - Summarize computes a run's exact summary (avg, min, max, sum,
 //     population std and numpy's linear-interpolation p1..p99) from one or
 //     many records files in a few passes and bounded memory.
+//   - SummarizeSlices summarizes each time window of a run the same way
+//     (the Python aiperf's window rule), and WriteTimeslicesJSON and
+//     WriteTimeslicesCSV write profile_export_aiperf_timeslices.json and
+//     .csv; Slices.Percentiles gives a chart each window's p50 and p99.
 //   - Live aggregates records as they complete, in constant memory, for the
 //     progress line and the --max-error-rate gate; its percentiles carry a
 //     stated relative error bound (RelativeError).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"time"
 )
 
@@ -43,16 +44,9 @@ var jsonDeclared = []id{
 // left out. Each metric is {"unit", "avg", "p1".."p99", "min", "max",
 // "std"} in display units (a single value has "unit" and "avg" only).
 func WriteJSON(w io.Writer, s *Summary, run Run) error {
-	var cfg []byte
-	if len(run.InputConfig) > 0 {
-		var buf bytes.Buffer
-		if err := json.Indent(&buf, run.InputConfig, "  ", "  "); err != nil {
-			return errors.New("metrics: input config is not valid JSON: " + err.Error())
-		}
-		cfg = bytes.TrimSpace(buf.Bytes())
-		if len(cfg) == 0 || cfg[0] != '{' {
-			return errors.New("metrics: input config is not a JSON object")
-		}
+	cfg, err := indentConfig(run.InputConfig)
+	if err != nil {
+		return err
 	}
 	loc := run.Location
 	if loc == nil {
@@ -146,30 +140,61 @@ func WriteJSON(w io.Writer, s *Summary, run Run) error {
 		}
 	}
 	b = append(b, "\n}"...)
-	_, err := w.Write(b)
+	_, err = w.Write(b)
 	return err
 }
 
-func appendMetricJSON(b []byte, r *Result) []byte {
-	b = append(b, "{\n    \"unit\": "...)
+// indentConfig re-indents a run's input config for a field of the
+// top-level object; nil for none.
+func indentConfig(raw json.RawMessage) ([]byte, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "  ", "  "); err != nil {
+		return nil, errors.New("metrics: input config is not valid JSON: " + err.Error())
+	}
+	cfg := bytes.TrimSpace(buf.Bytes())
+	if len(cfg) == 0 || cfg[0] != '{' {
+		return nil, errors.New("metrics: input config is not a JSON object")
+	}
+	return cfg, nil
+}
+
+// appendMetricJSON appends r as a field's value of the top-level object.
+func appendMetricJSON(b []byte, r *Result) []byte { return appendMetricJSONAt(b, r, "\n  ") }
+
+// appendMetricJSONAt appends r as an object whose closing brace starts the
+// line nl ("\n" and the indent of the field that holds it).
+func appendMetricJSONAt(b []byte, r *Result, nl string) []byte {
+	in := nl + "  "
+	b = append(b, '{')
+	b = append(b, in...)
+	b = append(b, "\"unit\": "...)
 	b = appendString(b, r.Unit)
-	b = append(b, ",\n    \"avg\": "...)
+	field := func(name string) {
+		b = append(b, ',')
+		b = append(b, in...)
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, "\": "...)
+	}
+	field("avg")
 	b = appendFloat(b, r.Avg, true)
 	if !r.Single {
 		for i, p := range Percentiles {
-			b = append(b, ",\n    \"p"...)
-			b = appendInt(b, int64(p))
-			b = append(b, "\": "...)
+			field("p" + strconv.Itoa(int(p)))
 			b = appendFloat(b, r.P[i], true)
 		}
-		b = append(b, ",\n    \"min\": "...)
+		field("min")
 		b = appendFloat(b, r.Min, true)
-		b = append(b, ",\n    \"max\": "...)
+		field("max")
 		b = appendFloat(b, r.Max, true)
-		b = append(b, ",\n    \"std\": "...)
+		field("std")
 		b = appendFloat(b, r.Std, true)
 	}
-	return append(b, "\n  }"...)
+	b = append(b, nl...)
+	return append(b, '}')
 }
 
 func appendBool(b []byte, v bool) []byte {

@@ -164,6 +164,10 @@ type dist struct {
 	sq       acc // pass 2: sum of (x - mean)^2
 	mean     float64
 	h        *hist1
+	// small holds the values of pass 1 while there are at most smallMax
+	// of them (h is then nil): a metric with few values, as in a short time
+	// slice, is sorted at the end of pass 1 instead of costing a histogram.
+	small []float64
 
 	ranks    []int64           // wanted ranks, sorted, unique
 	resolved map[int64]float64 // rank -> value
@@ -185,10 +189,22 @@ func (d *dist) add1(v float64) {
 	d.n++
 	d.sum.add(v)
 	if d.h == nil {
+		if len(d.small) < smallMax {
+			d.small = append(d.small, v)
+			return
+		}
 		d.h = new(hist1)
+		for _, x := range d.small {
+			d.h.add(x, key(x))
+		}
+		d.small = nil
 	}
 	d.h.add(v, key(v))
 }
+
+// smallMax is how many values a dist keeps before it builds a histogram
+// (2 KiB, against 32 KiB for an empty histogram).
+const smallMax = 256
 
 // addN feeds a value in pass 2 and later.
 func (d *dist) addN(v float64, pass int) {
@@ -225,6 +241,14 @@ func (d *dist) afterPass1() {
 	}
 	slices.Sort(d.ranks)
 	d.ranks = slices.Compact(d.ranks)
+	if d.h == nil { // few values, all kept
+		slices.Sort(d.small)
+		for _, r := range d.ranks {
+			d.resolved[r] = d.small[r]
+		}
+		d.small = nil
+		return
+	}
 	// Walk the octaves in key order.
 	var cum int64
 	ri := 0

@@ -137,46 +137,106 @@ var ErrRecordsChanged = errors.New("metrics: the records changed between passes"
 // read once from a pipe must be spooled to a file first. Warmup records are
 // skipped.
 func Summarize(open func() (Source, io.Closer, error), o Options) (*Summary, error) {
+	s, err := newSummarizer(o)
+	if err != nil {
+		return nil, err
+	}
+	route := func(*result.Record, int) (*summarizer, error) { return s, nil }
+	all := func() []*summarizer { return []*summarizer{s} }
+	passes, err := runPasses(open, o.Budget, route, all)
+	if err != nil {
+		return nil, err
+	}
+	s.passes = passes
+	return s.summary(), nil
+}
+
+func newSummarizer(o Options) (*summarizer, error) {
 	ev, err := o.evaluator()
 	if err != nil {
 		return nil, err
 	}
-	s := &summarizer{o: o, ev: ev, errs: newErrTable(), late: newLateness(&o)}
-	budget := int64(o.Budget)
-	if budget <= 0 {
-		budget = 1 << 20
+	return &summarizer{o: o, ev: ev, errs: newErrTable(), late: newLateness(&o)}, nil
+}
+
+// runPasses reads the records open yields as many times as the exact
+// statistics of the summarizers need (see stats.go), handing each record to
+// the summarizer route picks (nil skips it). all lists the summarizers route
+// has made so far; the value budget (zero: 1<<20) is shared among them. It
+// returns the number of passes made.
+func runPasses(open func() (Source, io.Closer, error), budget int, route func(r *result.Record, pass int) (*summarizer, error), all func() []*summarizer) (int, error) {
+	b := int64(budget)
+	if b <= 0 {
+		b = 1 << 20
 	}
+	var records int64 // every record of pass 1, warmup included
 	for pass := 1; ; pass++ {
 		src, c, err := open()
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		n, err := s.run(src, pass)
+		n, err := readPass(src, pass, route)
 		if cerr := c.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		if pass == 1 {
-			s.records = n
-			s.afterPass1()
-		} else {
-			if n != s.records {
-				return nil, fmt.Errorf("%w: pass %d read %d records, pass 1 read %d", ErrRecordsChanged, pass, n, s.records)
+			records = n
+			for _, s := range all() {
+				s.afterPass1()
 			}
-			for _, d := range s.d {
-				if d != nil && !d.afterPass() {
-					return nil, fmt.Errorf("%w: a value count differs in pass %d", ErrRecordsChanged, pass)
+		} else {
+			if n != records {
+				return 0, fmt.Errorf("%w: pass %d read %d records, pass 1 read %d", ErrRecordsChanged, pass, n, records)
+			}
+			for _, s := range all() {
+				for _, d := range s.d {
+					if d != nil && !d.afterPass() {
+						return 0, fmt.Errorf("%w: a value count differs in pass %d", ErrRecordsChanged, pass)
+					}
 				}
 			}
 		}
-		s.passes = pass
-		if !plan(s.dists(), budget) && (pass >= 2 || !s.haveValues()) {
-			break
+		var ds []*dist
+		values := false
+		for _, s := range all() {
+			ds = append(ds, s.dists()...)
+			values = values || s.haveValues()
+		}
+		if !plan(ds, b) && (pass >= 2 || !values) {
+			return pass, nil
 		}
 	}
-	return s.summary(), nil
+}
+
+// readPass hands every record of src to its summarizer and returns how many
+// records it read.
+func readPass(src Source, pass int, route func(r *result.Record, pass int) (*summarizer, error)) (int64, error) {
+	var r result.Record
+	var x values
+	var n int64
+	for {
+		err := src.Next(&r)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
+		s, err := route(&r, pass)
+		if err != nil {
+			return n, err
+		}
+		if s == nil {
+			continue
+		}
+		if err := s.add(&r, &x, pass); err != nil {
+			return n, err
+		}
+	}
 }
 
 type summarizer struct {
@@ -185,11 +245,10 @@ type summarizer struct {
 	d      [numRecord]*dist
 	passes int
 
-	records int64 // every record of pass 1, warmup included
-	warmup  int64
-	valid   int64
-	failed  int64
-	cancel  int64
+	warmup int64
+	valid  int64
+	failed int64
+	cancel int64
 
 	good, oslMismatch, usageDisc    int64
 	itlZero, itlN                   int64
@@ -226,48 +285,37 @@ func (s *summarizer) haveValues() bool {
 	return false
 }
 
-func (s *summarizer) run(src Source, pass int) (int64, error) {
-	var r result.Record
-	var x values
-	var n int64
-	for {
-		err := src.Next(&r)
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-		n++
-		if r.Warmup() {
-			if pass == 1 {
-				s.warmup++
-			}
-			continue
-		}
-		s.ev.eval(&r, &x)
+// add takes one record in the given pass; x is scratch space.
+func (s *summarizer) add(r *result.Record, x *values, pass int) error {
+	if r.Warmup() {
 		if pass == 1 {
-			s.pass1(&r, &x)
-			continue
+			s.warmup++
 		}
-		for i := id(0); i < numRecord; i++ {
-			if x.ok(i) {
-				if s.d[i] == nil {
-					return n, fmt.Errorf("%w: %s has values only in pass %d", ErrRecordsChanged, defs[i].tag, pass)
-				}
-				s.d[i].addN(x.v[i], pass)
+		return nil
+	}
+	s.ev.eval(r, x)
+	if pass == 1 {
+		s.pass1(r, x)
+		return nil
+	}
+	for i := id(0); i < numRecord; i++ {
+		if x.ok(i) {
+			if s.d[i] == nil {
+				return fmt.Errorf("%w: %s has values only in pass %d", ErrRecordsChanged, defs[i].tag, pass)
 			}
-		}
-		if x.icl != nil {
-			d := s.d[mICL]
-			if d == nil {
-				return n, fmt.Errorf("%w: inter_chunk_latency has values only in pass %d", ErrRecordsChanged, pass)
-			}
-			for j := 1; j < len(x.icl); j++ {
-				d.addN(float64(x.icl[j]-x.icl[j-1]), pass)
-			}
+			s.d[i].addN(x.v[i], pass)
 		}
 	}
+	if x.icl != nil {
+		d := s.d[mICL]
+		if d == nil {
+			return fmt.Errorf("%w: inter_chunk_latency has values only in pass %d", ErrRecordsChanged, pass)
+		}
+		for j := 1; j < len(x.icl); j++ {
+			d.addN(float64(x.icl[j]-x.icl[j-1]), pass)
+		}
+	}
+	return nil
 }
 
 func (s *summarizer) pass1(r *result.Record, x *values) {

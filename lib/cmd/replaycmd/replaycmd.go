@@ -48,6 +48,8 @@ type options struct {
 	maxErrorRate           float64
 	goodput                string
 	quiet                  bool
+	sliceDuration          string
+	slice                  time.Duration // --slice-duration parsed
 }
 
 // New returns the aiperf-replay application.
@@ -106,6 +108,7 @@ func New() *cli.App {
 			&cli.Float64Flag{Name: "max-error-rate", Value: -1, Usage: "exit 1 when more than `PCT` percent of the profiling requests failed", Destination: &o.maxErrorRate},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` in display units, e.g. \"time_to_first_token:100 inter_token_latency:3.4\"", Destination: &o.goodput},
 			&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no summary table and no live line", Destination: &o.quiet},
+			sliceDurationFlag(&o.sliceDuration),
 		},
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
@@ -297,6 +300,9 @@ func runReplay(c *cli.Context, o *options) error {
 	if err != nil {
 		return base.UsageError("--goodput: %v", err)
 	}
+	if o.slice, err = parseSliceDuration(c, o.sliceDuration); err != nil {
+		return err
+	}
 	ro, err := o.replayOptions(c)
 	if err != nil {
 		return err
@@ -323,6 +329,11 @@ func runReplay(c *cli.Context, o *options) error {
 		return err
 	}
 	defer f.Abort()
+	if o.slice > 0 {
+		if err := checkTimeslicesDest(o.out); err != nil {
+			return err
+		}
+	}
 	plan.Options.Records = f
 	plan.Options.Cut = base.SecondSignal(c.Context)
 	plan.Options.Observe = live.observe
@@ -389,7 +400,14 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, m
 		InputConfig:  plan.Options.Config,
 		WasCancelled: stats.Interrupted,
 	}
+	slices, err := summarizeSlices(files, mo, o.slice)
+	if err != nil {
+		return err
+	}
 	if err := writeOutputs(o.out, sum, mo, run, files); err != nil {
+		return err
+	}
+	if err := writeTimeslices(o.out, slices, run); err != nil {
 		return err
 	}
 	if !o.quiet {
@@ -453,7 +471,7 @@ func createOutputs(dir, storePath string) (*atomicfile.File, string, error) {
 }
 
 func reportCommand() *cli.Command {
-	var out, goodput, streaming string
+	var out, goodput, streaming, sliceDuration string
 	var allowMissing bool
 	return &cli.Command{
 		Name:      "report",
@@ -474,10 +492,18 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "also write the export files into `DIR`", Destination: &out},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"`", Destination: &goodput},
 			&cli.StringFlag{Name: "streaming", Value: "auto", Usage: "streaming metrics (TTFT, ITL, ...): `auto` (from the records), true or false", Destination: &streaming},
+			sliceDurationFlag(&sliceDuration),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return base.UsageError("want at least one records file")
+			}
+			slice, err := parseSliceDuration(c, sliceDuration)
+			if err != nil {
+				return err
+			}
+			if slice > 0 && out == "" {
+				return base.UsageError("--slice-duration writes %s and .csv: it needs -o DIR", timeslicesJSONFile)
 			}
 			gp, err := parseGoodput(goodput)
 			if err != nil {
@@ -542,7 +568,14 @@ func reportCommand() *cli.Command {
 				if err := os.MkdirAll(out, 0o777); err != nil {
 					return err
 				}
+				slices, err := summarizeSlices(files, mo, slice)
+				if err != nil {
+					return err
+				}
 				if err := writeOutputs(out, sum, mo, reportRun(runs), files); err != nil {
+					return err
+				}
+				if err := writeTimeslices(out, slices, reportRun(runs)); err != nil {
 					return err
 				}
 			}
