@@ -94,8 +94,11 @@ type Step struct {
 	Errors       int64   `json:"errors"`
 	Good         int64   `json:"good"`          // meeting every SLO
 	GoodFraction float64 `json:"good_fraction"` // Good / Requests (failed requests are not good)
-	// Throughput is the achieved requests per second; SessionRate the
-	// achieved sessions per second (what the rate axis offers).
+	// Throughput is the achieved requests per second (aiperf's
+	// request_throughput: requests over the span from the first send to
+	// the last end); SessionRate the sessions per second completed at
+	// steady state (aiperf-replay: in the middle 80 % of the step's
+	// completions, ramp-up and drain left out), the unit of the rate axis.
 	Throughput  float64 `json:"throughput"`
 	SessionRate float64 `json:"session_rate"`
 	TTFT        Pctl    `json:"time_to_first_token_ms"`
