@@ -3,8 +3,10 @@ package sweep
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"slices"
 
@@ -40,20 +42,42 @@ func LoadState(path string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseState(b, path)
+}
+
+// ParseState decodes a sweep.json; errors name the file (name), the line
+// and the field.
+func ParseState(b []byte, name string) (*State, error) {
 	var s State
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+	if err := json.Unmarshal(b, &s); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("%s line %d: %v", name, lineAt(b, se.Offset), err)
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("%s line %d: field %s: want a %v, got a JSON %s", name, lineAt(b, te.Offset), te.Field, te.Type, te.Value)
+		}
+		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	if s.V != StateVersion {
-		return nil, fmt.Errorf("%s: field v: version %d, want %d", path, s.V, StateVersion)
+		return nil, fmt.Errorf("%s: field v: version %d, want %d", name, s.V, StateVersion)
 	}
 	for i, st := range s.Steps {
 		if st.N != i+1 {
-			return nil, fmt.Errorf("%s: steps[%d]: field step: %d, want %d", path, i, st.N, i+1)
+			return nil, fmt.Errorf("%s: field steps[%d].step: %d, want %d", name, i, st.N, i+1)
+		}
+		if !(st.Load > 0) || math.IsInf(st.Load, 0) {
+			return nil, fmt.Errorf("%s: field steps[%d].load: %v, want a number above 0", name, i, st.Load)
 		}
 	}
 	return &s, nil
+}
+
+// lineAt is the line (from 1) of byte offset off in b.
+func lineAt(b []byte, off int64) int {
+	off = min(max(off, 0), int64(len(b)))
+	return 1 + bytes.Count(b[:off], []byte{'\n'})
 }
 
 // Save writes s to path atomically.
