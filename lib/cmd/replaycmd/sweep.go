@@ -56,10 +56,10 @@ func sweepCommand() *cli.Command {
 			"interpolation gains little and stalls.\n\n" +
 			"Each step sends --step-requests profiling requests (or runs --step-duration) after --warmup requests,\n" +
 			"on the store's sessions in order from the first, going around the store when it runs out; the\n" +
-			"synchronous probe sends a fifth of that (at least 20), the throughput probe no warmup (at full concurrency it\n" +
-			"would only stretch the measured span). A step the client could not offer (its own send lateness\n" +
-			"p99 above --max-lateness, or on the rate axis the --max-concurrency ceiling delaying starts) is\n" +
-			"marked \"not offered\" and never counts as a pass. The throughput probe's rate is the completion rate\n" +
+			"synchronous probe sends a fifth of that (at least 20). A closed-loop step of C sessions warms up\n" +
+			"with at least C requests (its first C sends, all due at once, go out in a burst). A step the client\n" +
+			"could not offer (its own send lateness p99 above --max-lateness, or on the rate axis the\n" +
+			"--max-concurrency ceiling delaying starts) is marked \"not offered\" and never counts as a pass. The throughput probe's rate is the completion rate\n" +
 			"in the middle 80% of its replies (ramp-up and drain left out).\n\n" +
 			"Writes DIR/sweep.json (the settings, every step with its load, achieved throughput, good fraction,\n" +
 			"TTFT/ITL/latency p50 and p99 and verdict, and the answer with its bracket) after every step, and the\n" +
@@ -278,11 +278,17 @@ func (r *sweepRun) step(ctx context.Context, p sweep.Probe) (sweep.Step, error) 
 			ro.Duration = max(r.duration/5, min(r.duration, time.Second))
 		}
 	}
-	if p.Kind == sweep.KindThroughput {
-		// Every session of a closed loop at full concurrency goes at once:
-		// warmup requests would only take slots from the measured ones and
-		// stretch their span (the rate would read low by warmup/(warmup+N)).
+	switch {
+	case p.Kind == sweep.KindThroughput && o.by == sweep.ByRate:
+		// Only its completion rate is used (steadyRate), which the
+		// warmup's replies would not change.
 		ro.Warmup = 0
+	case ro.Schedule == replay.ScheduleConcurrency:
+		// A closed loop's first C sends are all due at its start: a client
+		// gets them out in a burst, late by the burst's length, which
+		// says nothing about keeping C in flight afterwards. They go in
+		// the warmup, which is not judged.
+		ro.Warmup = max(ro.Warmup, int64(ro.Concurrency))
 	}
 	if ro.Duration > 0 {
 		ro.RequestCount = 0
