@@ -91,6 +91,8 @@ func TestScript(t *testing.T) {
 			"mknode":     cmdMknode,
 			"filetype":   cmdFileType,
 			"signal":     cmdSignal,
+			"capmock":    cmdCapMock,
+			"jsonnear":   cmdJSONNear,
 		},
 	})
 }

@@ -78,6 +78,16 @@ type Config struct {
 	// reasoning_content (counted in the token budget, reported as
 	// usage.completion_tokens_details.reasoning_tokens).
 	ReasoningTokens int
+
+	// Slots, when above 0, is how many requests are decoded at once; the
+	// others wait in FIFO order, and the wait shows in their TTFT. See
+	// slots.go for the capacity this gives.
+	Slots int
+	// TokenRate, when above 0, is each slot's decode speed in tokens per
+	// second: every token, the first included, takes 1/TokenRate (it
+	// replaces ITL; the first token is due TTFT + 1/TokenRate after
+	// admission).
+	TokenRate float64
 }
 
 // Stats counts what the server did.
@@ -97,6 +107,7 @@ type Server struct {
 	counts  *countCache
 	start   int64 // unix seconds, for "created"
 	sleeper *pace.Sleeper
+	slots   *slots // nil without Config.Slots
 
 	requests, errors, faults, tokens, bad atomic.Int64
 }
@@ -121,6 +132,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.TTFT < 0 || cfg.ITL < 0 || cfg.TTFTJitter < 0 || cfg.ITLJitter < 0 || cfg.ReasoningTokens < 0 {
 		return nil, fmt.Errorf("mock: negative latency or token count")
 	}
+	if cfg.Slots < 0 || cfg.TokenRate < 0 || cfg.TokenRate != cfg.TokenRate {
+		return nil, fmt.Errorf("mock: negative slots or token rate")
+	}
+	if step := cfg.decodeStep(); step > 0 {
+		cfg.ITL = step
+	}
 	if cfg.Model == "" {
 		cfg.Model = "mock-model"
 	}
@@ -131,6 +148,9 @@ func New(cfg Config) (*Server, error) {
 		counts:  newCountCache(cfg.Tokenizer),
 		start:   time.Now().Unix(),
 		sleeper: pace.NewSleeper(mono),
+	}
+	if cfg.Slots > 0 {
+		s.slots = newSlots(cfg.Slots)
 	}
 	return s, nil
 }

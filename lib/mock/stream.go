@@ -111,7 +111,12 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 	if fault == FaultSlowHeaders && !s.sleepUntil(ctx, arrived.Add(s.cfg.FaultDelay)) {
 		return
 	}
-	clock := s.schedule(arrived, &rg)
+	start, release, ok := s.admit(ctx, arrived)
+	if !ok {
+		return
+	}
+	clock := s.schedule(start, &rg)
+	defer func() { release(clock.end(reply.tokens)) }()
 	if q.stream {
 		// Headers go first, as a server answers before its prefill; the
 		// prompt is counted within the time to first token.
@@ -199,7 +204,7 @@ type tokenClock struct {
 func (s *Server) schedule(arrived time.Time, rg *rng) *tokenClock {
 	c := &tokenClock{fast: s.cfg.Fast, itl: s.cfg.ITL, jit: s.cfg.ITLJitter, rg: rng{x: rg.next()}}
 	if !c.fast {
-		c.first = arrived.Add(s.cfg.TTFT + rg.jitter(s.cfg.TTFTJitter))
+		c.first = arrived.Add(s.cfg.TTFT + s.cfg.decodeStep() + rg.jitter(s.cfg.TTFTJitter))
 	}
 	return c
 }

@@ -370,11 +370,19 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 	interrupted := atomic.Bool{}
 	ctxDone := make(chan struct{})
 	go func() {
-		select {
-		case <-ctx.Done():
-			interrupted.Store(true)
-			r.stop()
-		case <-ctxDone:
+		stop := r.o.Stop
+		for {
+			select {
+			case <-ctx.Done():
+				interrupted.Store(true)
+				r.stop()
+				return
+			case <-stop: // as Duration ends a run: not an interrupt
+				r.stop()
+				stop = nil
+			case <-ctxDone:
+				return
+			}
 		}
 	}()
 	if r.o.Duration > 0 {

@@ -86,6 +86,10 @@ type Options struct {
 	// requests in flight are cut and recorded as cancelled, and Run returns
 	// with everything recorded. nil: never.
 	Cut <-chan struct{}
+	// Stop, when closed, stops sending as Duration does (requests in
+	// flight get the grace period; the run is not interrupted): a watcher
+	// of the run (aiperf-replay --stop-on-saturation) ends it. nil: never.
+	Stop <-chan struct{}
 
 	CancelRate  float64       // fraction of requests cancelled on purpose, in [0, 1]
 	CancelAfter time.Duration // how long after a cancelled request is fully written it is cut

@@ -26,6 +26,8 @@ type options struct {
 	fault, faultDelay                string
 	tokenizer, model                 string
 	reasoning                        int
+	slots                            int
+	tokenRate                        float64
 }
 
 // New returns the aiperf-mock application.
@@ -40,7 +42,10 @@ func New() *cli.App {
 			"prompt tokens with the tokenizer. Latencies take a Go duration (20ms, 1.5s) or a number of ms.\n\n" +
 			"Faults (--fault): reset (reset the connection mid-stream), stall (stop sending mid-stream for\n" +
 			"--fault-delay), malformed (one chunk of truncated JSON), slow-headers (wait --fault-delay before the\n" +
-			"headers), 429, 503. A request header X-Mock-Fault: MODE selects a fault for that request alone.",
+			"headers), 429, 503. A request header X-Mock-Fault: MODE selects a fault for that request alone.\n\n" +
+			"Capacity: --slots N decodes N requests at once and queues the rest (FIFO; the wait is part of TTFT);\n" +
+			"--token-rate R makes every token take 1/R, so a reply of n tokens holds its slot S = ttft + n/R and the\n" +
+			"server completes at most N/S requests per second (N*R/n with --ttft 0).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "`ADDR` to listen on (port 0 picks a free port)", Destination: &o.listen},
 			&cli.StringFlag{Name: "ttft", Value: "20ms", Usage: "time to first token", Destination: &o.ttft},
@@ -55,6 +60,8 @@ func New() *cli.App {
 			&cli.StringFlag{Name: "fault-delay", Value: "2s", Usage: "how long slow-headers waits and stall stalls", Destination: &o.faultDelay},
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "`builtin` (Qwen3), none (4 bytes a token), or a tokenizer.json path", Destination: &o.tokenizer},
 			&cli.StringFlag{Name: "model", Value: "mock-model", Usage: "model `NAME` listed by /v1/models", Destination: &o.model},
+			&cli.IntFlag{Name: "slots", Usage: "decode at most `N` requests at once; the others wait in FIFO order (the wait shows in TTFT); 0: no limit", Destination: &o.slots},
+			&cli.Float64Flag{Name: "token-rate", Usage: "decode `R` tokens per second per slot (replaces --itl; the first token is due --ttft + 1/R after admission)", Destination: &o.tokenRate},
 			&cli.IntFlag{Name: "reasoning-tokens", Usage: "send the first `N` tokens of each chat reply as reasoning_content", Destination: &o.reasoning},
 		},
 		Action: func(c *cli.Context) error {
@@ -71,7 +78,14 @@ func New() *cli.App {
 }
 
 func (o *options) config() (mock.Config, error) {
-	cfg := mock.Config{Fast: o.fast, Seed: o.seed, Fault: o.fault, Model: o.model, ReasoningTokens: o.reasoning}
+	cfg := mock.Config{Fast: o.fast, Seed: o.seed, Fault: o.fault, Model: o.model, ReasoningTokens: o.reasoning,
+		Slots: o.slots, TokenRate: o.tokenRate}
+	if o.slots < 0 {
+		return cfg, errors.New("--slots must not be negative")
+	}
+	if o.tokenRate < 0 || o.tokenRate != o.tokenRate {
+		return cfg, errors.New("--token-rate must not be negative")
+	}
 	for _, d := range []struct {
 		name string
 		s    string

@@ -50,6 +50,8 @@ type options struct {
 	quiet                  bool
 	sliceDuration          string
 	slice                  time.Duration // --slice-duration parsed
+	stopOnSaturation       bool
+	saturationWindow       string
 }
 
 // New returns the aiperf-replay application.
@@ -109,11 +111,13 @@ func New() *cli.App {
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` in display units, e.g. \"time_to_first_token:100 inter_token_latency:3.4\"", Destination: &o.goodput},
 			&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no summary table and no live line", Destination: &o.quiet},
 			sliceDurationFlag(&o.sliceDuration),
+			&cli.BoolFlag{Name: "stop-on-saturation", Usage: "stop sending once the server is saturated (over --saturation-window it completes 10% fewer requests than were sent while the backlog grows steadily, or more than 10% of completions fail); the run is written and exits 1", Destination: &o.stopOnSaturation},
+			&cli.StringFlag{Name: "saturation-window", Value: "30s", Usage: "--stop-on-saturation judges the last `D` of the run (never before D has passed)", Destination: &o.saturationWindow},
 		},
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
 		},
-		Commands: []*cli.Command{reportCommand()},
+		Commands: []*cli.Command{reportCommand(), sweepCommand()},
 	}
 }
 
@@ -303,6 +307,10 @@ func runReplay(c *cli.Context, o *options) error {
 	if o.slice, err = parseSliceDuration(c, o.sliceDuration); err != nil {
 		return err
 	}
+	satWindow, err := o.saturationOptions(c)
+	if err != nil {
+		return err
+	}
 	ro, err := o.replayOptions(c)
 	if err != nil {
 		return err
@@ -344,9 +352,17 @@ func runReplay(c *cli.Context, o *options) error {
 	}
 	plan.Options.Config = o.inputConfig(storePath, plan.Schedule)
 
+	var sat *saturationWatch
+	if o.stopOnSaturation {
+		sat = watchSaturation(c.Context, w, plan, satWindow)
+	}
 	live.start()
 	stats, runErr := plan.Run(c.Context)
 	live.stop()
+	saturated := ""
+	if sat != nil {
+		saturated = sat.end()
+	}
 	if stats == nil { // nothing was sent: the server was not there
 		return base.UsageError("%v", runErr)
 	}
@@ -361,6 +377,9 @@ func runReplay(c *cli.Context, o *options) error {
 	}
 	if stats.Interrupted {
 		return c.Context.Err()
+	}
+	if saturated != "" {
+		return base.No("stopped early: the server is saturated (--stop-on-saturation)")
 	}
 	return nil
 }

@@ -151,6 +151,9 @@ func (o *options) inputConfig(storePath string, schedule string) json.RawMessage
 		"api_key_env":   o.apiKeyEnv,
 		"header_names":  headerNames(o.headers.Value()),
 	}
+	if o.stopOnSaturation {
+		cfg["stop_on_saturation"] = o.saturationWindow
+	}
 	b, _ := json.Marshal(cfg)
 	return b
 }

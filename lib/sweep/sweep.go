@@ -1,0 +1,350 @@
+// Package sweep searches for the highest offered load at which a server
+// still meets its service level objectives: the capacity under an SLO.
+//
+// A Search runs steps through a Runner (aiperf-replay's runs the replay
+// engine; tests use a function of the load). It bounds the range with two
+// probes, then bisects it:
+//
+//  1. a synchronous probe: one session at a time (concurrency 1). If even
+//     that misses the SLOs, no load meets them and the search ends.
+//  2. a throughput probe: MaxConcurrency sessions in flight, the most the
+//     server completes. On the concurrency axis this is a load point like
+//     any other (a pass there ends the search: the SLOs hold at the
+//     ceiling); on the rate axis its achieved session rate is the upper
+//     end of the range, since no arrival rate above what the server
+//     completes flat out is sustainable, and the synchronous probe's
+//     achieved rate is the lower end.
+//  3. bisection in log space (the geometric mean of the bracket) until the
+//     bracket [highest pass, lowest fail] is within Tolerance (hi/lo - 1),
+//     or MaxSteps steps ran.
+//
+// Why bisection in log space: the tolerance is relative, and the range can
+// span orders of magnitude (one session against hundreds), so halving
+// log(hi/lo) meets it in a number of steps known in advance,
+// ⌈log2(ln(hi/lo)/ln(1+Tolerance))⌉, whatever the shape of the curve. The
+// good fraction is a cliff (about 1 below saturation, falling fast past
+// it), so interpolating on it (regula falsi, vLLM's PCHIP on rate) gains
+// little: its slope is near 0 on one side and near vertical on the other,
+// one-sided updates stall, and the noise of a short step moves the
+// interpolated point more than the bracket. Bisection needs only the
+// verdict, which is what the user asked about.
+//
+// A step the client could not offer (it fell behind its schedule, or the
+// concurrency ceiling held sends back) is marked and counted as a failure:
+// the load it claims was not what the server saw, so it can never be the
+// answer.
+//
+// The search is deterministic given the steps' verdicts, so a search
+// given the steps of an earlier one (Search.Prior) asks for the same loads
+// in the same order and reuses each finished step instead of running it
+// again: a sweep interrupted after k steps resumes at step k+1.
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Load axes.
+const (
+	ByRate        = "rate"        // sessions started per second (open loop)
+	ByConcurrency = "concurrency" // sessions in flight (closed loop)
+)
+
+// Step kinds.
+const (
+	KindSynchronous = "synchronous"
+	KindThroughput  = "throughput"
+	KindSearch      = "search"
+)
+
+// Verdicts.
+const (
+	Pass       = "pass"
+	Fail       = "fail"
+	NotOffered = "not offered"
+)
+
+// Probe is a step the search asks for.
+type Probe struct {
+	N    int     // step number, from 1
+	Kind string  // KindSynchronous, KindThroughput or KindSearch
+	By   string  // the schedule of the step: ByConcurrency for the probes, the axis for a search step
+	Load float64 // sessions/s (ByRate) or sessions in flight (ByConcurrency)
+}
+
+// Pctl is a metric's median and 99th percentile, in ms.
+type Pctl struct {
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+}
+
+// Step is a measured step. The Runner fills in the measurements; the
+// search adds the probe's fields and the verdict.
+type Step struct {
+	N    int     `json:"step"`
+	Kind string  `json:"kind"`
+	By   string  `json:"by"`
+	Load float64 `json:"load"` // offered, in the axis unit of By
+	Dir  string  `json:"dir,omitempty"`
+
+	Requests     int64   `json:"requests"` // profiling requests with a record
+	Errors       int64   `json:"errors"`
+	Good         int64   `json:"good"`          // meeting every SLO
+	GoodFraction float64 `json:"good_fraction"` // Good / Requests (failed requests are not good)
+	// Throughput is the achieved requests per second (aiperf's
+	// request_throughput: requests over the span from the first send to
+	// the last end); SessionRate the sessions per second completed at
+	// steady state (aiperf-replay: in the middle 80 % of the step's
+	// completions, ramp-up and drain left out), the unit of the rate axis.
+	Throughput  float64 `json:"throughput"`
+	SessionRate float64 `json:"session_rate"`
+	TTFT        Pctl    `json:"time_to_first_token_ms"`
+	ITL         Pctl    `json:"inter_token_latency_ms"`
+	Latency     Pctl    `json:"request_latency_ms"`
+	LatenessP99 float64 `json:"send_lateness_p99_ms"` // the client's own lateness, ceiling waits left out
+	ElapsedSec  float64 `json:"elapsed_s"`
+
+	// Unoffered, when not "", says why the client could not offer the
+	// load (the step is then never a pass).
+	Unoffered string `json:"not_offered,omitempty"`
+	Verdict   string `json:"verdict"`
+}
+
+// Runner runs one step.
+type Runner interface {
+	Run(ctx context.Context, p Probe) (Step, error)
+}
+
+// RunnerFunc adapts a function to a Runner.
+type RunnerFunc func(ctx context.Context, p Probe) (Step, error)
+
+// Run calls f.
+func (f RunnerFunc) Run(ctx context.Context, p Probe) (Step, error) { return f(ctx, p) }
+
+// Answer is what a search found.
+type Answer struct {
+	// Found reports that some load met the SLOs; Load is the highest
+	// such load tested (or, on the rate axis, the synchronous probe's
+	// rate when no search step passed).
+	Found bool    `json:"found"`
+	By    string  `json:"by"`
+	Load  float64 `json:"load"`
+	// Lo and Hi bracket the capacity: Lo met the SLOs, Hi did not (Hi 0:
+	// nothing above Lo failed, as when the SLOs hold at the ceiling).
+	Lo, Hi float64 `json:"-"`
+	// Bracket is [Lo, Hi] for the JSON.
+	Bracket [2]float64 `json:"bracket"`
+	// Converged reports that the bracket is within the tolerance (else
+	// MaxSteps ended the search).
+	Converged bool `json:"converged"`
+	// Limit says what bounds the answer: "slo" (a step above it missed
+	// the SLOs), "client" (a step above it could not be offered),
+	// "throughput" (the throughput probe's rate, the most the server
+	// completes), "ceiling" (the SLOs hold at MaxConcurrency) or "none"
+	// (even the synchronous probe missed them).
+	Limit string `json:"limited_by"`
+	Steps int    `json:"steps"`
+	Note  string `json:"note"`
+}
+
+// Search is a capacity search.
+type Search struct {
+	By             string  // ByRate or ByConcurrency
+	MinGood        float64 // fraction of requests that must meet every SLO, in (0, 1]
+	Tolerance      float64 // relative width of the final bracket, > 0
+	MaxSteps       int     // steps in all, the probes included (at least 3)
+	MaxConcurrency int     // the throughput probe's concurrency, and the rate steps' ceiling
+	// Prior are the steps of an earlier run of this search, reused in
+	// order while they match what the search asks for.
+	Prior []Step
+	// OnStep, when set, is called with every step as it is decided
+	// (reused ones included), e.g. to save the state and print a line.
+	OnStep func(s Step, reused bool) error
+}
+
+// Check refuses settings the search cannot run with.
+func (s *Search) Check() error {
+	switch {
+	case s.By != ByRate && s.By != ByConcurrency:
+		return fmt.Errorf("by %q: want rate or concurrency", s.By)
+	case !(s.MinGood > 0 && s.MinGood <= 1):
+		return errors.New("min-good: want a percentage above 0 and at most 100")
+	case !(s.Tolerance > 0) || math.IsInf(s.Tolerance, 0):
+		return errors.New("tolerance: want a percentage above 0")
+	case s.MaxSteps < 3:
+		return errors.New("max-steps: want at least 3 (two probes and one search step)")
+	case s.MaxConcurrency < 1:
+		return errors.New("max-concurrency: want at least 1")
+	}
+	return nil
+}
+
+// Run runs the search and returns every step (reused ones included) and
+// the answer.
+func (s *Search) Run(ctx context.Context, r Runner) ([]Step, Answer, error) {
+	if err := s.Check(); err != nil {
+		return nil, Answer{}, err
+	}
+	var steps []Step
+	step := func(kind, by string, load float64) (Step, error) {
+		p := Probe{N: len(steps) + 1, Kind: kind, By: by, Load: load}
+		var st Step
+		reused := false
+		if i := p.N - 1; i < len(s.Prior) && s.Prior[i].Kind == kind && s.Prior[i].By == by && sameLoad(s.Prior[i].Load, load) {
+			st, reused = s.Prior[i], true
+		} else {
+			s.Prior = nil // diverged (or past the end): nothing later is reusable
+			var err error
+			st, err = r.Run(ctx, p)
+			if err != nil {
+				return st, err
+			}
+		}
+		st.N, st.Kind, st.By, st.Load = p.N, kind, by, load
+		st.Verdict = s.verdict(&st)
+		steps = append(steps, st)
+		if s.OnStep != nil {
+			if err := s.OnStep(st, reused); err != nil {
+				return st, err
+			}
+		}
+		return st, nil
+	}
+	ans := Answer{By: s.By}
+	finish := func() ([]Step, Answer, error) {
+		ans.Steps = len(steps)
+		ans.Bracket = [2]float64{ans.Lo, ans.Hi}
+		return steps, ans, nil
+	}
+
+	sync, err := step(KindSynchronous, ByConcurrency, 1)
+	if err != nil {
+		return steps, ans, err
+	}
+	if sync.Verdict != Pass {
+		ans.Limit = "none"
+		ans.Note = "even one session at a time misses the SLOs (" + sync.Verdict + ")"
+		if sync.Unoffered != "" {
+			ans.Note = "the synchronous probe could not be offered: " + sync.Unoffered
+		}
+		if s.By == ByConcurrency {
+			ans.Hi = 1
+		} else {
+			ans.Hi = sync.SessionRate
+		}
+		return finish()
+	}
+	thr, err := step(KindThroughput, ByConcurrency, float64(s.MaxConcurrency))
+	if err != nil {
+		return steps, ans, err
+	}
+
+	var lo, hi float64 // lo passed; hi failed (or is the throughput bound)
+	hiLimit := ""
+	switch s.By {
+	case ByConcurrency:
+		lo, hi = 1, float64(s.MaxConcurrency)
+		if thr.Verdict == Pass {
+			ans.Found, ans.Load, ans.Lo, ans.Limit = true, hi, hi, "ceiling"
+			ans.Converged = true
+			ans.Note = fmt.Sprintf("the SLOs hold at the ceiling of %d sessions in flight (--max-concurrency)", s.MaxConcurrency)
+			return finish()
+		}
+		hiLimit = limitOf(thr)
+	case ByRate:
+		lo, hi = sync.SessionRate, thr.SessionRate
+		hiLimit = "throughput"
+		if !(lo > 0) || !(hi > lo) {
+			// A server with no parallelism: one session at a time is all it does.
+			ans.Found, ans.Load, ans.Lo, ans.Hi, ans.Limit = true, lo, lo, hi, "throughput"
+			ans.Converged = true
+			ans.Note = "the throughput probe completed no more sessions per second than the synchronous one"
+			return finish()
+		}
+	}
+	passedSearch := false
+	for !s.narrow(lo, hi) && len(steps) < s.MaxSteps {
+		mid := s.mid(lo, hi)
+		st, err := step(KindSearch, s.By, mid)
+		if err != nil {
+			return steps, ans, err
+		}
+		if st.Verdict == Pass {
+			lo, passedSearch = mid, true
+		} else {
+			hi, hiLimit = mid, limitOf(st)
+		}
+	}
+	ans.Found, ans.Load, ans.Lo, ans.Hi, ans.Limit = true, lo, lo, hi, hiLimit
+	ans.Converged = s.narrow(lo, hi)
+	switch {
+	case s.By == ByRate && !passedSearch:
+		ans.Note = "no rate step met the SLOs: the answer is the synchronous probe's session rate"
+	case !ans.Converged:
+		ans.Note = fmt.Sprintf("--max-steps %d ended the search before the bracket was within the tolerance", s.MaxSteps)
+	}
+	return finish()
+}
+
+func limitOf(st Step) string {
+	if st.Verdict == NotOffered {
+		return "client"
+	}
+	return "slo"
+}
+
+// verdict judges a step.
+func (s *Search) verdict(st *Step) string {
+	switch {
+	case st.Unoffered != "":
+		return NotOffered
+	case st.Requests > 0 && st.GoodFraction >= s.MinGood:
+		return Pass
+	}
+	return Fail
+}
+
+// narrow reports that the bracket is within the tolerance (for
+// concurrency, also when no integer lies between).
+func (s *Search) narrow(lo, hi float64) bool {
+	if s.By == ByConcurrency && hi-lo <= 1 {
+		return true
+	}
+	return hi <= lo*(1+s.Tolerance)
+}
+
+// mid is the next load to test: the geometric mean of the bracket
+// (rounded, strictly inside it, for concurrency).
+func (s *Search) mid(lo, hi float64) float64 {
+	m := math.Sqrt(lo * hi)
+	if s.By == ByConcurrency {
+		m = math.Round(m)
+		m = max(m, lo+1)
+		m = min(m, hi-1)
+		return m
+	}
+	// Three significant digits make steps readable and resumable; stay
+	// strictly inside the bracket.
+	r := roundSig(m, 4)
+	if r > lo && r < hi {
+		return r
+	}
+	return m
+}
+
+func roundSig(x float64, digits int) float64 {
+	if x == 0 {
+		return 0
+	}
+	e := math.Pow(10, float64(digits)-math.Ceil(math.Log10(math.Abs(x))))
+	return math.Round(x*e) / e
+}
+
+// sameLoad compares loads as saved and read back (JSON keeps float64
+// exactly; the tolerance covers a hand-edited file).
+func sameLoad(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b))
+}

@@ -1,0 +1,274 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// fake is a server whose good fraction is a known function of the load:
+// every request meets the SLOs up to threshold, none above it (on the
+// concurrency axis, and on the rate axis for search steps). The client can
+// offer at most clientMax on the search axis. It counts the steps it ran.
+type fake struct {
+	syncRate, maxRate float64 // sessions/s the probes achieve
+	threshold         float64
+	clientMax         float64 // 0: no limit
+	syncFails         bool
+	runs              int
+}
+
+func (f *fake) Run(_ context.Context, p Probe) (Step, error) {
+	f.runs++
+	st := Step{Requests: 100, Throughput: 1}
+	good := p.Load <= f.threshold
+	switch p.Kind {
+	case KindSynchronous:
+		st.SessionRate = f.syncRate
+		good = !f.syncFails
+	case KindThroughput:
+		st.SessionRate = f.maxRate
+	}
+	if p.Kind == KindSearch && f.clientMax > 0 && p.Load > f.clientMax {
+		st.Unoffered = fmt.Sprintf("send lateness p99 above the limit at %g", p.Load)
+		good = true // the SLOs held, but the load was not what was asked
+	}
+	if good {
+		st.Good, st.GoodFraction = 100, 1
+	}
+	return st, nil
+}
+
+func search(by string) *Search {
+	return &Search{By: by, MinGood: 0.95, Tolerance: 0.05, MaxSteps: 30, MaxConcurrency: 512}
+}
+
+// TestConvergesRate: on the rate axis the search ends with a bracket
+// within the tolerance around the threshold, in the number of steps
+// bisection in log space promises.
+func TestConvergesRate(t *testing.T) {
+	for _, th := range []float64{5.5, 7, 13.3, 40, 61.2, 99} {
+		f := &fake{syncRate: 5, maxRate: 100, threshold: th}
+		s := search(ByRate)
+		steps, ans, err := s.Run(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ans.Found || !ans.Converged || ans.Limit != "slo" && !(ans.Limit == "throughput" && ans.Hi == 100) {
+			t.Fatalf("threshold %v: answer %+v, want found, converged, limited by the SLO (or the throughput bound)", th, ans)
+		}
+		if !(ans.Lo <= th && th < ans.Hi) || ans.Hi > ans.Lo*1.05 {
+			t.Errorf("threshold %v: bracket [%v, %v] does not hold it within 5%%", th, ans.Lo, ans.Hi)
+		}
+		if ans.Load != ans.Lo {
+			t.Errorf("threshold %v: answer %v, want the bracket's low end %v", th, ans.Load, ans.Lo)
+		}
+		// ⌈log2(ln 20 / ln 1.05)⌉ = 6 search steps after the two probes.
+		if want := 2 + int(math.Ceil(math.Log2(math.Log(100.0/5)/math.Log(1.05)))); len(steps) > want {
+			t.Errorf("threshold %v: %d steps, want at most %d", th, len(steps), want)
+		}
+		if f.runs != len(steps) || ans.Steps != len(steps) {
+			t.Errorf("threshold %v: %d runs, %d steps, answer says %d", th, f.runs, len(steps), ans.Steps)
+		}
+		for _, st := range steps {
+			if st.Kind == KindSearch && (st.Verdict == Pass) != (st.Load <= th) {
+				t.Errorf("threshold %v: step %d at %v judged %s", th, st.N, st.Load, st.Verdict)
+			}
+		}
+	}
+}
+
+// TestThresholdAtTheEnds: a threshold at or above the throughput probe's
+// rate gives the throughput bound; below the synchronous rate, the
+// synchronous probe's rate with a note.
+func TestThresholdAtTheEnds(t *testing.T) {
+	_, ans, err := search(ByRate).Run(context.Background(), &fake{syncRate: 5, maxRate: 100, threshold: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Limit != "throughput" || ans.Hi != 100 || ans.Lo < 95 {
+		t.Errorf("threshold past the throughput: %+v, want limited by the throughput 100, answer within 5%%", ans)
+	}
+	_, ans, err = search(ByRate).Run(context.Background(), &fake{syncRate: 5, maxRate: 100, threshold: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ans.Found || ans.Load != 5 || ans.Note == "" {
+		t.Errorf("threshold below the synchronous rate: %+v, want the synchronous rate 5 with a note", ans)
+	}
+}
+
+// TestConvergesConcurrency: on the concurrency axis the answer is the
+// threshold itself (the bracket closes to neighbouring integers).
+func TestConvergesConcurrency(t *testing.T) {
+	for _, th := range []float64{1, 2, 3, 17, 100, 511} {
+		f := &fake{threshold: th}
+		steps, ans, err := search(ByConcurrency).Run(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ans.Load != th && !(ans.Hi <= ans.Lo*1.05 && ans.Lo <= th && th < ans.Hi) {
+			t.Errorf("threshold %v: answer %v, bracket [%v, %v]", th, ans.Load, ans.Lo, ans.Hi)
+		}
+		if len(steps) > 2+9 {
+			t.Errorf("threshold %v: %d steps", th, len(steps))
+		}
+		seen := map[float64]bool{}
+		for _, st := range steps[1:] {
+			if seen[st.Load] || st.Load != math.Round(st.Load) {
+				t.Errorf("threshold %v: load %v tested twice or not an integer", th, st.Load)
+			}
+			seen[st.Load] = true
+		}
+	}
+	// The SLOs hold at the ceiling: the throughput probe is the answer.
+	_, ans, err := search(ByConcurrency).Run(context.Background(), &fake{threshold: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Load != 512 || ans.Limit != "ceiling" || ans.Steps != 2 {
+		t.Errorf("SLOs that hold at the ceiling: %+v", ans)
+	}
+}
+
+// TestNotOfferedNeverPasses: a step the client could not offer is a
+// failure whatever its good fraction, and the answer says the client
+// bounds it.
+func TestNotOfferedNeverPasses(t *testing.T) {
+	f := &fake{syncRate: 5, maxRate: 100, threshold: 80, clientMax: 40}
+	steps, ans, err := search(ByRate).Run(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unoffered int
+	for _, st := range steps {
+		if st.Unoffered != "" {
+			unoffered++
+			if st.Verdict != NotOffered {
+				t.Errorf("step %d at %v was not offered and was judged %s", st.N, st.Load, st.Verdict)
+			}
+		}
+	}
+	if unoffered == 0 {
+		t.Fatal("no step above the client's limit was tried")
+	}
+	if ans.Load > 40 || ans.Limit != "client" {
+		t.Errorf("answer %v limited by %q, want at most the client's 40, limited by the client", ans.Load, ans.Limit)
+	}
+}
+
+func TestSynchronousFails(t *testing.T) {
+	f := &fake{syncRate: 5, maxRate: 100, threshold: 50, syncFails: true}
+	steps, ans, err := search(ByRate).Run(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Found || ans.Limit != "none" || len(steps) != 1 {
+		t.Errorf("a failed synchronous probe: %+v after %d steps, want not found after 1", ans, len(steps))
+	}
+}
+
+// TestResume: given the steps of an earlier search, a search reuses them
+// (running none again) and continues where it stopped; steps that no
+// longer match what it asks for are run again.
+func TestResume(t *testing.T) {
+	f := &fake{syncRate: 5, maxRate: 100, threshold: 37}
+	all, ans, err := search(ByRate).Run(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{len(all), 3, 1, 0} {
+		f2 := &fake{syncRate: 5, maxRate: 100, threshold: 37}
+		s := search(ByRate)
+		s.Prior = slices.Clone(all[:k])
+		var reused []int
+		s.OnStep = func(st Step, r bool) error {
+			if r {
+				reused = append(reused, st.N)
+			}
+			return nil
+		}
+		steps, ans2, err := s.Run(context.Background(), f2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f2.runs != len(all)-k || len(reused) != k {
+			t.Errorf("resuming after %d of %d steps: ran %d, reused %v", k, len(all), f2.runs, reused)
+		}
+		if !reflect.DeepEqual(steps, all) || ans2 != ans {
+			t.Errorf("resuming after %d steps: other steps or answer (%+v, want %+v)", k, ans2, ans)
+		}
+	}
+	// A prior step for another load is not reused, nor anything after it.
+	f3 := &fake{syncRate: 5, maxRate: 100, threshold: 37}
+	s := search(ByRate)
+	s.Prior = slices.Clone(all)
+	s.Prior[2].Load *= 1.5
+	if _, _, err := s.Run(context.Background(), f3); err != nil {
+		t.Fatal(err)
+	}
+	if f3.runs != len(all)-2 {
+		t.Errorf("a prior that diverges at step 3: ran %d steps, want %d", f3.runs, len(all)-2)
+	}
+}
+
+func TestRunnerError(t *testing.T) {
+	boom := errors.New("boom")
+	n := 0
+	_, _, err := search(ByRate).Run(context.Background(), RunnerFunc(func(_ context.Context, p Probe) (Step, error) {
+		n++
+		if p.Kind == KindThroughput {
+			return Step{}, boom
+		}
+		return Step{Requests: 1, Good: 1, GoodFraction: 1, SessionRate: 1}, nil
+	}))
+	if !errors.Is(err, boom) || n != 2 {
+		t.Errorf("a runner's error: got %v after %d steps", err, n)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	for _, s := range []Search{
+		{By: "load", MinGood: 0.95, Tolerance: 0.05, MaxSteps: 10, MaxConcurrency: 8},
+		{By: ByRate, MinGood: 0, Tolerance: 0.05, MaxSteps: 10, MaxConcurrency: 8},
+		{By: ByRate, MinGood: 0.95, Tolerance: 0, MaxSteps: 10, MaxConcurrency: 8},
+		{By: ByRate, MinGood: 0.95, Tolerance: 0.05, MaxSteps: 2, MaxConcurrency: 8},
+		{By: ByRate, MinGood: 0.95, Tolerance: 0.05, MaxSteps: 10, MaxConcurrency: 0},
+	} {
+		if err := s.Check(); err == nil {
+			t.Errorf("%+v: accepted", s)
+		}
+	}
+}
+
+func TestState(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sweep.json")
+	if s, err := LoadState(path); s != nil || err != nil {
+		t.Fatalf("a missing state: %v, %v", s, err)
+	}
+	steps, ans, err := search(ByRate).Run(context.Background(), &fake{syncRate: 5, maxRate: 100, threshold: 37})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &State{Settings: map[string]string{"url": "u", "goodput": "x:1"}, Steps: steps, Answer: &ans}
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadState(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans.Lo, ans.Hi = 0, 0 // not in the JSON: the bracket is
+	if !reflect.DeepEqual(got.Steps, steps) || got.Answer.Bracket != ans.Bracket || got.Answer.Load != ans.Load {
+		t.Errorf("state did not round-trip")
+	}
+	if d := DiffSettings(s.Settings, map[string]string{"url": "v", "goodput": "x:1", "seed": "1"}); !reflect.DeepEqual(d, []string{"seed", "url"}) {
+		t.Errorf("DiffSettings: %v", d)
+	}
+}
