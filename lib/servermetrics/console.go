@@ -47,7 +47,7 @@ func Warnings(r *Report) []string {
 			out = append(out, fmt.Sprintf("server metrics %s: %d scrapes skipped while a slow one was in flight", t.URL, t.Skipped))
 		}
 		if t.Dropped > 0 {
-			out = append(out, fmt.Sprintf("server metrics %s: %d series dropped past the limit of %d series a target", t.URL, t.Dropped, DefaultLimits.MaxSeries))
+			out = append(out, fmt.Sprintf("server metrics %s: %d series dropped past the limit of %d series a target", t.URL, t.Dropped, t.MaxSeries))
 		}
 		if t.Thinned > 0 {
 			out = append(out, fmt.Sprintf("server metrics %s: every other scrape dropped %d times to stay within %d MiB", t.URL, t.Thinned, maxPoints*8>>20))

@@ -29,7 +29,8 @@ type TargetReport struct {
 	FirstError             string
 	FirstFetch, LastFetch  int64
 	AvgLatencyMS           float64
-	Dropped                int // series past Limits.MaxSeries, summed over scrapes
+	Dropped                int // series past MaxSeries, summed over scrapes
+	MaxSeries              int // the limit in force
 	Thinned                int // times every other scrape was dropped (memory bound)
 	Scrapes                int // successful scrapes kept
 	BracketFrom, BracketTo int64
@@ -88,7 +89,9 @@ func (c *Collector) Report(w Window) *Report {
 	r := &Report{Window: w}
 	for _, t := range c.targets {
 		t.mu.Lock()
-		r.Targets = append(r.Targets, t.report(w))
+		tr := t.report(w)
+		tr.MaxSeries = c.o.Limits.MaxSeries
+		r.Targets = append(r.Targets, tr)
 		t.mu.Unlock()
 	}
 	return r
