@@ -16,10 +16,10 @@ type ClientFigures struct {
 	// profiling requests (0 = unknown).
 	PromptTokens, GenerationTokens float64
 	// CachedTokens is Σ usage.prompt_tokens_details.cached_tokens over the
-	// CachedAnswers answers that reported it, CachedPrompt their
-	// Σ prompt_tokens.
-	CachedTokens, CachedPrompt float64
-	CachedAnswers              int64
+	// CachedAnswers answers that reported it, and HitRate (0..1) that sum
+	// over their Σ prompt_tokens (NaN: unknown).
+	CachedTokens, HitRate float64
+	CachedAnswers         int64
 }
 
 // Latency is a latency distribution's summary in ms.
@@ -135,11 +135,11 @@ func WriteConsole(w io.Writer, r *Report, c ClientFigures) error {
 	}
 	if c.CachedAnswers > 0 {
 		rate := "n/a"
-		if c.CachedPrompt > 0 {
-			rate = fmt.Sprintf("%.1f%%", 100*c.CachedTokens/c.CachedPrompt)
+		if !math.IsNaN(c.HitRate) {
+			rate = fmt.Sprintf("%.1f%%", 100*c.HitRate)
 		}
-		fmt.Fprintf(&b, "Client prefix-cache hit rate %s: %s cached of %s prompt tokens in %d answers reporting cached_tokens\n",
-			rate, fmtNum(c.CachedTokens), fmtNum(c.CachedPrompt), c.CachedAnswers)
+		fmt.Fprintf(&b, "Client prefix-cache hit rate %s: %s prompt tokens cached in %d answers reporting cached_tokens\n",
+			rate, fmtNum(c.CachedTokens), c.CachedAnswers)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

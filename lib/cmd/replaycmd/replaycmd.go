@@ -17,6 +17,7 @@ import (
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/replay"
+	"github.com/aiperf/toolkit/lib/servermetrics"
 	"github.com/aiperf/toolkit/lib/store"
 	"github.com/aiperf/toolkit/lib/tokenizer"
 	"github.com/urfave/cli/v2"
@@ -48,6 +49,7 @@ type options struct {
 	maxErrorRate           float64
 	goodput                string
 	quiet                  bool
+	sm                     smOptions
 }
 
 // New returns the aiperf-replay application.
@@ -73,7 +75,7 @@ func New() *cli.App {
 			"exits at once. --max-error-rate turns a failed run into exit 1.\n\n" +
 			"The API key is read from the environment variable --api-key-env names, never from a flag, and is\n" +
 			"written nowhere.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "server base `URL` (http://host:port; host:port means http); the path is appended (once: a URL ending in /v1 takes /chat/completions)", Destination: &o.url},
 			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat or completions (default: the store's; a store of the other endpoint's bodies is refused)", Destination: &o.endpoint},
 			&cli.StringFlag{Name: "path", Usage: "request `PATH` (overrides --endpoint and the store's)", Destination: &o.path},
@@ -106,7 +108,7 @@ func New() *cli.App {
 			&cli.Float64Flag{Name: "max-error-rate", Value: -1, Usage: "exit 1 when more than `PCT` percent of the profiling requests failed", Destination: &o.maxErrorRate},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` in display units, e.g. \"time_to_first_token:100 inter_token_latency:3.4\"", Destination: &o.goodput},
 			&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no summary table and no live line", Destination: &o.quiet},
-		},
+		}, serverMetricsFlags(&o.sm)...),
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
 		},
@@ -346,10 +348,17 @@ func runReplay(c *cli.Context, o *options) error {
 		o.arrival = plan.Options.Arrival // the rate schedule's, gamma when --smoothness came alone
 	}
 	plan.Options.Config = o.inputConfig(storePath, plan.Schedule)
+	sm, err := startServerMetrics(c.Context, w, &o.sm, o.url, o.out, o.quiet)
+	if err != nil {
+		return err
+	}
+	defer sm.abort()
 
 	live.start()
 	stats, runErr := plan.Run(c.Context)
 	live.stop()
+	// The scrape after the last answer.
+	sm.stop(c.Context)
 	if stats == nil { // nothing was sent: the server was not there
 		return base.UsageError("%v", runErr)
 	}
@@ -359,7 +368,7 @@ func runReplay(c *cli.Context, o *options) error {
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	if err := writeRun(w, o, plan, stats, mo, recPath, maxErr); err != nil {
+	if err := writeRun(w, o, plan, stats, mo, recPath, maxErr, sm); err != nil {
 		return err
 	}
 	if stats.Interrupted {
@@ -383,7 +392,7 @@ func announce(w io.Writer, o *options, p *replay.Plan) {
 
 // writeRun writes a finished run's exports and summary, and judges
 // --max-error-rate (exit 1).
-func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64) error {
+func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64, sm *smRun) error {
 	if stats.CeilingWaits > 0 {
 		fmt.Fprintf(w, "aiperf-replay: the concurrency ceiling (--concurrency %d) delayed %d session starts, the longest by %v (send_lateness includes these waits; the fell-behind check does not)\n",
 			plan.Options.Concurrency, stats.CeilingWaits, stats.CeilingMaxWait.Round(time.Microsecond))
@@ -406,8 +415,15 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, m
 	if err := writeOutputs(o.out, sum, mo, run, files); err != nil {
 		return err
 	}
+	smReport, err := sm.write(sum, servermetrics.Meta{Version: run.Version, BenchmarkID: run.BenchmarkID})
+	if err != nil {
+		return err
+	}
 	if !o.quiet {
 		metrics.WriteConsole(w, sum, "")
+	}
+	printServerMetrics(w, smReport, sum, o.quiet)
+	if !o.quiet {
 		cpu := ""
 		if stats.Sent > 0 && stats.CPU > 0 {
 			cpu = fmt.Sprintf(", client CPU %.1f µs a request", float64(stats.CPU.Nanoseconds())/1e3/float64(stats.Sent))
