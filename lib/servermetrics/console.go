@@ -46,6 +46,10 @@ func Warnings(r *Report) []string {
 		if t.Skipped > 0 {
 			out = append(out, fmt.Sprintf("server metrics %s: %d scrapes skipped while a slow one was in flight", t.URL, t.Skipped))
 		}
+		if t.Throttled > 0 {
+			out = append(out, fmt.Sprintf("server metrics %s: %d scrapes skipped to keep parsing within %.0f%% of a core (a page takes %.1f ms)",
+				t.URL, t.Throttled, 100*maxDuty, t.WorkMS))
+		}
 		if t.Dropped > 0 {
 			out = append(out, fmt.Sprintf("server metrics %s: %d series dropped past the limit of %d series a target", t.URL, t.Dropped, t.MaxSeries))
 		}

@@ -66,6 +66,7 @@ type jsonEndpointInfo struct {
 	TotalFetches  int            `json:"total_fetches"`
 	FailedFetches int            `json:"failed_fetches"`
 	SkippedTicks  int            `json:"skipped_ticks,omitempty"`
+	Throttled     int            `json:"throttled_ticks,omitempty"`
 	FirstFetchNS  int64          `json:"first_fetch_ns,omitempty"`
 	LastFetchNS   int64          `json:"last_fetch_ns,omitempty"`
 	AvgLatencyMS  num            `json:"avg_fetch_latency_ms"`
@@ -218,7 +219,7 @@ func WriteJSON(w io.Writer, r *Report, m Meta) error {
 			first = t.FirstFetch
 		}
 		last = max(last, t.LastFetch)
-		info := jsonEndpointInfo{TotalFetches: t.Fetches, FailedFetches: t.Failures, SkippedTicks: t.Skipped,
+		info := jsonEndpointInfo{TotalFetches: t.Fetches, FailedFetches: t.Failures, SkippedTicks: t.Skipped, Throttled: t.Throttled,
 			FirstFetchNS: t.FirstFetch, LastFetchNS: t.LastFetch, AvgLatencyMS: num(t.AvgLatencyMS),
 			DroppedSeries: t.Dropped, Thinned: t.Thinned}
 		if len(t.Errors) > 0 {

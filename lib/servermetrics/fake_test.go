@@ -52,18 +52,22 @@ func (f *fakeVLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, f.page(n))
 }
 
-// stepClock advances by step on every reading (a scrape reads it twice).
-type stepClock struct {
-	mu   sync.Mutex
-	t    time.Time
-	step time.Duration
+// setClock reads what the test set.
+type setClock struct {
+	mu sync.Mutex
+	t  time.Time
 }
 
-func (c *stepClock) now() time.Time {
+func (c *setClock) now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.t = c.t.Add(c.step)
 	return c.t
+}
+
+func (c *setClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
 }
 
 // manual starts a collector whose periodic scrapes never fire; the test
@@ -82,21 +86,25 @@ func TestFakeExporterDeltas(t *testing.T) {
 	fake := &fakeVLLM{}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	clk := &stepClock{t: time.Unix(1000, 0), step: 500 * time.Millisecond}
+	// Scrape k is at 1000.5 + k s. The window is [1001.2, 1005.2]: the
+	// bracket is scrape 0 (1000.5) .. scrape 5 (1005.5), the scrapes
+	// inside are 1..4.
+	at := func(k int) time.Time { return time.Unix(1000, 5e8).Add(time.Duration(k) * time.Second) }
+	clk := &setClock{t: at(0)}
 	var jsonl strings.Builder
 	c := manual(t, Options{Targets: []string{srv.URL + "/metrics"}, Now: clk.now, JSONL: &jsonl})
-	// Scrape 0 is at 1000.5 s; each next one 1 s later. The window is
-	// [1001.2, 1005.2]: the bracket is scrape 0 (1000.5) .. scrape 5
-	// (1005.5), the scrapes inside are 1..4.
-	for range 4 {
+	for k := 1; k <= 4; k++ {
+		clk.set(at(k))
 		c.scrapeAll(context.Background(), true)
 	}
+	clk.set(at(5))
 	if err := c.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	w := Window{Start: time.Unix(1001, 2e8).UnixNano(), End: time.Unix(1005, 2e8).UnixNano()}
-	// A scrape after Stop's last one would be at 1006.5: add one more by
-	// hand to show the bracket stops at the first scrape after the end.
+	// One more scrape at 1006.5 shows the bracket stops at the first
+	// scrape after the end.
+	clk.set(at(6))
 	c.scrapeAll(context.Background(), true)
 	r := c.Report(w)
 	tr := r.Targets[0]

@@ -24,7 +24,9 @@ type Report struct {
 type TargetReport struct {
 	URL                    string
 	Fetches, Failures      int
-	Skipped                int // ticks skipped while a slow scrape was in flight
+	Skipped                int     // ticks skipped while a slow scrape was in flight
+	Throttled              int     // ticks skipped to keep parsing within a fifth of a core
+	WorkMS                 float64 // the last page's parse and store
 	Errors                 map[string]int
 	FirstError             string
 	FirstFetch, LastFetch  int64
@@ -100,6 +102,7 @@ func (c *Collector) Report(w Window) *Report {
 func (t *target) report(w Window) TargetReport {
 	tr := TargetReport{
 		URL: t.url, Fetches: t.fetches, Failures: t.failures, Skipped: t.skipped,
+		Throttled: t.throttled, WorkMS: float64(t.workNS) / 1e6,
 		FirstError: t.firstErr, FirstFetch: t.firstNS, LastFetch: t.lastNS,
 		Dropped: t.dropped, Thinned: t.s.thinned, Scrapes: len(t.s.scrapes),
 		Errors: map[string]int{},

@@ -181,3 +181,30 @@ func TestDefaultTarget(t *testing.T) {
 		}
 	}
 }
+
+// A target whose pages take long to parse is scraped less often: the ticks
+// before its pause ends are skipped and counted.
+func TestThrottle(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(&fakeVLLM{})
+	defer srv.Close()
+	clk := &setClock{t: time.Unix(1000, 0)}
+	c := manual(t, Options{Targets: []string{srv.URL}, Now: clk.now})
+	tg := c.targets[0]
+	tg.mu.Lock()
+	tg.nextNS = time.Unix(1001, 0).UnixNano() // as after a 250 ms parse at maxDuty 0.2
+	tg.mu.Unlock()
+	c.scrapeAll(context.Background(), false) // at 1000: paused
+	clk.set(time.Unix(1001, 0))
+	c.scrapeAll(context.Background(), false) // at 1001: scraped
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := c.Report(Window{}).Targets[0]
+	if r.Throttled != 1 || r.Scrapes != 3 {
+		t.Errorf("throttled %d, scrapes %d; want 1 and 3", r.Throttled, r.Scrapes)
+	}
+	if ws := strings.Join(Warnings(c.Report(Window{})), "\n"); !strings.Contains(ws, "1 scrapes skipped to keep parsing within 20% of a core") {
+		t.Errorf("warnings %q", ws)
+	}
+}

@@ -88,6 +88,9 @@ type target struct {
 	fetches   int   // attempts
 	failures  int   // failed attempts
 	skipped   int   // ticks skipped while a slow scrape was in flight
+	throttled int   // ticks skipped to keep parsing within maxDuty
+	nextNS    int64 // no periodic scrape before this (see maxDuty)
+	workNS    int64 // the last parse and store, for the warning
 	latencyNS int64 // sum over successful fetches
 	firstNS   int64 // first attempt
 	lastNS    int64 // last attempt
@@ -152,6 +155,17 @@ func (c *Collector) scrapeAll(ctx context.Context, wait bool) {
 			t.skipped++
 			t.mu.Unlock()
 			continue
+		} else {
+			t.mu.Lock()
+			throttle := c.o.Now().UnixNano() < t.nextNS
+			if throttle {
+				t.throttled++
+			}
+			t.mu.Unlock()
+			if throttle {
+				t.busy.Store(false)
+				continue
+			}
 		}
 		wg.Add(1)
 		go func() {
@@ -165,11 +179,22 @@ func (c *Collector) scrapeAll(ctx context.Context, wait bool) {
 	}
 }
 
+// maxDuty bounds the share of one core that parsing and storing one
+// target's pages may take: after a scrape whose parse and store took w, the
+// periodic scrapes of that target pause for (1/maxDuty - 1)·w. Go cannot
+// lower a goroutine's priority, so this is what keeps a huge page from
+// taking the CPU (and the garbage collector's time) the sends need.
+const maxDuty = 0.2
+
 func (c *Collector) scrapeOne(ctx context.Context, t *target) {
 	start := c.o.Now()
-	p, err := fetch(ctx, c.o.Client, t.url, c.o.Timeout, c.o.Limits)
+	body, ctype, err := fetch(ctx, c.o.Client, t.url, c.o.Timeout, c.o.Limits)
 	lat := c.o.Now().Sub(start).Nanoseconds()
 	ts := start.UnixNano()
+	var p *Page
+	if err == nil {
+		p, err = Parse(body, ctype, c.o.Limits)
+	}
 	t.mu.Lock()
 	t.fetches++
 	if t.firstNS == 0 {
@@ -189,6 +214,10 @@ func (c *Collector) scrapeOne(ctx context.Context, t *target) {
 		t.latencyNS += lat
 		t.dropped += p.Dropped + t.s.add(ts, lat, p, c.o.Limits.MaxSeries)
 	}
+	end := c.o.Now()
+	work := end.Sub(start).Nanoseconds() - lat // parse and store
+	t.workNS = work
+	t.nextNS = end.UnixNano() + int64(float64(work)*(1/maxDuty-1))
 	t.mu.Unlock()
 	if c.o.JSONL != nil {
 		c.writeLine(t.url, ts, lat, p, err)
@@ -205,39 +234,39 @@ func (c *Collector) writeLine(u string, ts, lat int64, p *Page, err error) {
 	_, c.werr = c.o.JSONL.Write(c.line)
 }
 
-// fetch GETs one page and parses it.
-func fetch(ctx context.Context, client *http.Client, u string, timeout time.Duration, lim Limits) (*Page, error) {
+// fetch GETs one page: its body and Content-Type.
+func fetch(ctx context.Context, client *http.Client, u string, timeout time.Duration, lim Limits) ([]byte, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	// Text first: every engine serves it; OpenMetrics 1.0 next.
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1")
 	resp, err := client.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("no answer within %v", timeout)
+			return nil, "", fmt.Errorf("no answer within %v", timeout)
 		}
-		return nil, shortErr(err)
+		return nil, "", shortErr(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
+		return nil, "", fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, lim.MaxBody+1))
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
-			return nil, fmt.Errorf("body not complete within %v", timeout)
+			return nil, "", fmt.Errorf("body not complete within %v", timeout)
 		}
-		return nil, shortErr(err)
+		return nil, "", shortErr(err)
 	}
 	if int64(len(body)) > lim.MaxBody {
-		return nil, fmt.Errorf("body larger than the limit of %d bytes", lim.MaxBody)
+		return nil, "", fmt.Errorf("body larger than the limit of %d bytes", lim.MaxBody)
 	}
-	return Parse(body, resp.Header.Get("Content-Type"), lim)
+	return body, resp.Header.Get("Content-Type"), nil
 }
 
 // shortErr drops the URL net/http puts in front of its errors (the
@@ -258,7 +287,11 @@ func Probe(ctx context.Context, client *http.Client, u string, timeout time.Dura
 		o.defaults()
 		client = o.Client
 	}
-	p, err := fetch(ctx, client, u, timeout, DefaultLimits)
+	body, ctype, err := fetch(ctx, client, u, timeout, DefaultLimits)
+	if err != nil {
+		return false
+	}
+	p, err := Parse(body, ctype, DefaultLimits)
 	return err == nil && len(p.Families) > 0
 }
 
