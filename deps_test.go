@@ -16,8 +16,9 @@ import (
 //   - github.com/urfave/cli/v2 is imported only under lib/cmd and cmd: the
 //     libraries and scripts never see a flag.
 //   - net/http is imported only by the stages that talk HTTP: lib/replay and
-//     lib/mock, their command packages and binaries, and the replay
-//     benchmark's bare reference client (scripts/bench/replaybench).
+//     lib/mock, lib/servermetrics (it scrapes /metrics), their command
+//     packages and binaries, and the replay benchmark's bare reference
+//     client (scripts/bench/replaybench).
 //   - cmd/aiperf-<x> imports lib/cmd/base and exactly one lib/cmd/<x>cmd,
 //     and nothing else of the module.
 //   - Libraries (lib/..., outside lib/cmd) never import lib/cmd.
@@ -29,7 +30,7 @@ const (
 // httpAllowed are the module packages (relative paths) that may depend on
 // net/http.
 var httpAllowed = []string{
-	"lib/replay", "lib/mock",
+	"lib/replay", "lib/mock", "lib/servermetrics",
 	"lib/cmd/replaycmd", "lib/cmd/mockcmd",
 	"cmd/aiperf-replay", "cmd/aiperf-mock",
 	"scripts/bench/replaybench",

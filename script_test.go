@@ -74,6 +74,10 @@ func TestScript(t *testing.T) {
 			}
 			env.Defer(stop)
 			env.Setenv("MOCK_URL", url)
+			// $METRICS_URL: a fake Prometheus exporter (servermetrics_script_test.go).
+			murl, mstop := startFakeExporter()
+			env.Defer(mstop)
+			env.Setenv("METRICS_URL", murl)
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {

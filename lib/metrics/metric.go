@@ -98,6 +98,8 @@ const (
 	mScheduleLatency
 	mErrorISL
 	mClientLateness
+	mCachedTokens
+	mCachedPrompt
 	numRecord // record metrics end here
 )
 
@@ -124,6 +126,8 @@ const (
 	mTotalUsagePrompt
 	mTotalUsageCompletion
 	mTotalUsageTotal
+	mTotalCachedTokens
+	mCacheHitRate
 	numIDs
 )
 
@@ -156,6 +160,12 @@ var defs = [numIDs]def{
 	// intended send time (coordinated omission included).
 	mSendLateness:    {"send_lateness", "Send Lateness", unitNS, unitMS, flagInt | flagBoth, kindRecord, 1200},
 	mScheduleLatency: {"schedule_relative_latency", "Schedule Relative Latency", unitNS, unitMS, flagInt, kindRecord, 1210},
+	// Not in aiperf: the prompt tokens the server served from its prefix
+	// cache (usage.prompt_tokens_details.cached_tokens), for the answers
+	// that report it, and those answers' usage.prompt_tokens (internal: the
+	// denominator of prefix_cache_hit_rate).
+	mCachedTokens: {"cached_tokens", "Cached Tokens", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole | flagInt, kindRecord, 0},
+	mCachedPrompt: {"cached_prompt_tokens", "Cached Prompt Tokens", unitTokens, unitTokens, flagNoConsole | flagInternal | flagInt, kindRecord, 0},
 
 	mRequestCount:          {"request_count", "Request Count", unitRequests, unitRequests, flagLargerIsBetter | flagNoRecord, kindAggregate, 1100},
 	mErrorCount:            {"error_request_count", "Error Request Count", unitRequests, unitRequests, flagErrorOnly | flagNoRecord, kindAggregate, 0},
@@ -181,6 +191,11 @@ var defs = [numIDs]def{
 	mTotalUsagePrompt:     {"total_usage_prompt_tokens", "Total Usage Prompt Tokens", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole, kindDerived, 0},
 	mTotalUsageCompletion: {"total_usage_completion_tokens", "Total Usage Completion Tokens", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole, kindDerived, 0},
 	mTotalUsageTotal:      {"total_usage_total_tokens", "Total Usage Total Tokens", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole, kindDerived, 0},
+	// Not in aiperf: Σ cached_tokens and the run's prefix-cache hit rate
+	// from the answers, Σ cached_tokens / Σ prompt_tokens over the answers
+	// reporting cached_tokens.
+	mTotalCachedTokens: {"total_cached_tokens", "Total Cached Tokens", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole, kindDerived, 0},
+	mCacheHitRate:      {"prefix_cache_hit_rate", "Prefix Cache Hit Rate", unitPercent, unitPercent, flagLargerIsBetter | flagNoConsole, kindDerived, 0},
 }
 
 var byTag = func() map[string]id {

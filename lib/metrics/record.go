@@ -180,6 +180,10 @@ func (e *evaluator) eval(r *result.Record, x *values) {
 		if u.ReasoningTokens > 0 {
 			x.set(mUsageReasoning, float64(u.ReasoningTokens))
 		}
+		if u.HasCached {
+			x.set(mCachedTokens, float64(u.CachedTokens))
+			x.set(mCachedPrompt, float64(u.PromptTokens))
+		}
 		disc := int8(-1)
 		check := func(i id, server, client int64) {
 			if client <= 0 {

@@ -462,9 +462,15 @@ func (s *summarizer) summary() *Summary {
 		{mTotalISL, mISL}, {mTotalOSL, mOSL}, {mTotalOutputTokens, mOutputTokens},
 		{mTotalReasoningTokens, mReasoningTokens}, {mTotalErrorISL, mErrorISL},
 		{mTotalUsagePrompt, mUsagePrompt}, {mTotalUsageCompletion, mUsageCompletion}, {mTotalUsageTotal, mUsageTotal},
+		{mTotalCachedTokens, mCachedTokens},
 	} {
 		if v, ok := total(t.of); ok {
 			single(t.total, v)
+		}
+	}
+	if cached, ok := total(mCachedTokens); ok {
+		if prompt, _ := total(mCachedPrompt); prompt > 0 {
+			single(mCacheHitRate, 100*cached/prompt)
 		}
 	}
 	if l, ok := st[mClientLateness]; ok {

@@ -129,6 +129,17 @@ func (rp *reply) readUsage(v []byte) {
 					return nil
 				})
 			}
+		case `"prompt_tokens_details"`:
+			// vLLM (--enable-prompt-tokens-details), SGLang and OpenAI
+			// report the prompt tokens served from the prefix cache here.
+			if v[0] == '{' {
+				laxObject(v, 0, 2, func(k, v []byte) error {
+					if string(k) == `"cached_tokens"` && v[0] >= '0' && v[0] <= '9' {
+						u.CachedTokens, u.HasCached = uintOf(v), true
+					}
+					return nil
+				})
+			}
 		}
 		return nil
 	})

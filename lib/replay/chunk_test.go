@@ -45,6 +45,16 @@ func TestChunk(t *testing.T) {
 	if !rp.hasUsage || rp.usage != (result.Usage{PromptTokens: 12, CompletionTokens: 3, TotalTokens: 15, ReasoningTokens: 1}) {
 		t.Errorf("usage %+v", rp.usage)
 	}
+	var cached reply
+	cached.chunk([]byte(`{"choices":[],"usage":{"prompt_tokens":600,"completion_tokens":3,"total_tokens":603,"prompt_tokens_details":{"cached_tokens":512}}}`))
+	if cached.usage != (result.Usage{PromptTokens: 600, CompletionTokens: 3, TotalTokens: 603, CachedTokens: 512, HasCached: true}) {
+		t.Errorf("usage with prompt_tokens_details: %+v", cached.usage)
+	}
+	var nulls reply
+	nulls.chunk([]byte(`{"choices":[],"usage":{"prompt_tokens":6,"completion_tokens":3,"total_tokens":9,"prompt_tokens_details":{"cached_tokens":null}}}`))
+	if nulls.usage.HasCached {
+		t.Errorf("cached_tokens null read as reported: %+v", nulls.usage)
+	}
 	for _, bad := range []string{`{"choices":[`, `[1]`, `{"a":1} x`, ``} {
 		if _, _, err := rp.chunk([]byte(bad)); err == nil {
 			t.Errorf("%q accepted", bad)

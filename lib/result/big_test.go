@@ -23,7 +23,7 @@ func biggest(chunks int, sess string) Record {
 		ChunkOffsetsNS: offs, Status: math.MaxInt32,
 		Err:         &Error{Code: math.MaxInt32, Type: strings.Repeat("\"", 200), Message: strings.Repeat("\u0001", 2000) + "..."},
 		InputTokens: math.MaxInt64, MaxTokens: math.MaxInt64, OutputTokens: math.MaxInt64, ReasoningTokens: math.MaxInt64,
-		OutputSource: SourceClient, Usage: &Usage{math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64}}
+		OutputSource: SourceClient, Usage: &Usage{math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64, true}}
 }
 
 // TestBiggestRecordFits: the largest record a replay writes (with a 64 KiB

@@ -352,6 +352,8 @@ func parseUsage(v []byte) (*Usage, error) {
 			dst = &u.TotalTokens
 		case `"reasoning_tokens"`:
 			dst = &u.ReasoningTokens
+		case `"cached_tokens"`:
+			dst, u.HasCached = &u.CachedTokens, true
 		default:
 			return nil
 		}

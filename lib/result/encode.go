@@ -83,6 +83,7 @@ func Append(dst []byte, r *Record) []byte {
 		dst = append(dst, `,"total_tokens":`...)
 		dst = strconv.AppendInt(dst, u.TotalTokens, 10)
 		dst = appendInt(dst, "reasoning_tokens", u.ReasoningTokens, false)
+		dst = appendInt(dst, "cached_tokens", u.CachedTokens, u.HasCached)
 		dst = append(dst, '}')
 	}
 	return append(dst, '}', '\n')

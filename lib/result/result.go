@@ -11,7 +11,7 @@
 //	 "intended_unix_ns":…,"sent_unix_ns":…,"first_byte_unix_ns":…,"first_token_unix_ns":…,
 //	 "end_unix_ns":…,"chunk_offsets_ns":[250113,…],"status":200,
 //	 "input_tokens":512,"max_tokens":64,"output_tokens":64,"output_tokens_source":"usage",
-//	 "usage":{"prompt_tokens":512,"completion_tokens":64,"total_tokens":576}}
+//	 "usage":{"prompt_tokens":512,"completion_tokens":64,"total_tokens":576,"cached_tokens":448}}
 //
 // The first record of a run also carries "run", the run's identity and
 // settings (see RunInfo); a streamed answer's record carries "streamed":true.
@@ -131,6 +131,11 @@ type Usage struct {
 	CompletionTokens int64 // "completion_tokens"
 	TotalTokens      int64 // "total_tokens"
 	ReasoningTokens  int64 // "reasoning_tokens" (from completion_tokens_details); 0 = none reported
+	// CachedTokens are the prompt tokens the server served from its prefix
+	// cache, its prompt_tokens_details.cached_tokens ("cached_tokens",
+	// written only when the server sent it: HasCached).
+	CachedTokens int64
+	HasCached    bool
 }
 
 // Error describes why a request failed.

@@ -31,6 +31,26 @@ func sample() []Record {
 		{Record: 3, SentNS: 10, FirstTokenNS: 12, FirstOutputNS: 0, EndNS: 30, ChunkOffsetsNS: []int64{2}, Status: 200,
 			OutputTokens: 0, ReasoningTokens: 7, OutputSource: SourceClient,
 			Usage: &Usage{PromptTokens: 1, CompletionTokens: 7, TotalTokens: 8, ReasoningTokens: 7}},
+		// The server's prefix cache: cached_tokens, zero included.
+		{Record: 6, SentNS: 1, EndNS: 2, Status: 200, Usage: &Usage{PromptTokens: 600, CompletionTokens: 1, TotalTokens: 601, CachedTokens: 512, HasCached: true}},
+		{Record: 7, SentNS: 1, EndNS: 2, Status: 200, Usage: &Usage{PromptTokens: 600, CompletionTokens: 1, TotalTokens: 601, HasCached: true}},
+	}
+}
+
+// Records stay readable both ways: a line without cached_tokens reads as
+// "not reported" (not as zero), and an older reader ignores the key.
+func TestCachedTokensField(t *testing.T) {
+	var got Record
+	d := NewDecoder(strings.NewReader(`{"v":1,"record":0,"sent_unix_ns":1,"end_unix_ns":2,"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`+"\n"), "old.jsonl")
+	if err := d.Next(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Usage.HasCached || got.Usage.CachedTokens != 0 {
+		t.Errorf("old line: %+v, want cached tokens not reported", got.Usage)
+	}
+	line := string(Append(nil, &Record{SentNS: 1, EndNS: 2, Usage: &Usage{PromptTokens: 5, HasCached: true}}))
+	if !strings.Contains(line, `,"cached_tokens":0}`) {
+		t.Errorf("reported zero not written: %s", line)
 	}
 }
 

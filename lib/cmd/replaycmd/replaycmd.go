@@ -17,6 +17,7 @@ import (
 	"github.com/aiperf/toolkit/lib/internal/units"
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/replay"
+	"github.com/aiperf/toolkit/lib/servermetrics"
 	"github.com/aiperf/toolkit/lib/store"
 	"github.com/aiperf/toolkit/lib/tokenizer"
 	"github.com/urfave/cli/v2"
@@ -52,6 +53,7 @@ type options struct {
 	slice                  time.Duration // --slice-duration parsed
 	stopOnSaturation       bool
 	saturationWindow       string
+	sm                     smOptions
 }
 
 // New returns the aiperf-replay application.
@@ -77,7 +79,7 @@ func New() *cli.App {
 			"exits at once. --max-error-rate turns a failed run into exit 1.\n\n" +
 			"The API key is read from the environment variable --api-key-env names, never from a flag, and is\n" +
 			"written nowhere.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "server base `URL` (http://host:port; host:port means http); the path is appended (once: a URL ending in /v1 takes /chat/completions)", Destination: &o.url},
 			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat or completions (default: the store's; a store of the other endpoint's bodies is refused)", Destination: &o.endpoint},
 			&cli.StringFlag{Name: "path", Usage: "request `PATH` (overrides --endpoint and the store's)", Destination: &o.path},
@@ -113,7 +115,7 @@ func New() *cli.App {
 			sliceDurationFlag(&o.sliceDuration),
 			&cli.BoolFlag{Name: "stop-on-saturation", Usage: "stop sending once the server is saturated (over --saturation-window it completes 10% fewer requests than were sent while the backlog grows steadily, or more than 10% of completions fail); the run is written and exits 1", Destination: &o.stopOnSaturation},
 			&cli.StringFlag{Name: "saturation-window", Value: "30s", Usage: "--stop-on-saturation judges the last `D` of the run (never before D has passed)", Destination: &o.saturationWindow},
-		},
+		}, serverMetricsFlags(&o.sm)...),
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
 		},
@@ -351,6 +353,11 @@ func runReplay(c *cli.Context, o *options) error {
 		o.arrival = plan.Options.Arrival // the rate schedule's, gamma when --smoothness came alone
 	}
 	plan.Options.Config = o.inputConfig(storePath, plan.Schedule)
+	sm, err := startServerMetrics(c.Context, w, &o.sm, o.url, o.out, o.quiet)
+	if err != nil {
+		return err
+	}
+	defer sm.abort()
 
 	var sat *saturationWatch
 	if o.stopOnSaturation {
@@ -363,6 +370,8 @@ func runReplay(c *cli.Context, o *options) error {
 	if sat != nil {
 		saturated = sat.end()
 	}
+	// The scrape after the last answer.
+	sm.stop(c.Context)
 	if stats == nil { // nothing was sent: the server was not there
 		return base.UsageError("%v", runErr)
 	}
@@ -372,7 +381,7 @@ func runReplay(c *cli.Context, o *options) error {
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	if err := writeRun(w, o, plan, stats, mo, recPath, maxErr); err != nil {
+	if err := writeRun(w, o, plan, stats, mo, recPath, maxErr, sm); err != nil {
 		return err
 	}
 	if stats.Interrupted {
@@ -399,7 +408,7 @@ func announce(w io.Writer, o *options, p *replay.Plan) {
 
 // writeRun writes a finished run's exports and summary, and judges
 // --max-error-rate (exit 1).
-func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64) error {
+func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64, sm *smRun) error {
 	if stats.CeilingWaits > 0 {
 		fmt.Fprintf(w, "aiperf-replay: the concurrency ceiling (--concurrency %d) delayed %d session starts, the longest by %v (send_lateness includes these waits; the fell-behind check does not)\n",
 			plan.Options.Concurrency, stats.CeilingWaits, stats.CeilingMaxWait.Round(time.Microsecond))
@@ -429,8 +438,15 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, m
 	if err := writeTimeslices(o.out, slices, run); err != nil {
 		return err
 	}
+	smReport, err := sm.write(sum, servermetrics.Meta{Version: run.Version, BenchmarkID: run.BenchmarkID})
+	if err != nil {
+		return err
+	}
 	if !o.quiet {
 		metrics.WriteConsole(w, sum, "")
+	}
+	printServerMetrics(w, smReport, sum, o.quiet)
+	if !o.quiet {
 		cpu := ""
 		if stats.Sent > 0 && stats.CPU > 0 {
 			cpu = fmt.Sprintf(", client CPU %.1f µs a request", float64(stats.CPU.Nanoseconds())/1e3/float64(stats.Sent))

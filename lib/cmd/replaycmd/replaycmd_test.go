@@ -14,7 +14,7 @@ import (
 )
 
 // mockURL serves a fast aiperf-mock on loopback.
-func mockURL(t *testing.T) string {
+func mockURL(t testing.TB) string {
 	t.Helper()
 	srv, err := mock.New(mock.Config{Fast: true})
 	if err != nil {
@@ -30,7 +30,7 @@ func mockURL(t *testing.T) string {
 }
 
 // run runs aiperf-replay with args and returns its stderr and exit code.
-func run(t *testing.T, args ...string) (string, int) {
+func run(t testing.TB, args ...string) (string, int) {
 	t.Helper()
 	app := New()
 	var out, errb bytes.Buffer
@@ -41,7 +41,7 @@ func run(t *testing.T, args ...string) (string, int) {
 
 // storeOf writes a store of two chat bodies whose "stream" member is
 // stream and whose metadata says streaming, flagged verbatim or not.
-func storeOf(t *testing.T, streaming, stream, verbatim bool) string {
+func storeOf(t testing.TB, streaming, stream, verbatim bool) string {
 	t.Helper()
 	meta := store.Meta{Endpoint: "chat", Path: "/v1/chat/completions", Model: "m", Streaming: streaming}
 	spec := &store.Spec{Meta: meta.Map(), Sessions: []string{"a", "b"}}

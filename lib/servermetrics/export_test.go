@@ -1,0 +1,85 @@
+package servermetrics
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden (then review the diff)")
+
+// handlerTransport serves requests from a handler, without a network: the
+// target's URL stays the same in the golden files.
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, r)
+	return rec.Result(), nil
+}
+
+// TestExportsGolden writes the three exports of a fixed run of the fake
+// exporter (6 scrapes 1 s apart, the window between the second and the
+// fifth) and compares them with testdata/golden.
+func TestExportsGolden(t *testing.T) {
+	at := func(k int) time.Time { return time.Unix(1_700_000_000, 5e8).Add(time.Duration(k) * time.Second) }
+	clk := &setClock{t: at(0)}
+	var jsonl bytes.Buffer
+	c := manual(t, Options{Targets: []string{"http://engine:8000/metrics"}, Now: clk.now, JSONL: &jsonl,
+		Client: &http.Client{Transport: handlerTransport{&fakeVLLM{}}}})
+	for k := 1; k <= 4; k++ {
+		clk.set(at(k))
+		c.scrapeAll(context.Background(), true)
+	}
+	clk.set(at(5))
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := c.Report(Window{Start: at(1).UnixNano() - 3e8, End: at(4).UnixNano() + 2e8})
+	m := Meta{Version: "aiperf-replay test", BenchmarkID: "00000000-0000-0000-0000-000000000000"}
+	var js, csv bytes.Buffer
+	if err := WriteJSON(&js, r, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCSV(&csv, r, m); err != nil {
+		t.Fatal(err)
+	}
+	var any map[string]any
+	if err := json.Unmarshal(js.Bytes(), &any); err != nil {
+		t.Fatalf("%s is not JSON: %v", JSONFile, err)
+	}
+	for _, line := range bytes.Split(bytes.TrimSuffix(jsonl.Bytes(), []byte("\n")), []byte("\n")) {
+		if !json.Valid(line) {
+			t.Fatalf("invalid JSONL line %s", line)
+		}
+	}
+	for _, g := range []struct {
+		name string
+		got  []byte
+	}{{JSONFile, js.Bytes()}, {CSVFile, csv.Bytes()}, {JSONLFile, jsonl.Bytes()}} {
+		path := filepath.Join("testdata", "golden", g.name)
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, g.got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run with -update to create it)", err)
+		}
+		if !bytes.Equal(g.got, want) {
+			t.Errorf("%s differs from %s (run with -update, then review the diff):\n%s", g.name, path, g.got)
+		}
+	}
+}

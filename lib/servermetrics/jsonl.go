@@ -1,0 +1,104 @@
+package servermetrics
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/aiperf/toolkit/lib/jsonx"
+)
+
+// AppendLine appends one line of server_metrics_export.jsonl: one scrape of
+// one target, in the shape of aiperf's slim record
+// (src/aiperf/server_metrics/jsonl_writer.py, ServerMetricsSlimRecord in
+// src/aiperf/common/models/server_metrics_models.py), with "v":1 as every
+// JSONL line of this toolkit carries:
+//
+//	{"v":1,"endpoint_url":"http://h:8000/metrics","timestamp_ns":…,"endpoint_latency_ns":…,
+//	 "metrics":{"vllm:num_requests_running":[{"labels":{"model_name":"m"},"value":3}],
+//	            "vllm:time_to_first_token_seconds":[{"labels":{…},"histogram":{"0.1":2,"+Inf":5},"sum":0.9,"count":5}]}}
+//
+// A failed scrape is a line with "error" instead of "metrics" (a gap).
+// Families are sorted by name and series by labels. A value that JSON
+// cannot hold (NaN, ±Inf) is written as a string ("NaN", "+Inf", "-Inf"),
+// as Prometheus' HTTP API does.
+func AppendLine(dst []byte, target string, ts, latency int64, p *Page, err error) []byte {
+	dst = append(dst, `{"v":1,"endpoint_url":`...)
+	dst = appendString(dst, target)
+	dst = append(dst, `,"timestamp_ns":`...)
+	dst = strconv.AppendInt(dst, ts, 10)
+	dst = append(dst, `,"endpoint_latency_ns":`...)
+	dst = strconv.AppendInt(dst, latency, 10)
+	if err != nil || p == nil {
+		msg := "no page"
+		if err != nil {
+			msg = err.Error()
+		}
+		dst = append(dst, `,"error":`...)
+		dst = appendString(dst, msg)
+		return append(dst, "}\n"...)
+	}
+	dst = append(dst, `,"metrics":{`...)
+	for i, f := range p.Families {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, f.Name)
+		dst = append(dst, ":["...)
+		for j, s := range f.Series {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '{')
+			if len(s.Labels) > 0 {
+				dst = append(dst, `"labels":`...)
+				dst = appendLabels(dst, s.Labels)
+				dst = append(dst, ',')
+			}
+			if h := s.Hist; h != nil {
+				dst = append(dst, `"histogram":{`...)
+				for k, b := range h.Bounds {
+					if k > 0 {
+						dst = append(dst, ',')
+					}
+					dst = appendString(dst, formatFloat(b))
+					dst = append(dst, ':')
+					dst = appendNumber(dst, h.Counts[k])
+				}
+				dst = append(dst, `},"sum":`...)
+				dst = appendNumber(dst, h.Sum)
+				dst = append(dst, `,"count":`...)
+				dst = appendNumber(dst, h.Count)
+			} else {
+				dst = append(dst, `"value":`...)
+				dst = appendNumber(dst, s.Value)
+			}
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, "}}\n"...)
+}
+
+func appendLabels(dst []byte, ls []Label) []byte {
+	dst = append(dst, '{')
+	for i, l := range ls {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, l.Name)
+		dst = append(dst, ':')
+		dst = appendString(dst, l.Value)
+	}
+	return append(dst, '}')
+}
+
+func appendString(dst []byte, s string) []byte { return jsonx.AppendString(dst, s) }
+
+// appendNumber writes f as a JSON number, or as a string when JSON has no
+// number for it.
+func appendNumber(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return appendString(dst, formatFloat(f))
+	}
+	return strconv.AppendFloat(dst, f, 'g', -1, 64)
+}
