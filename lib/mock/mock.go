@@ -1,7 +1,7 @@
 // Package mock is an OpenAI-compatible inference server for tests, demos and
 // benchmarks of the replay client: POST /v1/chat/completions and
-// /v1/completions (streamed as server-sent events or not), GET /v1/models and
-// /health. It generates tokens on a schedule (time to first token, then one
+// /v1/completions (streamed as server-sent events or not), GET /v1/models,
+// /health and /metrics (vLLM's engine metrics, see metrics.go). It generates tokens on a schedule (time to first token, then one
 // token per inter-token latency, with optional jitter), reports usage with
 // prompt tokens counted by a real tokenizer, and can inject faults (a reset
 // or stalled stream, a malformed chunk, slow headers, 429/503 answers) so
@@ -78,6 +78,16 @@ type Config struct {
 	// reasoning_content (counted in the token budget, reported as
 	// usage.completion_tokens_details.reasoning_tokens).
 	ReasoningTokens int
+
+	// PrefixCacheBlocks, when positive, simulates a prefix cache of that
+	// many blocks of BlockBytes bytes (see prefix.go): replies report
+	// usage.prompt_tokens_details.cached_tokens and /metrics counts
+	// queries and hits.
+	PrefixCacheBlocks int
+	BlockBytes        int // 0 means DefaultBlockBytes
+	// PrefillPerToken is added to the time to first token for every prompt
+	// token the prefix cache did not serve (every token without a cache).
+	PrefillPerToken time.Duration
 }
 
 // Stats counts what the server did.
@@ -99,6 +109,9 @@ type Server struct {
 	sleeper *pace.Sleeper
 
 	requests, errors, faults, tokens, bad atomic.Int64
+
+	metrics *engineMetrics // /metrics (metrics.go)
+	prefix  *prefixCache   // nil without a prefix cache (prefix.go)
 }
 
 // New checks cfg and prepares a server.
@@ -118,7 +131,8 @@ func New(cfg Config) (*Server, error) {
 	if err := checkFault(cfg.Fault); err != nil {
 		return nil, err
 	}
-	if cfg.TTFT < 0 || cfg.ITL < 0 || cfg.TTFTJitter < 0 || cfg.ITLJitter < 0 || cfg.ReasoningTokens < 0 {
+	if cfg.TTFT < 0 || cfg.ITL < 0 || cfg.TTFTJitter < 0 || cfg.ITLJitter < 0 || cfg.ReasoningTokens < 0 ||
+		cfg.PrefixCacheBlocks < 0 || cfg.BlockBytes < 0 || cfg.PrefillPerToken < 0 {
 		return nil, fmt.Errorf("mock: negative latency or token count")
 	}
 	if cfg.Model == "" {
@@ -131,6 +145,8 @@ func New(cfg Config) (*Server, error) {
 		counts:  newCountCache(cfg.Tokenizer),
 		start:   time.Now().Unix(),
 		sleeper: pace.NewSleeper(mono),
+		metrics: newEngineMetrics(),
+		prefix:  newPrefixCache(cfg.PrefixCacheBlocks, cfg.BlockBytes),
 	}
 	return s, nil
 }
@@ -168,6 +184,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b := append([]byte(`{"object":"list","data":[{"id":`), s.model...)
 		b = append(b, `,"object":"model","created":0,"owned_by":"aiperf-mock"}]}`...)
 		w.Write(b)
+	case "/metrics":
+		s.serveMetrics(w, r)
 	case "/health", "/":
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}`))

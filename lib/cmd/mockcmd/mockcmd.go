@@ -26,6 +26,7 @@ type options struct {
 	fault, faultDelay                string
 	tokenizer, model                 string
 	reasoning                        int
+	engine                           engineOptions // prefix.go
 }
 
 // New returns the aiperf-mock application.
@@ -40,8 +41,11 @@ func New() *cli.App {
 			"prompt tokens with the tokenizer. Latencies take a Go duration (20ms, 1.5s) or a number of ms.\n\n" +
 			"Faults (--fault): reset (reset the connection mid-stream), stall (stop sending mid-stream for\n" +
 			"--fault-delay), malformed (one chunk of truncated JSON), slow-headers (wait --fault-delay before the\n" +
-			"headers), 429, 503. A request header X-Mock-Fault: MODE selects a fault for that request alone.",
-		Flags: []cli.Flag{
+			"headers), 429, 503. A request header X-Mock-Fault: MODE selects a fault for that request alone.\n\n" +
+			"GET /metrics serves vLLM's engine metrics (Prometheus text): running requests, KV-cache usage, prefix-cache\n" +
+			"queries and hits, prompt and generation tokens, TTFT and ITL histograms. --prefix-cache-blocks simulates\n" +
+			"a prefix cache over --block-bytes blocks of the prompt's text; --prefill-per-token charges its misses.",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "`ADDR` to listen on (port 0 picks a free port)", Destination: &o.listen},
 			&cli.StringFlag{Name: "ttft", Value: "20ms", Usage: "time to first token", Destination: &o.ttft},
 			&cli.StringFlag{Name: "itl", Value: "5ms", Usage: "inter-token latency", Destination: &o.itl},
@@ -56,7 +60,7 @@ func New() *cli.App {
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "`builtin` (Qwen3), none (4 bytes a token), or a tokenizer.json path", Destination: &o.tokenizer},
 			&cli.StringFlag{Name: "model", Value: "mock-model", Usage: "model `NAME` listed by /v1/models", Destination: &o.model},
 			&cli.IntFlag{Name: "reasoning-tokens", Usage: "send the first `N` tokens of each chat reply as reasoning_content", Destination: &o.reasoning},
-		},
+		}, engineFlags(&o.engine)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return base.UsageError("unexpected argument %q", c.Args().First())
@@ -99,6 +103,9 @@ func (o *options) config() (mock.Config, error) {
 	}
 	if o.reasoning < 0 {
 		return cfg, errors.New("--reasoning-tokens must not be negative")
+	}
+	if err := o.engine.apply(&cfg); err != nil {
+		return cfg, err
 	}
 	switch o.tokenizer {
 	case "none":
