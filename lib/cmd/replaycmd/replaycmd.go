@@ -48,6 +48,7 @@ type options struct {
 	maxErrorRate           float64
 	goodput                string
 	quiet                  bool
+	kvCapacity             int // prefix.go
 }
 
 // New returns the aiperf-replay application.
@@ -106,6 +107,7 @@ func New() *cli.App {
 			&cli.Float64Flag{Name: "max-error-rate", Value: -1, Usage: "exit 1 when more than `PCT` percent of the profiling requests failed", Destination: &o.maxErrorRate},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` in display units, e.g. \"time_to_first_token:100 inter_token_latency:3.4\"", Destination: &o.goodput},
 			&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no summary table and no live line", Destination: &o.quiet},
+			kvCapacityFlag(&o.kvCapacity),
 		},
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
@@ -307,6 +309,9 @@ func runReplay(c *cli.Context, o *options) error {
 		}
 		maxErr = v
 	}
+	if o.kvCapacity < 0 {
+		return base.UsageError("--kv-capacity-blocks %d: want a number of blocks", o.kvCapacity)
+	}
 	goodput, err := parseGoodput(o.goodput)
 	if err != nil {
 		return base.UsageError("--goodput: %v", err)
@@ -359,7 +364,7 @@ func runReplay(c *cli.Context, o *options) error {
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	if err := writeRun(w, o, plan, stats, mo, recPath, maxErr); err != nil {
+	if err := writeRun(w, o, plan, st, stats, mo, recPath, maxErr); err != nil {
 		return err
 	}
 	if stats.Interrupted {
@@ -383,7 +388,7 @@ func announce(w io.Writer, o *options, p *replay.Plan) {
 
 // writeRun writes a finished run's exports and summary, and judges
 // --max-error-rate (exit 1).
-func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64) error {
+func writeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64) error {
 	if stats.CeilingWaits > 0 {
 		fmt.Fprintf(w, "aiperf-replay: the concurrency ceiling (--concurrency %d) delayed %d session starts, the longest by %v (send_lateness includes these waits; the fell-behind check does not)\n",
 			plan.Options.Concurrency, stats.CeilingWaits, stats.CeilingMaxWait.Round(time.Microsecond))
@@ -403,11 +408,27 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, m
 		InputConfig:  plan.Options.Config,
 		WasCancelled: stats.Interrupted,
 	}
+	ps, err := tracePrefix(st, files, o.kvCapacity)
+	if err != nil {
+		return err
+	}
+	if ps != nil {
+		sec, err := ps.section()
+		if err != nil {
+			return err
+		}
+		run.Sections = append(run.Sections, metrics.Section{Name: "prefix_cache", Value: sec})
+	} else if o.kvCapacity > 0 {
+		fmt.Fprintf(w, "aiperf-replay: --kv-capacity-blocks: the store has no hash_ids (pack one from a trace that has them), so no prefix-cache figures\n")
+	}
 	if err := writeOutputs(o.out, sum, mo, run, files); err != nil {
 		return err
 	}
 	if !o.quiet {
 		metrics.WriteConsole(w, sum, "")
+		if ps != nil {
+			ps.writeBox(w)
+		}
 		cpu := ""
 		if stats.Sent > 0 && stats.CPU > 0 {
 			cpu = fmt.Sprintf(", client CPU %.1f µs a request", float64(stats.CPU.Nanoseconds())/1e3/float64(stats.Sent))
