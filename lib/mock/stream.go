@@ -363,7 +363,13 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rc *http.Res
 		if rc.Flush() != nil {
 			return
 		}
-		s.noteToken(p, i, time.Now())
+		if !clock.fast { // --fast: one note for the reply, below
+			s.noteToken(p, i, time.Now())
+		}
+	}
+	if clock.fast {
+		now := time.Now()
+		s.noteWhole(p, now, now)
 	}
 	b = append(b[:0], "data: "...)
 	b = s.appendHead(b, p, object)
