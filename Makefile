@@ -84,7 +84,9 @@ DEMO_SPEEDUP ?= 20
 DEMO_SHAPE   := --model demo-model --streaming
 # The demo keeps its cache entries in the checkout, apart from the user's cache.
 demo: export AIPERF_CACHE_DIR := $(CURDIR)/.demo-cache
-DEMO_MOCK    ?= --ttft 20ms --itl 0.5ms
+DEMO_MOCK    ?= --ttft 20ms --itl 0.5ms --prefix-cache-blocks 1000000
+# The trace's prefix reuse is set beside an LRU cache of this many 512-token blocks.
+DEMO_KV      ?= 3000
 
 demo: build
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
@@ -109,8 +111,8 @@ demo: build
 	  i=0; while [ ! -s $(DEMO)/mock.url ] && [ $$i -lt 200 ]; do sleep 0.05; i=$$((i+1)); done; \
 	  url=$$(cat $(DEMO)/mock.url); [ -n "$$url" ] || { echo "aiperf-mock did not start:"; cat $(DEMO)/mock.log; exit 2; }; \
 	  echo "aiperf-mock $(DEMO_MOCK) listening on $$url (pid $$pid)"; \
-	  echo "bin/aiperf-replay --url $$url --speedup $(DEMO_SPEEDUP) -o $(DEMO)/replay $(DEMO)/store.aipk"; \
-	  bin/aiperf-replay --url $$url --speedup $(DEMO_SPEEDUP) -o $(DEMO)/replay $(DEMO)/store.aipk
+	  echo "bin/aiperf-replay --url $$url --speedup $(DEMO_SPEEDUP) --kv-capacity-blocks $(DEMO_KV) -o $(DEMO)/replay $(DEMO)/store.aipk"; \
+	  bin/aiperf-replay --url $$url --speedup $(DEMO_SPEEDUP) --kv-capacity-blocks $(DEMO_KV) -o $(DEMO)/replay $(DEMO)/store.aipk
 
 clean:
 	rm -rf bin $(DEMO)

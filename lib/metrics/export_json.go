@@ -28,6 +28,16 @@ type Run struct {
 	// Location is the zone of the times, which aiperf writes as naive local
 	// datetimes; nil means time.Local.
 	Location *time.Location
+	// Sections are further top-level members (what the Python aiperf does
+	// not write: "prefix_cache", ...), each a JSON object written
+	// re-indented after end_time, in order.
+	Sections []Section
+}
+
+// Section is one extra top-level member of the summary file.
+type Section struct {
+	Name  string
+	Value json.RawMessage
 }
 
 // jsonDeclared are the metrics JsonExportData declares, in its order; the
@@ -132,6 +142,14 @@ func WriteJSON(w io.Writer, s *Summary, run Run) error {
 	if end != 0 {
 		field("end_time")
 		b = appendDatetime(b, end, loc)
+	}
+	for _, sec := range run.Sections {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, sec.Value, "  ", "  "); err != nil {
+			return errors.New("metrics: section " + sec.Name + " is not valid JSON: " + err.Error())
+		}
+		field(sec.Name)
+		b = append(b, bytes.TrimSpace(buf.Bytes())...)
 	}
 	for i := range s.Metrics {
 		if r := &s.Metrics[i]; !declared[r.Tag] {

@@ -1,7 +1,7 @@
 // Package mock is an OpenAI-compatible inference server for tests, demos and
 // benchmarks of the replay client: POST /v1/chat/completions and
-// /v1/completions (streamed as server-sent events or not), GET /v1/models and
-// /health. It generates tokens on a schedule (time to first token, then one
+// /v1/completions (streamed as server-sent events or not), GET /v1/models,
+// /health and /metrics (vLLM's engine metrics, see metrics.go). It generates tokens on a schedule (time to first token, then one
 // token per inter-token latency, with optional jitter), reports usage with
 // prompt tokens counted by a real tokenizer, and can inject faults (a reset
 // or stalled stream, a malformed chunk, slow headers, 429/503 answers) so
@@ -88,6 +88,15 @@ type Config struct {
 	// replaces ITL; the first token is due TTFT + 1/TokenRate after
 	// admission).
 	TokenRate float64
+	// PrefixCacheBlocks, when positive, simulates a prefix cache of that
+	// many blocks of BlockBytes bytes (see prefix.go): replies report
+	// usage.prompt_tokens_details.cached_tokens and /metrics counts
+	// queries and hits.
+	PrefixCacheBlocks int
+	BlockBytes        int // 0 means DefaultBlockBytes
+	// PrefillPerToken is added to the time to first token for every prompt
+	// token the prefix cache did not serve (every token without a cache).
+	PrefillPerToken time.Duration
 }
 
 // Stats counts what the server did.
@@ -110,6 +119,9 @@ type Server struct {
 	slots   *slots // nil without Config.Slots
 
 	requests, errors, faults, tokens, bad atomic.Int64
+
+	metrics *engineMetrics // /metrics (metrics.go)
+	prefix  *prefixCache   // nil without a prefix cache (prefix.go)
 }
 
 // New checks cfg and prepares a server.
@@ -129,7 +141,8 @@ func New(cfg Config) (*Server, error) {
 	if err := checkFault(cfg.Fault); err != nil {
 		return nil, err
 	}
-	if cfg.TTFT < 0 || cfg.ITL < 0 || cfg.TTFTJitter < 0 || cfg.ITLJitter < 0 || cfg.ReasoningTokens < 0 {
+	if cfg.TTFT < 0 || cfg.ITL < 0 || cfg.TTFTJitter < 0 || cfg.ITLJitter < 0 || cfg.ReasoningTokens < 0 ||
+		cfg.PrefixCacheBlocks < 0 || cfg.BlockBytes < 0 || cfg.PrefillPerToken < 0 {
 		return nil, fmt.Errorf("mock: negative latency or token count")
 	}
 	if cfg.Slots < 0 || cfg.TokenRate < 0 || cfg.TokenRate != cfg.TokenRate {
@@ -148,6 +161,8 @@ func New(cfg Config) (*Server, error) {
 		counts:  newCountCache(cfg.Tokenizer),
 		start:   time.Now().Unix(),
 		sleeper: pace.NewSleeper(mono),
+		metrics: newEngineMetrics(),
+		prefix:  newPrefixCache(cfg.PrefixCacheBlocks, cfg.BlockBytes),
 	}
 	if cfg.Slots > 0 {
 		s.slots = newSlots(cfg.Slots)
@@ -188,6 +203,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b := append([]byte(`{"object":"list","data":[{"id":`), s.model...)
 		b = append(b, `,"object":"model","created":0,"owned_by":"aiperf-mock"}]}`...)
 		w.Write(b)
+	case "/metrics":
+		s.serveMetrics(w, r)
 	case "/health", "/":
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}`))

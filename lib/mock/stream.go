@@ -49,6 +49,8 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 	n := uint64(s.requests.Add(1))
 	rg := newRNG(s.cfg.Seed, n)
+	s.metrics.running.Add(1)
+	defer s.metrics.running.Add(-1)
 
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
@@ -97,12 +99,13 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 
 	reply := replyPlan{
-		chat:   chat,
-		id:     n,
-		model:  q.model,
-		fault:  fault,
-		usage:  q.includeUsage,
-		offset: rg.next(),
+		chat:    chat,
+		id:      n,
+		model:   q.model,
+		fault:   fault,
+		usage:   q.includeUsage,
+		offset:  rg.next(),
+		arrived: arrived,
 	}
 	if reply.model == nil {
 		reply.model = s.model
@@ -128,18 +131,24 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		if rc.Flush() != nil {
 			return
 		}
-		s.plan(&reply, &q, &rg)
+		s.plan(&reply, &q, &rg, clock)
 		s.stream(ctx, w, rc, &reply, clock)
 	} else {
-		s.plan(&reply, &q, &rg)
+		s.plan(&reply, &q, &rg, clock)
 		s.whole(ctx, w, &reply, clock)
 	}
 	s.tokens.Add(int64(reply.tokens))
+	s.noteDone(&reply)
 }
 
-// plan counts the prompt and sizes the reply.
-func (s *Server) plan(p *replyPlan, q *request, rg *rng) {
+// plan counts the prompt, looks it up in the prefix cache, moves the first
+// token by the prefill of its uncached part and sizes the reply.
+func (s *Server) plan(p *replyPlan, q *request, rg *rng, clock *tokenClock) {
 	p.prompt = s.counts.count(q.input, func(fn func(string)) { inputTexts(q.input, fn) })
+	s.cachePrompt(p, q)
+	if !clock.fast && s.cfg.PrefillPerToken > 0 {
+		clock.first = clock.first.Add(time.Duration(p.prompt-p.cached) * s.cfg.PrefillPerToken)
+	}
 	p.tokens, p.finish = s.budget(q.maxTokens, p.prompt, rg)
 	if p.chat {
 		p.reasoning = min(s.cfg.ReasoningTokens, p.tokens)
@@ -259,6 +268,11 @@ type replyPlan struct {
 	offset    uint64
 	fault     string
 	usage     bool // stream_options.include_usage
+
+	arrived   time.Time
+	lastToken time.Time // when the last token went out (metrics.go)
+	cached    int64     // prompt tokens the prefix cache served
+	cacheOn   bool      // a prefix cache looked the prompt up: report cached
 }
 
 func (s *Server) appendHead(b []byte, p *replyPlan, object string) []byte {
@@ -283,6 +297,11 @@ func appendUsage(b []byte, p *replyPlan) []byte {
 	b = strconv.AppendInt(b, int64(p.tokens), 10)
 	b = append(b, `,"total_tokens":`...)
 	b = strconv.AppendInt(b, p.prompt+int64(p.tokens), 10)
+	if p.cacheOn {
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, p.cached, 10)
+		b = append(b, '}')
+	}
 	if p.reasoning > 0 {
 		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
 		b = strconv.AppendInt(b, int64(p.reasoning), 10)
@@ -349,6 +368,13 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rc *http.Res
 		if rc.Flush() != nil {
 			return
 		}
+		if !clock.fast { // --fast: one note for the reply, below
+			s.noteToken(p, i, time.Now())
+		}
+	}
+	if clock.fast {
+		now := time.Now()
+		s.noteWhole(p, now, now)
 	}
 	b = append(b[:0], "data: "...)
 	b = s.appendHead(b, p, object)
@@ -377,6 +403,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rc *http.Res
 func (s *Server) whole(ctx context.Context, w http.ResponseWriter, p *replyPlan, clock *tokenClock) {
 	if !clock.fast && p.tokens > 0 && !s.sleepUntil(ctx, clock.due(p.tokens-1)) {
 		return
+	}
+	if clock.fast {
+		s.noteWhole(p, time.Now(), time.Now())
+	} else if p.tokens > 0 {
+		s.noteWhole(p, clock.first, clock.due(p.tokens-1)) // token 0 is due at first
 	}
 	if p.fault == FaultReset {
 		reset(http.NewResponseController(w))

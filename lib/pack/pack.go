@@ -176,7 +176,12 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 		if err := mc.add(rec, h.pos()); err != nil {
 			return st, h.err(rec.Kind.String(), err)
 		}
-		if err := w.AddParts(entry(rec, sess, body), body.Parts...); err != nil {
+		if rec.BlockSize != 0 {
+			if err := w.SetBlockSize(rec.BlockSize); err != nil {
+				return st, h.err("block_size", errors.New("differs from an earlier record's: a store has one block size"))
+			}
+		}
+		if err := w.AddHashed(entry(rec, sess, body), rec.HashIDs, body.Parts...); err != nil {
 			var we *store.WriteError
 			if errors.As(err, &we) {
 				return st, err // the output's trouble, not the line's

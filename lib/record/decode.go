@@ -174,12 +174,13 @@ func fieldErr(field string, format string, args ...any) error {
 // parse decodes one line into rec. end reports an end line with its record
 // count n and its settings.
 func parse(line []byte, rec *Record) (end bool, n uint64, settings string, err error) {
+	ids := rec.HashIDs[:0] // reused from the previous line
 	*rec = Record{Session: -1}
 	i := jsonx.SkipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return false, 0, "", errors.New("not a JSON object")
 	}
-	p := lineParser{rec: rec}
+	p := lineParser{rec: rec, ids: ids}
 	i, err = jsonx.Fields(line, i, p.field)
 	if err != nil {
 		var se *jsonx.SyntaxError
@@ -210,6 +211,7 @@ type lineParser struct {
 	haveRecords bool
 	records     uint64
 	settings    []byte // raw; read on the end line only
+	ids         []uint64
 }
 
 // field decodes one member. Keys we know need no unescaping, so they are
@@ -273,8 +275,32 @@ func (p *lineParser) field(key, v []byte, _ int) error {
 		p.haveRecords = true
 	case "settings":
 		p.settings = v
+	case "hash_ids":
+		rec.HashIDs, err = hashIDsField(p.ids[:0], v)
+		p.ids = rec.HashIDs
+	case "block_size":
+		rec.BlockSize, err = u32Field("block_size", v, "not a block size")
+		if err == nil && rec.BlockSize == 0 {
+			err = fieldErr("block_size", "must be positive")
+		}
 	}
 	return err
+}
+
+// hashIDsField parses an array of unsigned 64-bit integers into dst.
+func hashIDsField(dst []uint64, v []byte) ([]uint64, error) {
+	if v[0] != '[' {
+		return nil, fieldErr("hash_ids", "not an array")
+	}
+	_, err := jsonx.Elements(v, 0, func(n int, e []byte, _ int) error {
+		id, ok := jsonx.ParseUint(e)
+		if !ok {
+			return fieldErr(fmt.Sprintf("hash_ids[%d]", n), "not an unsigned 64-bit integer: %s", clip(e))
+		}
+		dst = append(dst, id)
+		return nil
+	})
+	return dst, err
 }
 
 // finish checks the line as a whole once every field is in.
@@ -299,6 +325,10 @@ func (p *lineParser) finish() (end bool, n uint64, err error) {
 		return false, 0, fieldErr("extra", "not allowed with payload (the payload is sent verbatim)")
 	case rec.ContextMode == ContextDeltas && rec.Kind == KindPayload:
 		return false, 0, fieldErr("context_mode", "%q is not allowed with payload (the payload is sent verbatim)", ContextDeltas)
+	case len(rec.HashIDs) > 0 && rec.BlockSize == 0:
+		return false, 0, fieldErr("block_size", "missing: hash_ids need the block size they were recorded with")
+	case len(rec.HashIDs) == 0 && rec.BlockSize != 0:
+		return false, 0, fieldErr("hash_ids", "missing or empty, but block_size is given")
 	}
 	return false, 0, nil
 }
@@ -396,6 +426,10 @@ func fieldBit(k []byte) uint32 {
 		return 1 << 16
 	case "settings":
 		return 1 << 17
+	case "hash_ids":
+		return 1 << 18
+	case "block_size":
+		return 1 << 19
 	}
 	return 0
 }

@@ -117,6 +117,18 @@ func appendTail(dst []byte, rec *Record) []byte {
 		dst = append(dst, `,"extra":`...)
 		dst = append(dst, rec.Extra...)
 	}
+	if len(rec.HashIDs) > 0 {
+		dst = append(dst, `,"block_size":`...)
+		dst = strconv.AppendUint(dst, uint64(rec.BlockSize), 10)
+		dst = append(dst, `,"hash_ids":[`...)
+		for i, id := range rec.HashIDs {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendUint(dst, id, 10)
+		}
+		dst = append(dst, ']')
+	}
 	return append(dst, "}\n"...)
 }
 

@@ -18,6 +18,10 @@
 // reply, before them) or "message_array_with_responses" (the turn carries
 // its whole conversation and is sent as it is). Every record of a session
 // carries the same value or none does; a payload record cannot be deltas.
+// hash_ids (an array of unsigned 64-bit integers) and block_size (tokens per
+// hash_id block), optional and always together, are the trace's KV block ids
+// of the prompt, which aiperf-pack carries into the store so that the trace's
+// ideal prefix-cache hit rate can be computed later.
 // The stream ends with {"v":1,"end":true,"records":N}: a stream without it was
 // cut short, and aiperf-pack refuses it. The end line may carry "settings"
 // (a string): aiperf-tokenize's description of the settings that shaped the
@@ -76,6 +80,13 @@ type Record struct {
 	Extra        []byte
 	// ContextMode is ContextDeltas, ContextMessageArray or "" (not said).
 	ContextMode string
+	// HashIDs are the trace's KV block ids of the prompt (Mooncake's
+	// hash_ids), each naming BlockSize tokens (the last block holds the
+	// rest); nil when the trace gave none. BlockSize is 0 exactly when
+	// HashIDs is empty. HashIDs is reused by the decoder: valid until the
+	// next call to Decoder.Next.
+	HashIDs   []uint64
+	BlockSize uint32
 }
 
 // Context modes (the context_mode field).

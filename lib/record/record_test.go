@@ -35,6 +35,7 @@ func TestRoundTrip(t *testing.T) {
 		{Line: 7, Session: -1, Kind: KindPrompt, Raw: []byte(`""`), Extra: []byte(`{"seed":1}`)},
 		{Line: 8, Session: 2, Turn: 1, Kind: KindMessages, Raw: []byte(`[{"role":"user"}]`), ContextMode: ContextDeltas},
 		{Line: 9, Session: 3, Kind: KindPayload, Raw: []byte(`{"a":1}`), ContextMode: ContextMessageArray},
+		{Line: 10, Session: 4, InputTokens: 1000, Kind: KindPrompt, Raw: []byte(`"p"`), HashIDs: []uint64{0, 7, 1<<64 - 1}, BlockSize: 512},
 	}
 	var buf bytes.Buffer
 	e := NewEncoder(&buf)
@@ -81,6 +82,13 @@ func TestErrors(t *testing.T) {
 		{`{"v":1,"line":1,"session":4294967296,"prompt":"a"}` + "\n", `in.jsonl:1: session: not a session number`},
 		{`{"v":1,"end":true}` + "\n", `in.jsonl:1: records: missing on the end line`},
 		{`{"v":1,"end":true,"records":0}` + "\n" + `{"v":1,"line":1,"prompt":"a"}` + "\n", `in.jsonl:2: data after the end line`},
+		{`{"v":1,"line":1,"prompt":"a","hash_ids":[1,2]}` + "\n", `in.jsonl:1: block_size: missing: hash_ids need the block size`},
+		{`{"v":1,"line":1,"prompt":"a","block_size":16}` + "\n", `in.jsonl:1: hash_ids: missing or empty, but block_size is given`},
+		{`{"v":1,"line":1,"prompt":"a","hash_ids":[],"block_size":16}` + "\n", `in.jsonl:1: hash_ids: missing or empty`},
+		{`{"v":1,"line":1,"prompt":"a","hash_ids":[1,-2],"block_size":16}` + "\n", `in.jsonl:1: hash_ids[1]: not an unsigned 64-bit integer: -2`},
+		{`{"v":1,"line":1,"prompt":"a","hash_ids":[18446744073709551616],"block_size":16}` + "\n", `in.jsonl:1: hash_ids[0]: not an unsigned`},
+		{`{"v":1,"line":1,"prompt":"a","hash_ids":{},"block_size":16}` + "\n", `in.jsonl:1: hash_ids: not an array`},
+		{`{"v":1,"line":1,"prompt":"a","hash_ids":[1],"block_size":0}` + "\n", `in.jsonl:1: block_size: must be positive`},
 	} {
 		_, err := decodeAll(t, c.in)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
@@ -139,6 +147,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"v":1,"line":3,"payload":{"a":[1,{"b":"\u00e9"}]},"max_tokens":5}`))
 	f.Add([]byte(`{"v":1,"line":4,"session":0,"turn":0,"context_mode":"deltas_without_responses","messages":[{"role":"user"}]}`))
 	f.Add([]byte(`{"v":1,"line":5,"context_mode":"message_array_with_responses","payload":{}}`))
+	f.Add([]byte(`{"v":1,"line":6,"input_tokens":600,"prompt":"x","block_size":512,"hash_ids":[1,2]}` + "\n" + `{"v":1,"line":7,"prompt":"y","hash_ids":[ 3 , 18446744073709551615 ],"block_size":16}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d := NewDecoder(bytes.NewReader(b), "f")
 		for i := 0; i < 1000; i++ {

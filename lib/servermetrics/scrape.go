@@ -19,8 +19,12 @@ type Options struct {
 	Targets []string
 	// Interval between scrapes (default 1 s).
 	Interval time.Duration
-	// Timeout of one scrape (default the interval, at most 5 s): a slower
-	// answer is a failed scrape, a gap in the series.
+	// Timeout of one scrape (default the interval, but at least 1 s and at
+	// most 5 s): a slower answer is a failed scrape, a gap in the series.
+	// A scrape outlasting the interval is no harm (the ticks it overlaps
+	// are skipped), and the scrapes before the first send and after the
+	// last answer, which bound every delta, must not fail on a busy
+	// machine for want of a few milliseconds.
 	Timeout time.Duration
 	// Limits bound each scrape (zero fields: DefaultLimits').
 	Limits Limits
@@ -40,7 +44,7 @@ func (o *Options) defaults() {
 		o.Interval = time.Second
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = min(o.Interval, 5*time.Second)
+		o.Timeout = min(max(o.Interval, time.Second), 5*time.Second)
 	}
 	d := DefaultLimits
 	if o.Limits.MaxBody <= 0 {

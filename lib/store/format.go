@@ -9,7 +9,7 @@ import (
 	"math"
 )
 
-// The .aipk file format, version 1.
+// The .aipk file format, versions 1 and 2.
 //
 // All integers are little-endian and fixed-width. Every section starts at a
 // multiple of 8 and its size is a multiple of 8; padding bytes are zero. The
@@ -29,9 +29,12 @@ import (
 //	   24     8  N, record count (at most 2^32-1)
 //	   32     8  S, session count (at most 2^32-1)
 //	   40     8  P, payload bytes: the sum of all payload lengths
-//	   48    96  section table, six {offset u64, size u64} pairs, in file order:
-//	             data, index, sessions, strings, lookup, meta
-//	  144    16  reserved, 0
+//	   48   112  section table, seven {offset u64, size u64} pairs, in file
+//	             order: data, index, sessions, strings, lookup, meta, hashes.
+//	             In version 1 the hashes pair is {0, 0} (these 16 bytes were
+//	             "reserved, 0"); version 2 is written exactly when the file
+//	             has a hashes section, so a store without one keeps the bytes
+//	             version 1 gave it.
 //
 //	data (at offset 160; size P rounded up to 8)
 //	  the payloads of records 0..N-1, back to back, without padding between
@@ -70,7 +73,14 @@ import (
 //	  u32 count, then count times {u32 klen, u32 vlen, key, value}, keys in
 //	  strictly increasing byte order, then zero padding to 8
 //
-//	trailer (40 bytes)
+//	hashes (version 2 only; size 8 + 8(N+1) + 8M)
+//	  u32 block size B (tokens per hash_id block, > 0), u32 reserved 0
+//	  start [N+1]u64  the hash_ids of record i are ids[start[i]:start[i+1]];
+//	                  start[0] = 0, non-decreasing, start[N] = M
+//	  ids   [M]u64    the trace's KV block ids (Mooncake's hash_ids) of every
+//	                  record's prompt, in record order: block j of record i
+//	                  holds its prompt's tokens [jB, min((j+1)B, input tokens))
+//
 //	  [32]byte  SHA-256 of bytes [160, trailer) followed by bytes [0, 160)
 //	  [8]byte   magic "AIPERFPK" again (a truncated file has no end marker)
 //
@@ -94,9 +104,13 @@ const (
 	// Magic opens and closes every store file.
 	Magic = "AIPERFPK"
 
-	// FormatVersion is the version this package writes. Readers accept every
-	// version from 1 up to it and reject newer ones.
-	FormatVersion uint32 = 1
+	// FormatVersion is the newest version this package writes: 2 for a
+	// store with a hashes section, else 1. Readers accept every version from
+	// 1 up to it and reject newer ones.
+	FormatVersion uint32 = 2
+
+	// versionPlain is the version of a store without a hashes section.
+	versionPlain uint32 = 1
 
 	headerSize  = 160
 	trailerSize = 32 + 8
@@ -149,10 +163,11 @@ const (
 	secStrings
 	secLookup
 	secMeta
+	secHashes // version 2 only; {0, 0} in version 1
 	numSections
 )
 
-var sectionNames = [numSections]string{"data", "index", "sessions", "strings", "lookup", "meta"}
+var sectionNames = [numSections]string{"data", "index", "sessions", "strings", "lookup", "meta", "hashes"}
 
 // Header field offsets.
 const (
@@ -164,7 +179,7 @@ const (
 	hOffSessions   = 32
 	hOffPayload    = 40
 	hOffSections   = 48
-	hOffReserved2  = 144
+	hOffHashes     = hOffSections + 16*secHashes
 )
 
 var le = binary.LittleEndian
@@ -234,11 +249,12 @@ func (h *header) encode() []byte {
 func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 
 // layout computes the section table of a file with the given counts. Every
-// size is derived from the counts except strings and meta, which the caller
-// passes already padded. All inputs are bounded (records and sessions by
-// 2^32-1, strings by 2^32, meta by MaxMetaSize, payload by the file size
-// when reading), so no sum here can overflow a uint64.
-func layout(records, sessions, payload, strings, meta uint64, grouped bool) [numSections]section {
+// size is derived from the counts except strings, meta and hashes, which the
+// caller passes already padded (hashes 0: no hashes section). All inputs are
+// bounded (records and sessions by 2^32-1, strings by 2^32, meta by
+// MaxMetaSize, payload and hashes by the file size when reading), so no sum
+// here can overflow a uint64.
+func layout(records, sessions, payload, strings, meta, hashes uint64, grouped bool) [numSections]section {
 	var sec [numSections]section
 	sec[secData] = section{headerSize, align8(payload)}
 	sec[secIndex] = section{sec[secData].end(), indexSize(records)}
@@ -250,7 +266,18 @@ func layout(records, sessions, payload, strings, meta uint64, grouped bool) [num
 	}
 	sec[secLookup] = section{sec[secStrings].end(), lookup}
 	sec[secMeta] = section{sec[secLookup].end(), meta}
+	if hashes > 0 {
+		sec[secHashes] = section{sec[secMeta].end(), hashes}
+	}
 	return sec
+}
+
+// sectionsEnd is the end of the last section of a section table.
+func sectionsEnd(t *[numSections]section) uint64 {
+	if t[secHashes].size > 0 {
+		return t[secHashes].end()
+	}
+	return t[secMeta].end()
 }
 
 // indexSize is the size of the index section for n records.

@@ -75,6 +75,16 @@ func exercise(t *testing.T, r *Reader) {
 	r.Meta()
 	r.HasTimestamps()
 	r.Sum()
+	var ids []uint64
+	for i := range r.Len() {
+		ids = r.AppendHashIDs(ids[:0], i)
+		if len(ids) != r.NumHashIDs(i) {
+			t.Fatalf("record %d: %d hash ids, NumHashIDs says %d", i, len(ids), r.NumHashIDs(i))
+		}
+		if len(ids) > 0 && r.BlockSize() <= 0 {
+			t.Fatalf("record %d has hash ids but the block size is %d", i, r.BlockSize())
+		}
+	}
 }
 
 // specFromBytes derives a spec from fuzz input: up to 8 sessions, up to 3
@@ -133,7 +143,16 @@ func specFromBytes(data []byte) *Spec {
 		if len(p) < n { // pad short payloads with a pattern of the record
 			p = append(bytes.Clone(p), payloadFor(len(spec.Records), n-len(p))...)
 		}
-		spec.Records = append(spec.Records, Record{Entry: e, Payload: p})
+		rec := Record{Entry: e, Payload: p}
+		if flags&0x10 != 0 { // a record with hash ids
+			for range take() % 5 {
+				rec.HashIDs = append(rec.HashIDs, uint64(take())<<56|uint64(take()))
+			}
+			if len(rec.HashIDs) > 0 {
+				spec.BlockSize = 16 + uint32(flags>>5)
+			}
+		}
+		spec.Records = append(spec.Records, rec)
 	}
 	return spec
 }
@@ -146,6 +165,7 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0, 0, 5, 'h', 'e', 'l', 'l', 'o'})
 	f.Add([]byte("\x03\x02ab\x01c\x00\x01\x01k\x02vv\x00\x01\x05abcde\x02\x00\x00\x01\x03\x04xyz\x01\x07\x00"))
 	f.Add(bytes.Repeat([]byte{7, 3, 200, 9, 1, 2, 250}, 40))
+	f.Add([]byte("\x02\x01a\x01b\x00\x01\x30\x02\x00\x00\x00\x02hi\x03\x01\x02\x03\x04\x05\x06\x00\x10\x00\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		spec := specFromBytes(data)
 		dir := t.TempDir()

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -25,17 +26,17 @@ func goldenSmall() *Spec {
 		Sessions: []string{"conv-a", "conv-b", "conv-empty", "日本"},
 		Records: []Record{
 			{Entry{Line: 1, Session: 0, Turn: 0, TimeNS: 0, Flags: FlagTimestamp | FlagMaxTokens, MaxTokens: 128, InputTokens: 512},
-				[]byte(`{"model":"Qwen/Qwen3-0.6B","messages":[{"role":"user","content":"hello"}],"max_tokens":128}`)},
+				[]byte(`{"model":"Qwen/Qwen3-0.6B","messages":[{"role":"user","content":"hello"}],"max_tokens":128}`), nil},
 			{Entry{Line: 2, Session: 1, Turn: 0, TimeNS: 1_500_000, Flags: FlagTimestamp, InputTokens: 1024},
-				[]byte(`{"model":"Qwen/Qwen3-0.6B","messages":[{"role":"user","content":"b0"}]}`)},
+				[]byte(`{"model":"Qwen/Qwen3-0.6B","messages":[{"role":"user","content":"b0"}]}`), nil},
 			{Entry{Line: 3, Session: 0, Turn: 1, TimeNS: 250_000_000, Flags: FlagDelay | FlagMaxTokens, MaxTokens: 64},
-				[]byte(`{"model":"Qwen/Qwen3-0.6B","messages":[{"role":"user","content":"a1"}],"max_tokens":64}`)},
+				[]byte(`{"model":"Qwen/Qwen3-0.6B","messages":[{"role":"user","content":"a1"}],"max_tokens":64}`), nil},
 			{Entry{Line: 5, Session: 3, Turn: 0, Flags: FlagVerbatim},
-				[]byte{}},
+				[]byte{}, nil},
 			{Entry{Line: 4, Session: 1, Turn: 1, TimeNS: 1 << 40, Flags: FlagDelay, InputTokens: 7},
-				[]byte("\x00\x01\x02\xff binary \n")},
+				[]byte("\x00\x01\x02\xff binary \n"), nil},
 			{Entry{Line: 6, Session: 0, Turn: 2, TimeNS: -1, Flags: FlagVerbatim, MaxTokens: 4294967295, InputTokens: 4294967295},
-				[]byte(`{"verbatim":true}`)},
+				[]byte(`{"verbatim":true}`), nil},
 		},
 	}
 }
@@ -46,23 +47,41 @@ func goldenGrouped() *Spec {
 	return &Spec{
 		Sessions: []string{"0", "1", "2"},
 		Records: []Record{
-			{Entry{Line: 1, Session: 0, TimeNS: 0, Flags: FlagTimestamp}, []byte(`{"prompt":"a"}`)},
-			{Entry{Line: 2, Session: 1, TimeNS: 10, Flags: FlagTimestamp}, []byte(`{"prompt":"bb"}`)},
-			{Entry{Line: 3, Session: 2, TimeNS: 20, Flags: FlagTimestamp}, []byte(`{"prompt":"ccc"}`)},
+			{Entry{Line: 1, Session: 0, TimeNS: 0, Flags: FlagTimestamp}, []byte(`{"prompt":"a"}`), nil},
+			{Entry{Line: 2, Session: 1, TimeNS: 10, Flags: FlagTimestamp}, []byte(`{"prompt":"bb"}`), nil},
+			{Entry{Line: 3, Session: 2, TimeNS: 20, Flags: FlagTimestamp}, []byte(`{"prompt":"ccc"}`), nil},
 		},
 	}
 }
 
-// The SHA-256 of each golden file: a v1 file never changes, so a change here
-// is only right together with a new format version (and a new file).
+// goldenHashes is testdata/v2-hashes.aipk: records with and without
+// hash_ids (the first has none, so the writer starts the section late), a
+// partial last block, and interleaved sessions.
+func goldenHashes() *Spec {
+	return &Spec{
+		Meta:      map[string]string{"model": "m"},
+		Sessions:  []string{"a", "b"},
+		BlockSize: 512,
+		Records: []Record{
+			{Entry{Line: 1, Session: 0, Flags: FlagTimestamp, InputTokens: 10}, []byte(`{"prompt":"x"}`), nil},
+			{Entry{Line: 2, Session: 1, TimeNS: 5, Flags: FlagTimestamp, InputTokens: 1000}, []byte(`{"prompt":"y"}`), []uint64{1, 2}},
+			{Entry{Line: 3, Session: 0, Turn: 1, TimeNS: 7, Flags: FlagTimestamp, InputTokens: 1100}, []byte(`{"prompt":"z"}`), []uint64{1, 3, 1 << 63}},
+		},
+	}
+}
+
+// The SHA-256 of each golden file: a golden file never changes, so a change
+// here is only right together with a new format version (and a new file).
 var goldens = []struct {
 	file    string
 	spec    func() *Spec
 	sha256  string
 	grouped bool
+	version uint32
 }{
-	{"v1-small.aipk", goldenSmall, "5775515d915d70b056dd844ea7e2a4202b390f39cb799aa9be695178fd738627", false},
-	{"v1-grouped.aipk", goldenGrouped, "e0227fde883bec32a40af963f9b5ed8a8024bea09ae6bc366665ea8a2a32d059", true},
+	{"v1-small.aipk", goldenSmall, "5775515d915d70b056dd844ea7e2a4202b390f39cb799aa9be695178fd738627", false, 1},
+	{"v1-grouped.aipk", goldenGrouped, "e0227fde883bec32a40af963f9b5ed8a8024bea09ae6bc366665ea8a2a32d059", true, 1},
+	{"v2-hashes.aipk", goldenHashes, "aa4517d70ba3a628943387f8f54166ad6fd45eea53ea3704e5f17d5c15f37921", false, 2},
 }
 
 func TestGolden(t *testing.T) {
@@ -93,8 +112,8 @@ func TestGolden(t *testing.T) {
 			if got := r.lookup == nil; got != g.grouped {
 				t.Errorf("grouped layout: got %v, want %v", got, g.grouped)
 			}
-			if got := r.Version(); got != 1 {
-				t.Errorf("Version: got %d, want 1", got)
+			if got := r.Version(); got != g.version {
+				t.Errorf("Version: got %d, want %d", got, g.version)
 			}
 			if got, want := r.Size(), int64(len(b)); got != want {
 				t.Errorf("Size: got %d, want %d", got, want)
@@ -177,5 +196,43 @@ func TestGoldenSmallFields(t *testing.T) {
 	}
 	if err := r.Verify(); err != nil {
 		t.Errorf("Verify: %v", err)
+	}
+}
+
+// TestGoldenHashesFields reads the hashes section of the v2 golden file
+// byte by byte, independent of the reader: block size, starts and ids.
+func TestGoldenHashesFields(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "v2-hashes.aipk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := le.Uint32(b[8:]); got != 2 {
+		t.Fatalf("version: got %d, want 2", got)
+	}
+	off, size := le.Uint64(b[144:]), le.Uint64(b[152:])
+	metaEnd := le.Uint64(b[48+16*5:]) + le.Uint64(b[48+16*5+8:])
+	if off != metaEnd || off+size != uint64(len(b))-trailerSize {
+		t.Fatalf("hashes section at %d+%d: want it between the meta's end %d and the trailer at %d", off, size, metaEnd, len(b)-trailerSize)
+	}
+	var words []uint64
+	for i := off; i < off+size; i += 8 {
+		words = append(words, le.Uint64(b[i:]))
+	}
+	// block size 512 | reserved 0, starts 0 0 2 5, ids 1 2 1 3 2^63.
+	want := []uint64{512, 0, 0, 2, 5, 1, 2, 1, 3, 1 << 63}
+	if !slices.Equal(words, want) {
+		t.Errorf("hashes section words: got %v, want %v", words, want)
+	}
+	r, err := OpenBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.BlockSize(); got != 512 {
+		t.Errorf("BlockSize: got %d, want 512", got)
+	}
+	for i, w := range [][]uint64{nil, {1, 2}, {1, 3, 1 << 63}} {
+		if got := r.AppendHashIDs(nil, i); !slices.Equal(got, w) || r.NumHashIDs(i) != len(w) {
+			t.Errorf("record %d: got %v (%d), want %v", i, got, r.NumHashIDs(i), w)
+		}
 	}
 }

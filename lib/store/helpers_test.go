@@ -112,6 +112,9 @@ func specDiff(got, want *Spec) string {
 	if !slices.Equal(got.Sessions, want.Sessions) {
 		return fmt.Sprintf("sessions: got %q, want %q", got.Sessions, want.Sessions)
 	}
+	if got.BlockSize != want.BlockSize {
+		return fmt.Sprintf("block size: got %d, want %d", got.BlockSize, want.BlockSize)
+	}
 	if len(got.Records) != len(want.Records) {
 		return fmt.Sprintf("records: got %d, want %d", len(got.Records), len(want.Records))
 	}
@@ -122,6 +125,9 @@ func specDiff(got, want *Spec) string {
 		}
 		if !bytes.Equal(g.Payload, w.Payload) {
 			return fmt.Sprintf("record %d payload: got %d bytes %.40q, want %d bytes %.40q", i, len(g.Payload), g.Payload, len(w.Payload), w.Payload)
+		}
+		if !slices.Equal(g.HashIDs, w.HashIDs) {
+			return fmt.Sprintf("record %d hash ids: got %v, want %v", i, g.HashIDs, w.HashIDs)
 		}
 	}
 	return ""
@@ -175,8 +181,12 @@ func checkReader(t testing.TB, r *Reader, spec *Spec) {
 	if got := r.HasTimestamps(); got != ts {
 		t.Errorf("HasTimestamps: got %v, want %v", got, ts)
 	}
-	if got := r.Version(); got != FormatVersion {
-		t.Errorf("Version: got %d, want %d", got, FormatVersion)
+	wantVersion := uint32(1) // a store without hash ids keeps version 1
+	if spec.BlockSize != 0 {
+		wantVersion = 2
+	}
+	if got := r.Version(); got != wantVersion {
+		t.Errorf("Version: got %d, want %d", got, wantVersion)
 	}
 	if err := r.Verify(); err != nil {
 		t.Errorf("Verify: %v", err)

@@ -53,6 +53,7 @@ type Reader struct {
 	idoff   []byte          // [S+1]u32
 	strings []byte
 	lookup  []byte // [N]u32; nil when the file is grouped
+	hashes  hashes // empty without a hashes section
 	meta    map[string]string
 	info    Meta // meta, parsed
 	sum     [32]byte
@@ -141,8 +142,8 @@ func parse(b []byte) (*Reader, error) {
 		return nil, formatError(hOffFileFlags, "unknown file flags %#x", h.fileFlags&^knownFileFlags)
 	case le.Uint32(b[hOffReserved1:]) != 0:
 		return nil, formatError(hOffReserved1, "reserved header field is not zero")
-	case le.Uint64(b[hOffReserved2:]) != 0 || le.Uint64(b[hOffReserved2+8:]) != 0:
-		return nil, formatError(hOffReserved2, "reserved header field is not zero")
+	case h.version == versionPlain && (le.Uint64(b[hOffHashes:]) != 0 || le.Uint64(b[hOffHashes+8:]) != 0):
+		return nil, formatError(hOffHashes, "reserved header field is not zero")
 	case h.records > MaxRecords:
 		return nil, formatError(hOffRecords, "record count %d exceeds %d", h.records, uint64(MaxRecords))
 	case h.sessions > MaxSessions:
@@ -160,15 +161,22 @@ func parse(b []byte) (*Reader, error) {
 	if s := h.sec[secMeta].size; s > align8(MaxMetaSize) || s%8 != 0 || s == 0 {
 		return nil, formatError(hOffSections+16*secMeta+8, "meta section size %d is not a non-zero multiple of 8 up to %d", s, align8(MaxMetaSize))
 	}
+	var hashes uint64
+	if h.version >= 2 {
+		// The hashes section's size is free too, within the file.
+		if hashes = h.sec[secHashes].size; hashes > size || hashes%8 != 0 || hashes < hashesSize(h.records, 0) {
+			return nil, formatError(hOffHashes+8, "hashes section size %d is not a multiple of 8 from %d up to the file size %d", hashes, hashesSize(h.records, 0), size)
+		}
+	}
 	grouped := h.fileFlags&fileGrouped != 0
-	want := layout(h.records, h.sessions, h.payload, h.sec[secStrings].size, h.sec[secMeta].size, grouped)
+	want := layout(h.records, h.sessions, h.payload, h.sec[secStrings].size, h.sec[secMeta].size, hashes, grouped)
 	for i, s := range h.sec {
 		if s != want[i] {
 			return nil, formatError(uint64(hOffSections+16*i), "%s section is at %d with %d bytes, want at %d with %d bytes for %d records and %d sessions",
 				sectionNames[i], s.off, s.size, want[i].off, want[i].size, h.records, h.sessions)
 		}
 	}
-	if end := want[secMeta].end(); end != size-trailerSize {
+	if end := sectionsEnd(&want); end != size-trailerSize {
 		return nil, formatError(end, "sections end at %d but the trailer starts at %d", end, size-trailerSize)
 	}
 
@@ -199,6 +207,11 @@ func parse(b []byte) (*Reader, error) {
 	}
 	if err := r.checkLookup(); err != nil {
 		return nil, err
+	}
+	if hashes > 0 {
+		if err := r.parseHashes(); err != nil {
+			return nil, err
+		}
 	}
 	m, err := parseMeta(b[h.sec[secMeta].off:h.sec[secMeta].end()], h.sec[secMeta].off)
 	if err != nil {

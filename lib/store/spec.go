@@ -12,12 +12,16 @@ type Spec struct {
 	Meta     map[string]string
 	Sessions []string // session ids; session i has id Sessions[i]
 	Records  []Record // in the order they are added
+	// BlockSize is the tokens per hash_id block of the records' HashIDs:
+	// set exactly when some record has hash ids.
+	BlockSize uint32
 }
 
 // Record is one record of a Spec.
 type Record struct {
 	Entry
 	Payload []byte
+	HashIDs []uint64 // the trace's KV block ids of the prompt; nil when none
 }
 
 // WriteSpec writes spec to path as a store file.
@@ -30,8 +34,13 @@ func WriteSpec(path string, spec *Spec) error {
 	for _, id := range spec.Sessions {
 		w.AddSession(id)
 	}
+	if spec.BlockSize != 0 {
+		if err := w.SetBlockSize(spec.BlockSize); err != nil {
+			return err
+		}
+	}
 	for _, rec := range spec.Records {
-		if err := w.Add(rec.Entry, rec.Payload); err != nil {
+		if err := w.AddHashed(rec.Entry, rec.HashIDs, rec.Payload); err != nil {
 			return err
 		}
 	}
@@ -48,8 +57,13 @@ func ReadSpec(r *Reader) *Spec {
 	for i := range r.NumSessions() {
 		s.Sessions = append(s.Sessions, r.SessionID(uint32(i)))
 	}
+	s.BlockSize = r.hashes.blockSize
 	for i := range r.Len() {
-		s.Records = append(s.Records, Record{Entry: r.Entry(i), Payload: bytes.Clone(r.Payload(i))})
+		rec := Record{Entry: r.Entry(i), Payload: bytes.Clone(r.Payload(i))}
+		if r.NumHashIDs(i) > 0 {
+			rec.HashIDs = r.AppendHashIDs(nil, i)
+		}
+		s.Records = append(s.Records, rec)
 	}
 	return s
 }

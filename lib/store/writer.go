@@ -43,6 +43,12 @@ type Writer struct {
 	grouped     bool // every Add so far had Session >= the previous one
 	lastSession uint32
 
+	// The hashes section: each record's end in the ids (from the first
+	// record with hash ids on), the ids, their count and block size.
+	hashEnds, hashIDs *spill
+	hashCount         uint64
+	blockSize         uint32
+
 	err       error
 	spillFail bool // a spill file failed; its error is in the spill
 	done      bool
@@ -158,7 +164,9 @@ func (w *Writer) Add(e Entry, payload []byte) error { return w.AddParts(e, paylo
 
 // AddParts is Add for a payload given in pieces, written back to back (a
 // formatted body whose prompt is still where the decoder read it).
-func (w *Writer) AddParts(e Entry, parts ...[]byte) error {
+func (w *Writer) AddParts(e Entry, parts ...[]byte) error { return w.add(e, nil, parts) }
+
+func (w *Writer) add(e Entry, ids []uint64, parts [][]byte) error {
 	var size uint64
 	for _, p := range parts {
 		size += uint64(len(p))
@@ -206,6 +214,7 @@ func (w *Writer) AddParts(e Entry, parts ...[]byte) error {
 	w.cols[colFlags].put32(e.Flags)
 	w.cols[colMaxTok].put32(e.MaxTokens)
 	w.cols[colInTok].put32(e.InputTokens)
+	w.addHashes(ids)
 	return nil
 }
 
@@ -264,12 +273,16 @@ func (w *Writer) release() {
 	}
 	w.strings.close()
 	w.idoff.close()
+	if w.hashEnds != nil {
+		w.hashEnds.close()
+		w.hashIDs.close()
+	}
 }
 
 // finish writes everything after the payloads, then the header.
 func (w *Writer) finish() (err error) {
 	n, ns := w.records, uint64(len(w.turns))
-	sec := layout(n, ns, w.payload, align8(w.stringBytes), uint64(len(w.meta)), w.grouped)
+	sec := layout(n, ns, w.payload, align8(w.stringBytes), uint64(len(w.meta)), w.hashesSectionSize(), w.grouped)
 	p := w.p
 	scratch := make([]byte, pipeBufSize)
 
@@ -323,15 +336,22 @@ func (w *Writer) finish() (err error) {
 	}
 
 	p.Write(w.meta)
+	if err := w.writeHashes(scratch); err != nil {
+		return err
+	}
 	if err := p.wait(); err != nil {
 		return w.writeErr(err)
 	}
-	if got, want := uint64(p.n)+headerSize, sec[secMeta].end(); got != want {
+	if got, want := uint64(p.n)+headerSize, sectionsEnd(&sec); got != want {
 		return fmt.Errorf("store: internal error: wrote %d bytes, layout says %d", got, want)
 	}
 
+	version := versionPlain
+	if sec[secHashes].size > 0 {
+		version = FormatVersion
+	}
 	h := header{
-		version:    FormatVersion,
+		version:    version,
 		entryFlags: w.entryFlags,
 		records:    n,
 		sessions:   ns,
@@ -423,7 +443,11 @@ func (w *Writer) ioError() error {
 	if err := w.p.wait(); err != nil {
 		return w.writeErr(err)
 	}
-	for _, s := range append([]*spill{w.strings, w.idoff}, w.cols[colOff+1:]...) {
+	spills := append([]*spill{w.strings, w.idoff}, w.cols[colOff+1:]...)
+	if w.hashEnds != nil {
+		spills = append(spills, w.hashEnds, w.hashIDs)
+	}
+	for _, s := range spills {
 		if s.err != nil {
 			return w.spillErr(s.err)
 		}

@@ -221,6 +221,10 @@ func (r *runner) body(row *trace.Row, rec *record.Record) error {
 			return rowErr(row, err)
 		}
 		rec.Kind, rec.Raw = record.KindPrompt, r.lit
+		if len(row.HashIDs) > 0 {
+			// Carried on for the trace's ideal prefix-cache hit rate.
+			rec.HashIDs, rec.BlockSize = row.HashIDs, uint32(r.o.Synth.BlockSize)
+		}
 		r.st.PromptTokens += int64(row.InputLength)
 		if r.ver != nil {
 			r.ver.submit(row.Source, row.Line, r.lit, row.InputLength)

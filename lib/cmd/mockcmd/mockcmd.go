@@ -28,6 +28,7 @@ type options struct {
 	reasoning                        int
 	slots                            int
 	tokenRate                        float64
+	engine                           engineOptions // prefix.go
 }
 
 // New returns the aiperf-mock application.
@@ -45,8 +46,11 @@ func New() *cli.App {
 			"headers), 429, 503. A request header X-Mock-Fault: MODE selects a fault for that request alone.\n\n" +
 			"Capacity: --slots N decodes N requests at once and queues the rest (FIFO; the wait is part of TTFT);\n" +
 			"--token-rate R makes every token take 1/R, so a reply of n tokens holds its slot S = ttft + n/R and the\n" +
-			"server completes at most N/S requests per second (N*R/n with --ttft 0).",
-		Flags: []cli.Flag{
+			"server completes at most N/S requests per second (N*R/n with --ttft 0).\n\n" +
+			"GET /metrics serves vLLM's engine metrics (Prometheus text): running requests, KV-cache usage, prefix-cache\n" +
+			"queries and hits, prompt and generation tokens, TTFT and ITL histograms. --prefix-cache-blocks simulates\n" +
+			"a prefix cache over --block-bytes blocks of the prompt's text; --prefill-per-token charges its misses.",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "`ADDR` to listen on (port 0 picks a free port)", Destination: &o.listen},
 			&cli.StringFlag{Name: "ttft", Value: "20ms", Usage: "time to first token", Destination: &o.ttft},
 			&cli.StringFlag{Name: "itl", Value: "5ms", Usage: "inter-token latency", Destination: &o.itl},
@@ -63,7 +67,7 @@ func New() *cli.App {
 			&cli.IntFlag{Name: "slots", Usage: "decode at most `N` requests at once; the others wait in FIFO order (the wait shows in TTFT); 0: no limit", Destination: &o.slots},
 			&cli.Float64Flag{Name: "token-rate", Usage: "decode `R` tokens per second per slot (replaces --itl; the first token is due --ttft + 1/R after admission)", Destination: &o.tokenRate},
 			&cli.IntFlag{Name: "reasoning-tokens", Usage: "send the first `N` tokens of each chat reply as reasoning_content", Destination: &o.reasoning},
-		},
+		}, engineFlags(&o.engine)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return base.UsageError("unexpected argument %q", c.Args().First())
@@ -113,6 +117,9 @@ func (o *options) config() (mock.Config, error) {
 	}
 	if o.reasoning < 0 {
 		return cfg, errors.New("--reasoning-tokens must not be negative")
+	}
+	if err := o.engine.apply(&cfg); err != nil {
+		return cfg, err
 	}
 	switch o.tokenizer {
 	case "none":

@@ -161,6 +161,10 @@ func statCommand() *cli.Command {
 				"context_modes":  contextModes(r),
 				"meta":           r.Meta(),
 			}
+			ps := storePrefix(r)
+			if ps != nil {
+				st["prefix_cache"] = ps
+			}
 			if asJSON {
 				b, _ := json.Marshal(st)
 				_, err := fmt.Fprintf(c.App.Writer, "%s\n", b)
@@ -177,6 +181,9 @@ func statCommand() *cli.Command {
 			cm := contextModes(r)
 			fmt.Fprintf(w, "context modes:  %s %d, %s %d, none %d (sessions)\n",
 				record.ContextDeltas, cm[record.ContextDeltas], record.ContextMessageArray, cm[record.ContextMessageArray], cm["none"])
+			if ps != nil {
+				ps.print(w, r.Len())
+			}
 			meta := r.Meta()
 			keys := make([]string, 0, len(meta))
 			for k := range meta {

@@ -54,6 +54,7 @@ type options struct {
 	stopOnSaturation       bool
 	saturationWindow       string
 	sm                     smOptions
+	kvCapacity             int // prefix.go
 }
 
 // New returns the aiperf-replay application.
@@ -115,6 +116,7 @@ func New() *cli.App {
 			sliceDurationFlag(&o.sliceDuration),
 			&cli.BoolFlag{Name: "stop-on-saturation", Usage: "stop sending once the server is saturated (over --saturation-window it completes 10% fewer requests than were sent while the backlog grows steadily, or more than 10% of completions fail); the run is written and exits 1", Destination: &o.stopOnSaturation},
 			&cli.StringFlag{Name: "saturation-window", Value: "30s", Usage: "--stop-on-saturation judges the last `D` of the run (never before D has passed)", Destination: &o.saturationWindow},
+			kvCapacityFlag(&o.kvCapacity),
 		}, serverMetricsFlags(&o.sm)...),
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
@@ -302,6 +304,9 @@ func runReplay(c *cli.Context, o *options) error {
 		}
 		maxErr = v
 	}
+	if o.kvCapacity < 0 {
+		return base.UsageError("--kv-capacity-blocks %d: want a number of blocks", o.kvCapacity)
+	}
 	goodput, err := parseGoodput(o.goodput)
 	if err != nil {
 		return base.UsageError("--goodput: %v", err)
@@ -381,7 +386,7 @@ func runReplay(c *cli.Context, o *options) error {
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	if err := writeRun(w, o, plan, stats, mo, recPath, maxErr, sm); err != nil {
+	if err := writeRun(w, o, plan, st, stats, mo, recPath, maxErr, sm); err != nil {
 		return err
 	}
 	if stats.Interrupted {
@@ -408,7 +413,7 @@ func announce(w io.Writer, o *options, p *replay.Plan) {
 
 // writeRun writes a finished run's exports and summary, and judges
 // --max-error-rate (exit 1).
-func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64, sm *smRun) error {
+func writeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64, sm *smRun) error {
 	if stats.CeilingWaits > 0 {
 		fmt.Fprintf(w, "aiperf-replay: the concurrency ceiling (--concurrency %d) delayed %d session starts, the longest by %v (send_lateness includes these waits; the fell-behind check does not)\n",
 			plan.Options.Concurrency, stats.CeilingWaits, stats.CeilingMaxWait.Round(time.Microsecond))
@@ -432,6 +437,19 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, m
 	if err != nil {
 		return err
 	}
+	ps, err := tracePrefix(st, files, o.kvCapacity)
+	if err != nil {
+		return err
+	}
+	if ps != nil {
+		sec, err := ps.section()
+		if err != nil {
+			return err
+		}
+		run.Sections = append(run.Sections, metrics.Section{Name: "prefix_cache", Value: sec})
+	} else if o.kvCapacity > 0 {
+		fmt.Fprintf(w, "aiperf-replay: --kv-capacity-blocks: the store has no hash_ids (pack one from a trace that has them), so no prefix-cache figures\n")
+	}
 	if err := writeOutputs(o.out, sum, mo, run, files); err != nil {
 		return err
 	}
@@ -444,6 +462,9 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, m
 	}
 	if !o.quiet {
 		metrics.WriteConsole(w, sum, "")
+		if ps != nil {
+			ps.writeBox(w)
+		}
 	}
 	printServerMetrics(w, smReport, sum, o.quiet)
 	if !o.quiet {

@@ -49,8 +49,9 @@ const (
 	// TraceVersion: lib/trace, how trace rows become records (the fields
 	// read, verbatim inputs re-emitted compact on one line, offsets, caps),
 	// and the records stream around them. 2: the end line carries the
-	// settings of aiperf-tokenize (settings.go).
-	TraceVersion = 2
+	// settings of aiperf-tokenize (settings.go). 3: records of rows with
+	// hash_ids carry them and the block size (pack keeps them in the store).
+	TraceVersion = 3
 	// SynthesisVersion: lib/synth, exact-length prompts from input_length
 	// and hash_ids (block layout, seeding, token choice).
 	SynthesisVersion = 1
@@ -67,8 +68,9 @@ const (
 	CompressVersion = 1
 	// StoreVersion is the store file format version lib/store writes
 	// (store.FormatVersion; a test checks they agree: this package may not
-	// link the store).
-	StoreVersion = 1
+	// link the store). 2: the optional hashes section (a store without
+	// hash_ids is still written as version 1).
+	StoreVersion = 2
 )
 
 // Salt returns the salt of every cache key.

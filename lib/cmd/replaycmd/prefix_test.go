@@ -1,0 +1,57 @@
+package replaycmd
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/aiperf/toolkit/lib/store"
+)
+
+// TestTracePrefix: requests are taken in send order, not record order;
+// warmup requests fill the cache but are not counted.
+func TestTracePrefix(t *testing.T) {
+	dir := t.TempDir()
+	sp := filepath.Join(dir, "s.aipk")
+	spec := &store.Spec{
+		Sessions:  []string{"a", "b", "c"},
+		BlockSize: 4,
+		Records: []store.Record{
+			{Entry: store.Entry{Line: 1, Session: 0, InputTokens: 8}, Payload: []byte("{}"), HashIDs: []uint64{1, 2}},
+			{Entry: store.Entry{Line: 2, Session: 1, InputTokens: 6}, Payload: []byte("{}"), HashIDs: []uint64{1, 3}},
+			{Entry: store.Entry{Line: 3, Session: 2, InputTokens: 8}, Payload: []byte("{}"), HashIDs: []uint64{1, 2}},
+		},
+	}
+	if err := store.WriteSpec(sp, spec); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(sp, store.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Sent: record 2 (warmup) first, then 1, then 0, then 2 again.
+	recs := `{"v":1,"record":2,"session":"c","turn":0,"phase":"warmup","sent_unix_ns":10,"end_unix_ns":11}
+{"v":1,"record":0,"session":"a","turn":0,"phase":"profiling","sent_unix_ns":30,"end_unix_ns":31}
+{"v":1,"record":1,"session":"b","turn":0,"phase":"profiling","sent_unix_ns":20,"end_unix_ns":21}
+{"v":1,"record":2,"session":"c","turn":0,"phase":"profiling","sent_unix_ns":40,"end_unix_ns":41}
+`
+	rp := filepath.Join(dir, "records.jsonl")
+	if err := os.WriteFile(rp, []byte(recs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := tracePrefix(st, []string{rp}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Warmup [1 2] fills the cache. Record 1 [1 3]: 1 seen, 4 tokens.
+	// Record 0 [1 2]: all seen, 8. Record 2: 8. Ideal 20 of 22.
+	// LRU of 1 block: warmup leaves {2}; record 1 misses (leaves {3}),
+	// record 0 misses ({2}), record 2 misses: 0.
+	if ps.Requests != 3 || ps.PromptTokens != 22 || ps.IdealHitTokens != 20 {
+		t.Errorf("got %d requests, %d of %d tokens, want 3, 20 of 22", ps.Requests, ps.IdealHitTokens, ps.PromptTokens)
+	}
+	if ps.LRU == nil || ps.LRU.HitTokens != 0 || ps.LRU.CapacityBlocks != 1 {
+		t.Errorf("LRU: got %+v, want 0 hit tokens of a 1-block cache", ps.LRU)
+	}
+}
