@@ -18,8 +18,9 @@ import (
 // them; histograms use vLLM's bucket bounds.
 //
 //	vllm:num_requests_running        gauge: completions being answered
-//	vllm:num_requests_waiting        gauge: completions queued (0 unless a
-//	                                 capacity limit queues them)
+//	vllm:num_requests_waiting        gauge: completions queued (0 unless
+//	                                 --slots queues them; with --slots,
+//	                                 running counts the slots' holders)
 //	vllm:kv_cache_usage_perc         gauge: the simulated prefix cache's
 //	                                 fill, 0 to 1 (0 without one)
 //	vllm:prefix_cache_queries_total  counter: prompt tokens looked up
@@ -147,8 +148,14 @@ func (s *Server) appendMetrics(b []byte) []byte {
 		b = appendHeader(b, name, typ, help)
 		b = appendSample(b, name, labels, v)
 	}
-	scalar("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", float64(m.running.Load()))
-	scalar("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", float64(m.waiting.Load()))
+	running, waiting := float64(m.running.Load()), float64(m.waiting.Load())
+	if s.slots != nil {
+		// With --slots the engine's own split: decoding in a slot, queued.
+		r, w := s.slots.load()
+		running, waiting = float64(r), float64(w)
+	}
+	scalar("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", running)
+	scalar("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", waiting)
 	scalar("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", s.prefix.usage())
 	counter := func(name, help string, v int64) {
 		b = appendHeader(b, name, "counter", help)

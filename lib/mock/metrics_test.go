@@ -2,6 +2,7 @@ package mock
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sample is one parsed line of the text exposition format.
@@ -204,5 +206,27 @@ func TestHistogramBuckets(t *testing.T) {
 	}
 	if math.Abs(h.sum-5.65) > 1e-9 || !strings.Contains(b, `x_sum{a="b"} 5.65`) {
 		t.Errorf("sum: got %v, want 5.65, in\n%s", h.sum, b)
+	}
+}
+
+// With --slots, /metrics reports the slots' split: the holders running,
+// the queue waiting (as vLLM's scheduler gauges do).
+func TestMetricsSlots(t *testing.T) {
+	srv, err := New(Config{Fast: true, Slots: 2, TokenRate: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for range 5 { // two admitted, three queued
+		srv.slots.enter(now)
+	}
+	_, ss := parseExposition(t, bytes.NewReader(srv.appendMetrics(nil)))
+	if r, w := value(t, ss, "vllm:num_requests_running"), value(t, ss, "vllm:num_requests_waiting"); r != 2 || w != 3 {
+		t.Errorf("running %v, waiting %v; want 2 and 3", r, w)
+	}
+	srv.slots.release(now)
+	_, ss = parseExposition(t, bytes.NewReader(srv.appendMetrics(nil)))
+	if r, w := value(t, ss, "vllm:num_requests_running"), value(t, ss, "vllm:num_requests_waiting"); r != 2 || w != 2 {
+		t.Errorf("after a release: running %v, waiting %v; want 2 and 2", r, w)
 	}
 }
