@@ -387,7 +387,7 @@ func (c *Chart) series(b *buf, l *layout, s Series, color string) bool {
 }
 
 // shades are the opacities of a Points cell by its count's class.
-var shades = [4]string{"0.3", "0.5", "0.75", "1"}
+var shades = [4]string{"0.45", "0.6", "0.8", "1"}
 
 func (c *Chart) points(b *buf, l *layout, s Series, color string) bool {
 	cell := c.Cell

@@ -48,6 +48,7 @@ type options struct {
 	maxErrorRate           float64
 	goodput                string
 	quiet                  bool
+	html                   string
 }
 
 // New returns the aiperf-replay application.
@@ -106,6 +107,7 @@ func New() *cli.App {
 			&cli.Float64Flag{Name: "max-error-rate", Value: -1, Usage: "exit 1 when more than `PCT` percent of the profiling requests failed", Destination: &o.maxErrorRate},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` in display units, e.g. \"time_to_first_token:100 inter_token_latency:3.4\"", Destination: &o.goodput},
 			&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no summary table and no live line", Destination: &o.quiet},
+			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained HTML page to `FILE`", Destination: &o.html},
 		},
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
@@ -316,6 +318,11 @@ func runReplay(c *cli.Context, o *options) error {
 		return err
 	}
 	storePath := c.Args().First()
+	if o.html != "" {
+		if err := checkHTML(o.html, storePath); err != nil {
+			return err
+		}
+	}
 	st, err := store.Open(storePath, store.DefaultOpenOptions())
 	if err != nil {
 		return err
@@ -393,7 +400,7 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, m
 		fmt.Fprintf(w, "aiperf-replay: warning: %s\n", streamingMismatch(plan.Streaming, stats))
 	}
 	files := []string{recPath}
-	sum, err := summarize(files, mo)
+	sum, col, err := summarizeCollect(files, mo, o.html != "")
 	if err != nil {
 		return err
 	}
@@ -405,6 +412,11 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, m
 	}
 	if err := writeOutputs(o.out, sum, mo, run, files); err != nil {
 		return err
+	}
+	if o.html != "" {
+		if err := writeHTML(o.html, col, sum, stats.RunID, files); err != nil {
+			return err
+		}
 	}
 	if !o.quiet {
 		metrics.WriteConsole(w, sum, "")
@@ -467,7 +479,7 @@ func createOutputs(dir, storePath string) (*atomicfile.File, string, error) {
 }
 
 func reportCommand() *cli.Command {
-	var out, goodput, streaming string
+	var out, goodput, streaming, htmlPath string
 	var allowMissing bool
 	return &cli.Command{
 		Name:      "report",
@@ -488,6 +500,7 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "also write the export files into `DIR`", Destination: &out},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"`", Destination: &goodput},
 			&cli.StringFlag{Name: "streaming", Value: "auto", Usage: "streaming metrics (TTFT, ITL, ...): `auto` (from the records), true or false", Destination: &streaming},
+			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained HTML page to `FILE` (summary, latencies over time, CDFs, load, lateness, errors)", Destination: &htmlPath},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -500,6 +513,11 @@ func reportCommand() *cli.Command {
 			args, err := runDirs(c.Args().Slice())
 			if err != nil {
 				return err
+			}
+			if htmlPath != "" {
+				if err := checkHTML(htmlPath, args...); err != nil {
+					return err
+				}
 			}
 			files, cleanup, err := spoolStdin(c.App.Reader, args)
 			if err != nil {
@@ -545,7 +563,7 @@ func reportCommand() *cli.Command {
 			default:
 				return base.UsageError("--streaming %q: want auto, true or false", streaming)
 			}
-			sum, err := summarize(files, mo)
+			sum, col, err := summarizeCollect(files, mo, htmlPath != "")
 			if err != nil {
 				return err
 			}
@@ -557,6 +575,11 @@ func reportCommand() *cli.Command {
 					return err
 				}
 				if err := writeOutputs(out, sum, mo, reportRun(runs), files); err != nil {
+					return err
+				}
+			}
+			if htmlPath != "" {
+				if err := writeHTML(htmlPath, col, sum, reportRun(runs).BenchmarkID, files); err != nil {
 					return err
 				}
 			}
