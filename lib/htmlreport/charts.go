@@ -228,8 +228,14 @@ func (v *metricView) cdf(empty string) (*plot.Chart, string) {
 // end, summed per window, over the window's length.
 func throughput(c *Collector, w windows, runAvg float64, haveAvg bool) *plot.Chart {
 	per := make([]float64, w.n)
-	for i, tok := range c.tokens {
-		from, to := c.tokFrom[i], c.tokTo[i]
+	counted := 0
+	for i := range c.reqs {
+		q := &c.reqs[i]
+		if q.tokens == 0 {
+			continue
+		}
+		counted++
+		tok, from, to := float64(q.tokens), q.first, q.end
 		if to <= from {
 			per[w.index(to)] += tok
 			continue
@@ -263,10 +269,10 @@ func throughput(c *Collector, w windows, runAvg float64, haveAvg bool) *plot.Cha
 		Empty:  "no output tokens counted",
 		Series: []plot.Series{{Name: "per " + w.String(), Kind: plot.Step, Color: "#4c72b0", X: x, Y: y}},
 	}
-	if len(c.tokens) == 0 {
+	if counted == 0 {
 		ch.Series = nil
 	}
-	if haveAvg && len(c.tokens) > 0 {
+	if haveAvg && counted > 0 {
 		ch.Series = append(ch.Series, plot.Series{Name: "run average (the table's)", Kind: plot.Line, Dash: true, Color: "#555",
 			X: []float64{0, x[len(x)-1]}, Y: []float64{runAvg, runAvg}})
 	}
@@ -283,10 +289,13 @@ func inFlight(c *Collector, w windows, t1 int64) *plot.Chart {
 		X: w.axis("time (s since the first send)"),
 		Y: plot.Axis{Label: "requests", FixMin: true, Min: 0},
 	}
-	if len(c.sent) == 0 {
+	if len(c.reqs) == 0 {
 		return ch
 	}
-	starts, ends := slices.Clone(c.sent), slices.Clone(c.end)
+	starts, ends := make([]int64, len(c.reqs)), make([]int64, len(c.reqs))
+	for i := range c.reqs {
+		starts[i], ends[i] = c.reqs[i].sent, c.reqs[i].end
+	}
 	slices.Sort(starts)
 	slices.Sort(ends)
 	cols := ch.PlotWidth()
@@ -387,8 +396,10 @@ func errorsOverTime(c *Collector, w windows) *plot.Chart {
 	for i := range counts {
 		counts[i] = make([]float64, w.n+1)
 	}
-	for i, t := range c.errT {
-		counts[line[c.errKind[i]]][w.index(t)]++
+	for i := range c.reqs {
+		if k := c.reqs[i].kind; k >= 0 {
+			counts[line[k]][w.index(c.reqs[i].sent)]++
+		}
 	}
 	x := make([]float64, w.n+1)
 	for k := range x {
@@ -396,7 +407,7 @@ func errorsOverTime(c *Collector, w windows) *plot.Chart {
 	}
 	ch := &plot.Chart{
 		Title: "Errors over time by kind", Width: chartW, Height: chartH,
-		X: plot.Axis{Label: "send time (s since the first send)", FixMin: true, Min: 0},
+		X: w.axis("send time (s since the first send)"),
 		Y: plot.Axis{Label: "failed requests per " + w.String(), FixMin: true, Min: 0},
 	}
 	for i, name := range names {

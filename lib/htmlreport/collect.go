@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/aiperf/toolkit/lib/metrics"
@@ -11,41 +12,29 @@ import (
 // as "other".
 const maxErrorKinds = 64
 
-// column is one metric's values with the send time of each request.
-type column struct {
-	t []int64   // sent_unix_ns
-	v []float64 // the value, in the metric's display unit
-}
-
-func (c *column) add(t int64, v float64) {
-	c.t = append(c.t, t)
-	c.v = append(c.v, v)
+// request is what the charts need of one profiling request, 48 bytes (48 MB
+// for a million requests).
+type request struct {
+	sent, end int64 // sent_unix_ns, end_unix_ns
+	// first content, for the output tokens' span (0: none)
+	first int64
+	// metrics in ms; NaN where the request has no value
+	ttft, itl, latency, lateness float32
+	tokens                       float32 // output_sequence_length of a successful request; 0: none
+	kind                         int16   // error kind of a failed request; -1: it succeeded
 }
 
 // Collector gathers from records what the charts need: per request its send
-// time and metrics, its span and output tokens, and for a failed one its
-// error's kind. It holds about 60 bytes per request (60 MB for a million).
-// Warmup records are skipped, as the summary skips them. Not safe for
+// time, end, metrics and output tokens, and for a failed one its error's
+// kind. Warmup records are skipped, as the summary skips them. Not safe for
 // concurrent use.
 type Collector struct {
-	m *metrics.RequestMetrics
+	m    *metrics.RequestMetrics
+	reqs []request
 
-	ttft, itl, latency, lateness column
-
-	// every profiling request's send and end, for requests in flight
-	sent, end []int64
-	// successful requests' output tokens and the span they arrived in
-	// (first content to end)
-	tokFrom, tokTo []int64
-	tokens         []float64
-
-	errT     []int64
-	errKind  []uint16
 	kinds    []string
-	kindOf   map[string]uint16
+	kindOf   map[string]int16
 	errCount []int64
-
-	n int64
 }
 
 // NewCollector collects under o (o.Streaming decides whether TTFT and ITL
@@ -55,7 +44,7 @@ func NewCollector(o metrics.Options) (*Collector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Collector{m: m, kindOf: map[string]uint16{}}, nil
+	return &Collector{m: m, kindOf: map[string]int16{}}, nil
 }
 
 // Add takes one record.
@@ -63,40 +52,59 @@ func (c *Collector) Add(r *result.Record) {
 	if r.Warmup() {
 		return
 	}
-	c.n++
 	ok := c.m.Eval(r)
-	t := r.SentNS
-	c.sent = append(c.sent, t)
-	c.end = append(c.end, max(r.EndNS, t))
-	if v, has := c.m.Value("send_lateness"); has {
-		c.lateness.add(t, v)
+	q := request{sent: r.SentNS, end: max(r.EndNS, r.SentNS), kind: -1}
+	get := func(tag string) float32 {
+		if v, has := c.m.Value(tag); has {
+			return float32(v)
+		}
+		return float32(math.NaN())
 	}
+	q.lateness = get("send_lateness")
 	if !ok {
-		c.errT = append(c.errT, t)
-		c.errKind = append(c.errKind, c.kind(c.m.Error()))
+		q.ttft, q.itl, q.latency = float32(math.NaN()), float32(math.NaN()), float32(math.NaN())
+		q.kind = c.kind(c.m.Error())
+		c.reqs = append(c.reqs, q)
 		return
 	}
-	for _, x := range [...]struct {
-		tag string
-		col *column
-	}{{"time_to_first_token", &c.ttft}, {"inter_token_latency", &c.itl}, {"request_latency", &c.latency}} {
-		if v, has := c.m.Value(x.tag); has {
-			x.col.add(t, v)
-		}
-	}
+	q.ttft, q.itl, q.latency = get("time_to_first_token"), get("inter_token_latency"), get("request_latency")
 	if osl, has := c.m.Value("output_sequence_length"); has && osl > 0 {
-		from := t
+		q.tokens = float32(osl)
+		q.first = q.sent
 		if len(r.ChunkOffsetsNS) > 0 {
-			from = t + r.ChunkOffsetsNS[0]
+			q.first = min(q.sent+r.ChunkOffsetsNS[0], q.end)
 		}
-		c.tokFrom = append(c.tokFrom, from)
-		c.tokTo = append(c.tokTo, max(r.EndNS, from))
-		c.tokens = append(c.tokens, osl)
 	}
+	c.reqs = append(c.reqs, q)
+}
+
+// column returns the requests' send times and values of one metric, for
+// the requests that have one, in float64 for lib/metrics' percentiles.
+func (c *Collector) column(get func(*request) float32) *column {
+	n := 0
+	for i := range c.reqs {
+		if v := get(&c.reqs[i]); v == v {
+			n++
+		}
+	}
+	col := &column{t: make([]int64, 0, n), v: make([]float64, 0, n)}
+	for i := range c.reqs {
+		if v := get(&c.reqs[i]); v == v {
+			col.t = append(col.t, c.reqs[i].sent)
+			col.v = append(col.v, float64(v))
+		}
+	}
+	return col
+}
+
+// column is one metric's values with the send time of each request.
+type column struct {
+	t []int64   // sent_unix_ns
+	v []float64 // the value, in the metric's display unit
 }
 
 // kind names an error for the chart: its type and code ("HTTPError 500").
-func (c *Collector) kind(e *result.Error) uint16 {
+func (c *Collector) kind(e *result.Error) int16 {
 	name := e.Type
 	if name == "" {
 		name = "error"
@@ -105,15 +113,12 @@ func (c *Collector) kind(e *result.Error) uint16 {
 		name += " " + strconv.Itoa(e.Code)
 	}
 	k, ok := c.kindOf[name]
+	if !ok && len(c.kinds) >= maxErrorKinds {
+		name = "other"
+		k, ok = c.kindOf[name]
+	}
 	if !ok {
-		if len(c.kinds) >= maxErrorKinds {
-			name = "other"
-			if k, ok = c.kindOf[name]; ok {
-				c.errCount[k]++
-				return k
-			}
-		}
-		k = uint16(len(c.kinds))
+		k = int16(len(c.kinds))
 		c.kinds = append(c.kinds, name)
 		c.errCount = append(c.errCount, 0)
 		c.kindOf[name] = k

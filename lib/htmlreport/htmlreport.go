@@ -88,10 +88,10 @@ func Write(w io.Writer, p Page, c *Collector) error {
 
 	writeSummary(&b, s)
 
-	ttft := newMetricView("time_to_first_token", "TTFT", "ms", &c.ttft)
-	itl := newMetricView("inter_token_latency", "ITL", "ms", &c.itl)
-	lat := newMetricView("request_latency", "Request latency", "ms", &c.latency)
-	late := newMetricView("send_lateness", "Send lateness", "ms", &c.lateness)
+	ttft := newMetricView("time_to_first_token", "TTFT", "ms", c.column(func(q *request) float32 { return q.ttft }))
+	itl := newMetricView("inter_token_latency", "ITL", "ms", c.column(func(q *request) float32 { return q.itl }))
+	lat := newMetricView("request_latency", "Request latency", "ms", c.column(func(q *request) float32 { return q.latency }))
+	late := newMetricView("send_lateness", "Send lateness", "ms", c.column(func(q *request) float32 { return q.lateness }))
 	noStream := "no values: TTFT and ITL need streamed answers"
 	if s.Streaming {
 		noStream = "no values"
@@ -150,11 +150,11 @@ func Write(w io.Writer, p Page, c *Collector) error {
 
 // span returns the first send and the last end of the collected requests.
 func span(c *Collector) (t0, t1 int64) {
-	for i, t := range c.sent {
-		if i == 0 || t < t0 {
-			t0 = t
+	for i := range c.reqs {
+		if q := &c.reqs[i]; i == 0 || q.sent < t0 {
+			t0 = q.sent
 		}
-		t1 = max(t1, c.end[i])
+		t1 = max(t1, c.reqs[i].end)
 	}
 	return t0, max(t1, t0)
 }
