@@ -225,8 +225,9 @@ func (v *metricView) cdf(empty string) (*plot.Chart, string) {
 
 // throughput is the output tokens per second of each window: each request's
 // output tokens spread evenly over the time from its first content to its
-// end, summed per window, over the window's length.
-func throughput(c *Collector, w windows, runAvg float64, haveAvg bool) *plot.Chart {
+// end, summed per window, over the window's length (the last window's
+// length ends with the run).
+func throughput(c *Collector, w windows, t1 int64, runAvg float64, haveAvg bool) *plot.Chart {
 	per := make([]float64, w.n)
 	counted := 0
 	for i := range c.reqs {
@@ -258,7 +259,10 @@ func throughput(c *Collector, w windows, runAvg float64, haveAvg bool) *plot.Cha
 	y := make([]float64, 0, w.n+1)
 	for k := range per {
 		x = append(x, w.sec(w.t0+int64(k)*w.d))
-		y = append(y, per[k]/(float64(w.d)/1e9))
+		// the last window ends with the run (a partial window is divided
+		// by its own length)
+		length := min(w.d, max(t1-(w.t0+int64(k)*w.d), 1))
+		y = append(y, per[k]/(float64(length)/1e9))
 	}
 	x = append(x, w.sec(w.t0+int64(w.n)*w.d))
 	y = append(y, y[len(y)-1])

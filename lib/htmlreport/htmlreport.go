@@ -128,10 +128,10 @@ func Write(w io.Writer, p Page, c *Collector) error {
 		tps, haveTPS = r.Avg, true
 	}
 	section("Load and the schedule",
-		figure{throughput(c, win, tps, haveTPS), esc(fmt.Sprintf("Output tokens of successful requests per second, in %s windows; each request's output tokens are spread evenly from its first content to its end. The dashed line is the table's output_token_throughput (over the run's span).", win))},
+		figure{throughput(c, win, t1, tps, haveTPS), esc(fmt.Sprintf("Output tokens of successful requests per second, in %s windows; each request's output tokens are spread evenly from its first content to its end. The dashed line is the table's output_token_throughput (over the run's span).", win))},
 		figure{inFlight(c, win, t1), esc("Requests sent and not yet ended (failed ones included), per pixel column of the chart: the highest count in the column and the time-weighted mean.")},
 		figure{lateFig, esc("How late each request was sent against its schedule (sent − intended; the schedule's honesty: an open-loop client should keep it near 0); every request is a point, failed ones included; "+perWindow+". ") + esc(lateNote)},
-		figure{errorsOverTime(c, win), esc(fmt.Sprintf("Failed requests per %s window by send time, one line per kind (error type and HTTP code), the %d most frequent apart.", win, errorKinds))},
+		figure{errorsOverTime(c, win), esc(fmt.Sprintf("Failed requests per %s window by send time (the last window may be partial), one line per kind (error type and HTTP code), the %d most frequent apart.", win, errorKinds))},
 	)
 
 	b.WriteString("<h2>How the charts are drawn</h2>\n<p class=\"how\">")
