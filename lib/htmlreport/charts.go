@@ -362,7 +362,7 @@ func inFlight(c *Collector, w windows, t1 int64) *plot.Chart {
 const errorKinds = 6
 
 // errorsOverTime counts the failed requests of each window by kind (type
-// and code), the most frequent kinds first; with none, a line at zero.
+// and code), the most frequent kinds first.
 func errorsOverTime(c *Collector, w windows) *plot.Chart {
 	order := make([]int, len(c.kinds))
 	for i := range order {
@@ -392,9 +392,6 @@ func errorsOverTime(c *Collector, w windows) *plot.Chart {
 				names = append(names, "other kinds")
 			}
 		}
-	}
-	if len(names) == 0 {
-		names = []string{"failed requests (none)"}
 	}
 	counts := make([][]float64, len(names))
 	for i := range counts {
