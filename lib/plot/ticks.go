@@ -54,6 +54,13 @@ func (t ticks) within(lo, hi float64) ticks {
 	eps := t.step * 1e-9
 	first := math.Ceil((lo-eps)/t.step) * t.step
 	last := math.Floor((hi+eps)/t.step) * t.step
+	if !(first <= last) || !finite(first) || !finite(last) {
+		// a range too narrow for its step's arithmetic: its two ends
+		if d := hi - lo; d > 0 && finite(d) {
+			return ticks{first: lo, last: hi, step: d}
+		}
+		return ticks{lo, lo, 0}
+	}
 	return ticks{first: first, last: last, step: t.step}
 }
 
