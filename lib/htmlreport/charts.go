@@ -230,8 +230,7 @@ func (v *metricView) cdf(empty string) (*plot.Chart, string) {
 func throughput(c *Collector, w windows, t1 int64, runAvg float64, haveAvg bool) *plot.Chart {
 	per := make([]float64, w.n)
 	counted := 0
-	for i := range c.reqs {
-		q := &c.reqs[i]
+	for q := range c.all() {
 		if q.tokens == 0 {
 			continue
 		}
@@ -293,12 +292,12 @@ func inFlight(c *Collector, w windows, t1 int64) *plot.Chart {
 		X: w.axis("time (s since the first send)"),
 		Y: plot.Axis{Label: "requests", FixMin: true, Min: 0},
 	}
-	if len(c.reqs) == 0 {
+	if c.n == 0 {
 		return ch
 	}
-	starts, ends := make([]int64, len(c.reqs)), make([]int64, len(c.reqs))
-	for i := range c.reqs {
-		starts[i], ends[i] = c.reqs[i].sent, c.reqs[i].end
+	starts, ends := make([]int64, 0, c.n), make([]int64, 0, c.n)
+	for q := range c.all() {
+		starts, ends = append(starts, q.sent), append(ends, q.end)
 	}
 	slices.Sort(starts)
 	slices.Sort(ends)
@@ -397,9 +396,9 @@ func errorsOverTime(c *Collector, w windows) *plot.Chart {
 	for i := range counts {
 		counts[i] = make([]float64, w.n+1)
 	}
-	for i := range c.reqs {
-		if k := c.reqs[i].kind; k >= 0 {
-			counts[line[k]][w.index(c.reqs[i].sent)]++
+	for q := range c.all() {
+		if q.kind >= 0 {
+			counts[line[q.kind]][w.index(q.sent)]++
 		}
 	}
 	x := make([]float64, w.n+1)

@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"iter"
 	"math"
 	"strconv"
 
@@ -11,6 +12,9 @@ import (
 // maxErrorKinds bounds the distinct error kinds kept apart; later ones count
 // as "other".
 const maxErrorKinds = 64
+
+// chunkLen is the length of a chunk of requests.
+const chunkLen = 1 << 16
 
 // request is what the charts need of one profiling request, 48 bytes (48 MB
 // for a million requests).
@@ -29,8 +33,11 @@ type request struct {
 // kind. Warmup records are skipped, as the summary skips them. Not safe for
 // concurrent use.
 type Collector struct {
-	m    *metrics.RequestMetrics
-	reqs []request
+	m *metrics.RequestMetrics
+	// the requests, in chunks of chunkLen: appending never copies what is
+	// held (a million requests are 48 MB)
+	chunks [][]request
+	n      int
 
 	kinds    []string
 	kindOf   map[string]int16
@@ -64,7 +71,7 @@ func (c *Collector) Add(r *result.Record) {
 	if !ok {
 		q.ttft, q.itl, q.latency = float32(math.NaN()), float32(math.NaN()), float32(math.NaN())
 		q.kind = c.kind(c.m.Error())
-		c.reqs = append(c.reqs, q)
+		c.add(q)
 		return
 	}
 	q.ttft, q.itl, q.latency = get("time_to_first_token"), get("inter_token_latency"), get("request_latency")
@@ -75,22 +82,44 @@ func (c *Collector) Add(r *result.Record) {
 			q.first = min(q.sent+r.ChunkOffsetsNS[0], q.end)
 		}
 	}
-	c.reqs = append(c.reqs, q)
+	c.add(q)
+}
+
+func (c *Collector) add(q request) {
+	if c.n%chunkLen == 0 {
+		c.chunks = append(c.chunks, make([]request, 0, chunkLen))
+	}
+	last := &c.chunks[len(c.chunks)-1]
+	*last = append(*last, q)
+	c.n++
+}
+
+// all yields every request, in the order added.
+func (c *Collector) all() iter.Seq[*request] {
+	return func(yield func(*request) bool) {
+		for _, ch := range c.chunks {
+			for i := range ch {
+				if !yield(&ch[i]) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // column returns the requests' send times and values of one metric, for
 // the requests that have one, in float64 for lib/metrics' percentiles.
 func (c *Collector) column(get func(*request) float32) *column {
 	n := 0
-	for i := range c.reqs {
-		if v := get(&c.reqs[i]); v == v {
+	for q := range c.all() {
+		if v := get(q); v == v {
 			n++
 		}
 	}
 	col := &column{t: make([]int64, 0, n), v: make([]float64, 0, n)}
-	for i := range c.reqs {
-		if v := get(&c.reqs[i]); v == v {
-			col.t = append(col.t, c.reqs[i].sent)
+	for q := range c.all() {
+		if v := get(q); v == v {
+			col.t = append(col.t, q.sent)
 			col.v = append(col.v, float64(v))
 		}
 	}

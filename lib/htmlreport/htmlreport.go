@@ -150,11 +150,12 @@ func Write(w io.Writer, p Page, c *Collector) error {
 
 // span returns the first send and the last end of the collected requests.
 func span(c *Collector) (t0, t1 int64) {
-	for i := range c.reqs {
-		if q := &c.reqs[i]; i == 0 || q.sent < t0 {
-			t0 = q.sent
+	first := true
+	for q := range c.all() {
+		if first || q.sent < t0 {
+			t0, first = q.sent, false
 		}
-		t1 = max(t1, c.reqs[i].end)
+		t1 = max(t1, q.end)
 	}
 	return t0, max(t1, t0)
 }
