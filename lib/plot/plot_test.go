@@ -248,6 +248,38 @@ func TestPointsBinned(t *testing.T) {
 	}
 }
 
+// TestPointsWorstCase: points in every cell of the plot area, each of
+// another shade than its neighbours (no run merges), bound a chart's size
+// whatever their number: about 16 bytes a cell.
+func TestPointsWorstCase(t *testing.T) {
+	c := Chart{Series: []Series{{Name: "requests", Kind: Points}}}
+	l := c.layout()
+	c.X = Axis{FixMin: true, FixMax: true, Max: float64(l.pw)}
+	c.Y = Axis{FixMin: true, FixMax: true, Max: float64(l.ph)}
+	var x, y []float64
+	for cy := 0; cy < l.ph/2; cy++ {
+		for cx := 0; cx < l.pw/2; cx++ {
+			n := 1 // the faintest shade, then the next one: log1p(20)/log1p(10000) = 0.33
+			if (cx+cy)%2 == 1 {
+				n = 20
+			}
+			if cx == 0 && cy == 0 {
+				n = 10_000
+			}
+			for range n {
+				x, y = append(x, float64(2*cx+1)), append(y, float64(l.ph-2*cy-1))
+			}
+		}
+	}
+	c.Series[0].X, c.Series[0].Y = x, y
+	svg := c.SVG()
+	cells := (l.pw / 2) * (l.ph / 2)
+	if len(svg) > 17*cells+4000 || len(svg) < 12*cells {
+		t.Errorf("%d points in %d cells: %d bytes, want about 16 a cell", len(x), cells, len(svg))
+	}
+	checkCoordinates(t, parse(t, svg))
+}
+
 func TestNiceTicks(t *testing.T) {
 	for _, tc := range []struct {
 		lo, hi float64
