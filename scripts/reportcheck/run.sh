@@ -36,7 +36,7 @@ if ! command -v chromium > /dev/null; then
 	apt-get update -q > /dev/null
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium > /dev/null
 fi
-chromium --version
+chromium --version 2> /dev/null
 # 1280 px wide: two charts a row; tall enough for the whole page at scale 1 (the check fails,
 # naming the count, when a chart falls below the window).
 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
