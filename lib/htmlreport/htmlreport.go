@@ -22,7 +22,6 @@ import (
 	"strings"
 
 	"github.com/aiperf/toolkit/lib/metrics"
-	"github.com/aiperf/toolkit/lib/plot"
 )
 
 // Page is what the report shows besides the charts.
@@ -36,9 +35,9 @@ type Page struct {
 	Console string
 }
 
-// figure is a chart with its caption.
+// figure is a chart's SVG with its caption (HTML).
 type figure struct {
-	chart   *plot.Chart
+	svg     []byte
 	caption string
 }
 
@@ -88,51 +87,54 @@ func Write(w io.Writer, p Page, c *Collector) error {
 
 	writeSummary(&b, s)
 
-	ttft := newMetricView("time_to_first_token", "TTFT", "ms", c.column(func(q *request) float32 { return q.ttft }))
-	itl := newMetricView("inter_token_latency", "ITL", "ms", c.column(func(q *request) float32 { return q.itl }))
-	lat := newMetricView("request_latency", "Request latency", "ms", c.column(func(q *request) float32 { return q.latency }))
-	late := newMetricView("send_lateness", "Send lateness", "ms", c.column(func(q *request) float32 { return q.lateness }))
 	noStream := "no values: TTFT and ITL need streamed answers"
 	if s.Streaming {
 		noStream = "no values"
 	}
 	perWindow := fmt.Sprintf("the lines are the p50 and p99 of the requests sent in each %s window", win)
-	section := func(h string, figs ...figure) {
-		fmt.Fprintf(&b, "<h2>%s</h2>\n<div class=\"charts\">\n", esc(h))
-		for _, f := range figs {
-			b.WriteString("<figure>\n")
-			b.Write(f.chart.SVG())
-			fmt.Fprintf(&b, "<figcaption>%s</figcaption>\n</figure>\n", f.caption)
-		}
-		b.WriteString("</div>\n")
+	// One metric at a time, its charts drawn before the next one's values
+	// are gathered: a million requests' columns are not all held at once.
+	var over, distr []figure
+	for _, m := range [...]struct {
+		tag, name, what, empty string
+		get                    func(*request) float32
+	}{
+		{"time_to_first_token", "TTFT", "time to first token", noStream, func(q *request) float32 { return q.ttft }},
+		{"inter_token_latency", "ITL", "inter-token latency ((latency − TTFT) / (output tokens − 1))", noStream, func(q *request) float32 { return q.itl }},
+		{"request_latency", "Request latency", "request latency (send to last content)", "no successful request", func(q *request) float32 { return q.latency }},
+	} {
+		v := newMetricView(m.tag, m.name, "ms", c.column(m.get))
+		ch, note := v.overTime(win, m.empty)
+		over = append(over, figure{ch.SVG(), esc(fmt.Sprintf("Each successful request is a point at its send time and its %s; %s. ", m.what, perWindow) + note)})
+		ch, note = v.cdf(m.empty)
+		distr = append(distr, figure{ch.SVG(), esc(fmt.Sprintf("The fraction of the %s successful requests whose %s is at most x (", groupInt(int64(len(v.sorted))), v.name)) +
+			"<code>" + esc(v.tag) + "</code>). " + esc(note)})
 	}
-	over := func(v *metricView, what, empty string) figure {
-		ch, note := v.overTime(win, empty)
-		return figure{ch, esc(fmt.Sprintf("Each successful request is a point at its send time and its %s; %s. ", what, perWindow) + note)}
-	}
-	distr := func(v *metricView, empty string) figure {
-		ch, note := v.cdf(empty)
-		return figure{ch, esc(fmt.Sprintf("The fraction of the %s successful requests whose %s is at most x (", groupInt(int64(len(v.sorted))), v.name)) +
-			"<code>" + esc(v.tag) + "</code>). " + esc(note)}
-	}
-	section("Latency over time",
-		over(ttft, "time to first token", noStream),
-		over(itl, "inter-token latency ((latency − TTFT) / (output tokens − 1))", noStream),
-		over(lat, "request latency (send to last content)", "no successful request"),
-	)
-	lateFig, lateNote := late.overTime(win, "no send times with an intended time")
-	lateFig.Title = "Send lateness over time"
-	section("Distributions", distr(ttft, noStream), distr(itl, noStream), distr(lat, "no successful request"))
+	late := newMetricView("send_lateness", "Send lateness", "ms", c.column(func(q *request) float32 { return q.lateness }))
+	lateChart, lateNote := late.overTime(win, "no send times with an intended time")
+	lateChart.Title = "Send lateness over time"
 	tps, haveTPS := 0.0, false
 	if r := s.Get("output_token_throughput"); r != nil {
 		tps, haveTPS = r.Avg, true
 	}
-	section("Load and the schedule",
-		figure{throughput(c, win, t1, tps, haveTPS), esc(fmt.Sprintf("Output tokens of successful requests per second, in %s windows; each request's output tokens are spread evenly from its first content to its end. The dashed line is the table's output_token_throughput (over the run's span).", win))},
-		figure{inFlight(c, win, t1), esc("Requests sent and not yet ended (failed ones included), per pixel column of the chart: the highest count in the column and the time-weighted mean.")},
-		figure{lateFig, esc("How late each request was sent against its schedule (sent − intended; the schedule's honesty: an open-loop client should keep it near 0); every request is a point, failed ones included; "+perWindow+". ") + esc(lateNote)},
-		figure{errorsOverTime(c, win), esc(fmt.Sprintf("Failed requests per %s window by send time (the last window may be partial), one line per kind (error type and HTTP code), the %d most frequent apart.", win, errorKinds))},
-	)
+	load := []figure{
+		{throughput(c, win, t1, tps, haveTPS).SVG(), esc(fmt.Sprintf("Output tokens of successful requests per second, in %s windows; each request's output tokens are spread evenly from its first content to its end. The dashed line is the table's output_token_throughput (over the run's span).", win))},
+		{inFlight(c, win, t1).SVG(), esc("Requests sent and not yet ended (failed ones included), per pixel column of the chart: the highest count in the column and the time-weighted mean.")},
+		{lateChart.SVG(), esc("How late each request was sent against its schedule (sent − intended; the schedule's honesty: an open-loop client should keep it near 0); every request is a point, failed ones included; "+perWindow+". ") + esc(lateNote)},
+		{errorsOverTime(c, win).SVG(), esc(fmt.Sprintf("Failed requests per %s window by send time (the last window may be partial), one line per kind (error type and HTTP code), the %d most frequent apart.", win, errorKinds))},
+	}
+	section := func(h string, figs []figure) {
+		fmt.Fprintf(&b, "<h2>%s</h2>\n<div class=\"charts\">\n", esc(h))
+		for _, f := range figs {
+			b.WriteString("<figure>\n")
+			b.Write(f.svg)
+			fmt.Fprintf(&b, "<figcaption>%s</figcaption>\n</figure>\n", f.caption)
+		}
+		b.WriteString("</div>\n")
+	}
+	section("Latency over time", over)
+	section("Distributions", distr)
+	section("Load and the schedule", load)
 
 	b.WriteString("<h2>How the charts are drawn</h2>\n<p class=\"how\">")
 	b.WriteString(esc(fmt.Sprintf("Times are seconds since the run's first send. Windows are %s long (1, 2 or 5 times a power of ten seconds, at most %d over the run). "+
