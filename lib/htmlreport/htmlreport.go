@@ -20,8 +20,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aiperf/toolkit/lib/metrics"
+	"github.com/aiperf/toolkit/lib/result"
 )
 
 // Page is what the report shows besides the charts.
@@ -29,6 +31,9 @@ type Page struct {
 	Title   string   // "" means "aiperf-replay report"
 	Sources []string // the records files, as the user named them
 	RunID   string   // the run's benchmark id, when one run
+	// Run is the run info the records carry (that of the first file that
+	// has one), or nil.
+	Run     *result.RunInfo
 	Summary *metrics.Summary
 	// Console is the summary as the console printed it (WriteConsole):
 	// the page shows it whole, warnings included.
@@ -84,6 +89,36 @@ func Write(w io.Writer, p Page, c *Collector) error {
 		b.WriteString("; not streamed, so no TTFT or ITL")
 	}
 	b.WriteString(".</p>\n")
+	if r := p.Run; r != nil {
+		b.WriteString("<p class=\"meta\">")
+		if r.Model != "" {
+			fmt.Fprintf(&b, "Model <code>%s</code>, ", esc(r.Model))
+		}
+		fmt.Fprintf(&b, "server <code>%s%s</code>", esc(r.URL), esc(r.Path))
+		if r.Schedule != "" {
+			fmt.Fprintf(&b, ", schedule %s", esc(r.Schedule))
+		}
+		if r.Offered != "" {
+			fmt.Fprintf(&b, " (%s)", esc(r.Offered))
+		}
+		if r.Shards > 0 {
+			fmt.Fprintf(&b, ", %d shards", r.Shards)
+		}
+		if r.Store.Path != "" {
+			sum := r.Store.SHA256
+			if len(sum) > 12 {
+				sum = sum[:12]
+			}
+			fmt.Fprintf(&b, "; store <code>%s</code> (sha256 %s…, %s records)", esc(r.Store.Path), esc(sum), groupInt(r.Store.Records))
+		}
+		if r.StartNS > 0 {
+			fmt.Fprintf(&b, "; started %s", time.Unix(0, r.StartNS).UTC().Format("2006-01-02 15:04:05.000 UTC"))
+		}
+		if r.Tool != "" {
+			fmt.Fprintf(&b, "; records by %s", esc(r.Tool))
+		}
+		b.WriteString(".</p>\n")
+	}
 
 	writeSummary(&b, s)
 

@@ -91,6 +91,12 @@ func writeHTML(path string, col *htmlreport.Collector, s *metrics.Summary, runID
 	}
 	defer f.Abort()
 	page := htmlreport.Page{Sources: names, RunID: runID, Summary: s, Console: console.String()}
+	for _, r := range readRuns(files) {
+		if r != nil {
+			page.Run = r
+			break
+		}
+	}
 	if err := htmlreport.Write(f, page, col); err != nil {
 		return fmt.Errorf("%s: %w", path, f.Named(err))
 	}
