@@ -142,6 +142,12 @@ test-real: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-moc
 test-slurm: build
 	scripts/slurm/test.sh
 
+# The HTML report in a real browser: a short replay of the sample against aiperf-mock (with errors)
+# writes --html, headless Chromium (Debian's, installed when missing) renders it to a PNG, and
+# scripts/reportcheck checks that every chart is on it with drawn content. Not part of `make test`.
+report-check: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-mock)
+	scripts/reportcheck/run.sh
+
 # The image of deploy/k8s (Dockerfile: static binaries, non-root, no shell), where a Docker
 # engine runs; IMAGE names it.
 IMAGE ?= aiperf-toolkit:$(VERSION)
@@ -150,4 +156,4 @@ image:
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
 FORCE:
-.PHONY: test-slurm image build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE
+.PHONY: report-check test-slurm image build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE

@@ -28,40 +28,10 @@ func WriteConsole(w io.Writer, s *Summary, title string) error {
 		title = DefaultTitle
 	}
 	var out strings.Builder
-	var rows [][]string
-	type shown struct {
-		r     *Result
-		order int
-	}
-	var list []shown
-	for i := range s.Metrics {
-		r := &s.Metrics[i]
-		d := &defs[byTag[r.Tag]]
-		if d.has(flagErrorOnly | flagNoConsole | flagInternal) {
-			continue
-		}
-		order := d.order
-		if order == 0 {
-			order = math.MaxInt
-		}
-		list = append(list, shown{r, order})
-	}
-	slices.SortStableFunc(list, func(a, b shown) int { return a.order - b.order })
-	for _, x := range list {
-		row := []string{x.r.Header + " (" + x.r.Unit + ")"}
-		for _, st := range consoleStats {
-			v, ok := statOf(x.r, st)
-			if !ok {
-				row = append(row, "N/A")
-				continue
-			}
-			row = append(row, group(v))
-		}
-		rows = append(rows, row)
-	}
+	cols, rows := ConsoleTable(s)
 	if len(rows) > 0 {
 		out.WriteString("\n")
-		writeTable(&out, title, append([]string{"Metric"}, consoleStats...), nil, rows)
+		writeTable(&out, title, cols, nil, rows)
 	}
 	if len(s.Errors) > 0 {
 		var er [][]string
@@ -136,6 +106,44 @@ func WriteConsole(w io.Writer, s *Summary, title string) error {
 	}
 	_, err := io.WriteString(w, out.String())
 	return err
+}
+
+// ConsoleTable returns the console table's columns and rows as WriteConsole
+// prints them: a row per metric in aiperf's display order, the metric's
+// header and unit then its statistics, formatted (thousands separators, two
+// decimals, N/A where a single value has no statistic).
+func ConsoleTable(s *Summary) (cols []string, rows [][]string) {
+	type shown struct {
+		r     *Result
+		order int
+	}
+	var list []shown
+	for i := range s.Metrics {
+		r := &s.Metrics[i]
+		d := &defs[byTag[r.Tag]]
+		if d.has(flagErrorOnly | flagNoConsole | flagInternal) {
+			continue
+		}
+		order := d.order
+		if order == 0 {
+			order = math.MaxInt
+		}
+		list = append(list, shown{r, order})
+	}
+	slices.SortStableFunc(list, func(a, b shown) int { return a.order - b.order })
+	for _, x := range list {
+		row := []string{x.r.Header + " (" + x.r.Unit + ")"}
+		for _, st := range consoleStats {
+			v, ok := statOf(x.r, st)
+			if !ok {
+				row = append(row, "N/A")
+				continue
+			}
+			row = append(row, group(v))
+		}
+		rows = append(rows, row)
+	}
+	return append([]string{"Metric"}, consoleStats...), rows
 }
 
 func statOf(r *Result, st string) (float64, bool) {

@@ -55,6 +55,7 @@ type options struct {
 	saturationWindow       string
 	sm                     smOptions
 	kvCapacity             int // prefix.go
+	html                   string
 }
 
 // New returns the aiperf-replay application.
@@ -117,6 +118,7 @@ func New() *cli.App {
 			&cli.BoolFlag{Name: "stop-on-saturation", Usage: "stop sending once the server is saturated (over --saturation-window it completes 10% fewer requests than were sent while the backlog grows steadily, or more than 10% of completions fail); the run is written and exits 1", Destination: &o.stopOnSaturation},
 			&cli.StringFlag{Name: "saturation-window", Value: "30s", Usage: "--stop-on-saturation judges the last `D` of the run (never before D has passed)", Destination: &o.saturationWindow},
 			kvCapacityFlag(&o.kvCapacity),
+			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained HTML page to `FILE`", Destination: &o.html},
 		}, serverMetricsFlags(&o.sm)...),
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
@@ -323,6 +325,11 @@ func runReplay(c *cli.Context, o *options) error {
 		return err
 	}
 	storePath := c.Args().First()
+	if o.html != "" {
+		if err := checkHTML(o.html, storePath); err != nil {
+			return err
+		}
+	}
 	st, err := store.Open(storePath, store.DefaultOpenOptions())
 	if err != nil {
 		return err
@@ -423,7 +430,7 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stat
 		fmt.Fprintf(w, "aiperf-replay: warning: %s\n", streamingMismatch(plan.Streaming, stats))
 	}
 	files := []string{recPath}
-	sum, err := summarize(files, mo)
+	sum, col, err := summarizeCollect(files, mo, o.html != "")
 	if err != nil {
 		return err
 	}
@@ -459,6 +466,11 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stat
 	smReport, err := sm.write(sum, servermetrics.Meta{Version: run.Version, BenchmarkID: run.BenchmarkID})
 	if err != nil {
 		return err
+	}
+	if o.html != "" {
+		if err := writeHTML(o.html, col, sum, stats.RunID, files); err != nil {
+			return err
+		}
 	}
 	if !o.quiet {
 		metrics.WriteConsole(w, sum, "")
@@ -527,7 +539,7 @@ func createOutputs(dir, storePath string) (*atomicfile.File, string, error) {
 }
 
 func reportCommand() *cli.Command {
-	var out, goodput, streaming, sliceDuration string
+	var out, goodput, streaming, sliceDuration, htmlPath string
 	var allowMissing bool
 	return &cli.Command{
 		Name:      "report",
@@ -542,13 +554,18 @@ func reportCommand() *cli.Command {
 			"percentiles from all records, throughputs over the union of their spans (earliest send to latest end).\n" +
 			"A shard given twice, shards of different N or of different stores, or a whole run beside shards are\n" +
 			"refused; a missing shard is refused unless --allow-missing. The summary states the spread of the\n" +
-			"shards' first sends, with a warning past 10 ms. A run's directory (-o DIR) stands for its records.jsonl.",
+			"shards' first sends, with a warning past 10 ms. A run's directory (-o DIR) stands for its records.jsonl.\n\n" +
+			"--html FILE also writes the report as one self-contained HTML page (no script, nothing loaded from\n" +
+			"elsewhere): the summary table, latencies over time with per-window p50/p99, their CDFs, output tokens/s,\n" +
+			"requests in flight, send lateness and errors over time. Point clouds are binned to pixel cells, so a page\n" +
+			"of a million requests stays small.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "allow-missing", Usage: "merge the shards given even when some of the replay's are missing (with a warning naming them)", Destination: &allowMissing},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "also write the export files into `DIR`", Destination: &out},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"`", Destination: &goodput},
 			&cli.StringFlag{Name: "streaming", Value: "auto", Usage: "streaming metrics (TTFT, ITL, ...): `auto` (from the records), true or false", Destination: &streaming},
 			sliceDurationFlag(&sliceDuration),
+			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained HTML page to `FILE` (summary, latencies over time, CDFs, load, lateness, errors)", Destination: &htmlPath},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -568,6 +585,11 @@ func reportCommand() *cli.Command {
 			args, err := runDirs(c.Args().Slice())
 			if err != nil {
 				return err
+			}
+			if htmlPath != "" {
+				if err := checkHTML(htmlPath, args...); err != nil {
+					return err
+				}
 			}
 			files, cleanup, err := spoolStdin(c.App.Reader, args)
 			if err != nil {
@@ -613,7 +635,7 @@ func reportCommand() *cli.Command {
 			default:
 				return base.UsageError("--streaming %q: want auto, true or false", streaming)
 			}
-			sum, err := summarize(files, mo)
+			sum, col, err := summarizeCollect(files, mo, htmlPath != "")
 			if err != nil {
 				return err
 			}
@@ -632,6 +654,11 @@ func reportCommand() *cli.Command {
 					return err
 				}
 				if err := writeTimeslices(out, slices, reportRun(runs)); err != nil {
+					return err
+				}
+			}
+			if htmlPath != "" {
+				if err := writeHTML(htmlPath, col, sum, reportRun(runs).BenchmarkID, files); err != nil {
 					return err
 				}
 			}

@@ -35,7 +35,11 @@ func parseGoodput(s string) (metrics.Goodput, error) {
 // summarize computes the exact summary of records files (a few passes over
 // them, bounded memory).
 func summarize(files []string, o metrics.Options) (*metrics.Summary, error) {
-	s, err := metrics.Summarize(openRecords(files), o)
+	return summarizeOpen(openRecords(files), o)
+}
+
+func summarizeOpen(open func() (metrics.Source, io.Closer, error), o metrics.Options) (*metrics.Summary, error) {
+	s, err := metrics.Summarize(open, o)
 	if err != nil {
 		var de *result.DecodeError
 		if errors.As(err, &de) {
