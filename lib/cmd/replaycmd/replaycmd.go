@@ -397,7 +397,7 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, m
 	run := metrics.Run{
 		BenchmarkID:  stats.RunID,
 		Version:      "aiperf-replay " + base.Version,
-		InputConfig:  plan.Options.Config,
+		InputConfig:  runConfig(recPath, plan, stats),
 		WasCancelled: stats.Interrupted,
 	}
 	slices, err := summarizeSlices(files, mo, o.slice)
@@ -572,10 +572,11 @@ func reportCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				if err := writeOutputs(out, sum, mo, reportRun(runs), files); err != nil {
+				run := reportRun(runs, slice)
+				if err := writeOutputs(out, sum, mo, run, files); err != nil {
 					return err
 				}
-				if err := writeTimeslices(out, slices, reportRun(runs)); err != nil {
+				if err := writeTimeslices(out, slices, run); err != nil {
 					return err
 				}
 			}
