@@ -135,7 +135,7 @@ type Usage struct {
 
 // Error describes why a request failed.
 type Error struct {
-	Code    int    // HTTP status, or 499 for a client cancellation, 0 for a transport failure ("code")
+	Code int // HTTP status, or 499 for a client cancellation, 0 for a transport failure ("code")
 	// Type is a short class ("type"): for a status outside 2xx its reason
 	// phrase ("Internal Server Error"), as aiperf records it; else
 	// "TimeoutError", "ConnectionError", ...; records written before carry
