@@ -10,8 +10,12 @@ import (
 )
 
 // SchemaVersion is profile_export_aiperf.json's "schema_version", the
-// Python aiperf's JsonExportData.SCHEMA_VERSION this file follows.
-const SchemaVersion = "1.0"
+// Python aiperf's JsonExportData.SCHEMA_VERSION this file follows: 1.1
+// added each record metric's "count" and "sum" (ai-dynamo/aiperf
+// src/aiperf/common/models/export_models.py at 896729cf, and
+// MetricResult.to_json_result: both left out for aggregate and derived
+// metrics).
+const SchemaVersion = "1.1"
 
 // Run is what the summary file says about a run beyond its metrics.
 type Run struct {
@@ -42,7 +46,8 @@ var jsonDeclared = []id{
 // WriteJSON writes s as profile_export_aiperf.json: the Python aiperf's
 // JsonExportData dumped by pydantic with indent=2, unset and None fields
 // left out. Each metric is {"unit", "avg", "p1".."p99", "min", "max",
-// "std"} in display units (a single value has "unit" and "avg" only).
+// "std", "count", "sum"} in display units (a single value, an aggregate or
+// derived metric, has "unit" and "avg" only).
 func WriteJSON(w io.Writer, s *Summary, run Run) error {
 	cfg, err := indentConfig(run.InputConfig)
 	if err != nil {
@@ -192,6 +197,12 @@ func appendMetricJSONAt(b []byte, r *Result, nl string) []byte {
 		b = appendFloat(b, r.Max, true)
 		field("std")
 		b = appendFloat(b, r.Std, true)
+		field("count")
+		b = appendInt(b, r.Count)
+		if r.Count > 0 {
+			field("sum")
+			b = appendFloat(b, r.Sum, true)
+		}
 	}
 	b = append(b, nl...)
 	return append(b, '}')

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -128,13 +129,23 @@ func TestGoldenJSON(t *testing.T) {
 	}
 	var ttft map[string]any
 	json.Unmarshal(top["time_to_first_token"], &ttft)
-	for _, k := range []string{"unit", "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max", "std"} {
+	for _, k := range []string{"unit", "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max", "std", "count", "sum"} {
 		if _, ok := ttft[k]; !ok {
 			t.Errorf("time_to_first_token.%s missing", k)
 		}
 	}
-	if len(ttft) != 14 || ttft["unit"] != "ms" {
+	if len(ttft) != 16 || ttft["unit"] != "ms" {
 		t.Errorf("time_to_first_token: %v", ttft)
+	}
+	// schema 1.1: a record metric's count and sum (display units), none
+	// for an aggregate or derived one
+	if r := s.Get("time_to_first_token"); ttft["count"] != float64(r.Count) || math.Abs(ttft["sum"].(float64)-ttft["avg"].(float64)*float64(r.Count)) > 1e-9*ttft["sum"].(float64) {
+		t.Errorf("time_to_first_token count %v sum %v, want %d and avg x count", ttft["count"], ttft["sum"], r.Count)
+	}
+	var thr map[string]any
+	json.Unmarshal(top["request_throughput"], &thr)
+	if _, ok := thr["count"]; ok || thr["sum"] != nil {
+		t.Errorf("request_throughput (derived) has count or sum: %v", thr)
 	}
 	var errs []struct {
 		ErrorDetails struct {

@@ -153,7 +153,7 @@ func TestExportsMatchAiperfSchema(t *testing.T) {
 // fail: each mutation of a valid export is rejected.
 func TestAiperfSchemaRejects(t *testing.T) {
 	export, _ := compileSchemas(t)
-	valid := `{"schema_version":"1.0","request_latency":{"unit":"ms","avg":1,"p50":1},"input_config":{"endpoint":{"model_names":["m"],"type":"chat"},"loadgen":{"concurrency":1}},"error_summary":[{"error_details":{"code":500,"type":"Internal Server Error","message":"x"},"count":1}],"start_time":"2026-12-03T21:50:59.123456"}`
+	valid := `{"schema_version":"1.1","request_latency":{"unit":"ms","avg":1,"p50":1,"count":3,"sum":3},"input_config":{"endpoint":{"model_names":["m"],"type":"chat"},"loadgen":{"concurrency":1}},"error_summary":[{"error_details":{"code":500,"type":"Internal Server Error","message":"x"},"count":1}],"start_time":"2026-12-03T21:50:59.123456"}`
 	if err := validateBytes(export, []byte(valid)); err != nil {
 		t.Fatalf("the valid export is refused: %v", err)
 	}
