@@ -23,7 +23,10 @@ type Run struct {
 	Version     string // "aiperf_version": the writing tool and its version; "" omits it
 	// InputConfig is the run's configuration, a JSON object written as
 	// "input_config" (re-indented, otherwise as given); empty omits it.
-	InputConfig  json.RawMessage
+	InputConfig json.RawMessage
+	// RunInfo is a JSON object written as "run_info" after input_config
+	// (aiperf's newer per-run block); empty omits it.
+	RunInfo      json.RawMessage
 	WasCancelled bool // "was_cancelled": the run was interrupted
 	// StartNS and EndNS are the profiling phase's start and end
 	// ("start_time", "end_time"); zero takes the summary's first send and
@@ -50,6 +53,10 @@ var jsonDeclared = []id{
 // derived metric, has "unit" and "avg" only).
 func WriteJSON(w io.Writer, s *Summary, run Run) error {
 	cfg, err := indentConfig(run.InputConfig)
+	if err != nil {
+		return err
+	}
+	info, err := indentConfig(run.RunInfo)
 	if err != nil {
 		return err
 	}
@@ -98,6 +105,10 @@ func WriteJSON(w io.Writer, s *Summary, run Run) error {
 	if cfg != nil {
 		field("input_config")
 		b = append(b, cfg...)
+	}
+	if info != nil {
+		field("run_info")
+		b = append(b, info...)
 	}
 	field("was_cancelled")
 	b = appendBool(b, run.WasCancelled)
@@ -149,8 +160,8 @@ func WriteJSON(w io.Writer, s *Summary, run Run) error {
 	return err
 }
 
-// indentConfig re-indents a run's input config for a field of the
-// top-level object; nil for none.
+// indentConfig re-indents a JSON object (a run's input config or run
+// info) for a field of the top-level object; nil for none.
 func indentConfig(raw json.RawMessage) ([]byte, error) {
 	if len(raw) == 0 {
 		return nil, nil

@@ -331,3 +331,21 @@ func BenchmarkRecordWriter(b *testing.B) {
 		rw.Write(&recs[3+i%30])
 	}
 }
+
+// run_info, when given, follows input_config, as JsonExportData declares it.
+func TestJSONRunInfo(t *testing.T) {
+	s, _ := goldenSummary(t)
+	var buf bytes.Buffer
+	run := Run{InputConfig: json.RawMessage(`{"endpoint":{"model_names":["m"]}}`), RunInfo: json.RawMessage(`{"benchmark_id":"b","random_seed":7}`)}
+	if err := WriteJSON(&buf, s, run); err != nil {
+		t.Fatal(err)
+	}
+	want := "  \"input_config\": {\n    \"endpoint\": {\n      \"model_names\": [\n        \"m\"\n      ]\n    }\n  },\n" +
+		"  \"run_info\": {\n    \"benchmark_id\": \"b\",\n    \"random_seed\": 7\n  },\n  \"was_cancelled\": false,"
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("no run_info after input_config:\n%s", buf.String())
+	}
+	if err := WriteJSON(&buf, s, Run{RunInfo: json.RawMessage(`[1]`)}); err == nil {
+		t.Error("a run_info that is no object was written")
+	}
+}

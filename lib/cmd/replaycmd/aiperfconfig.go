@@ -261,15 +261,36 @@ func goodputMap(s string) map[string]float64 {
 	return m
 }
 
-// runConfig is a finished run's input_config: from the run info its
-// records carry, as `report` reads it, or, when no record was written,
-// from the plan.
-func runConfig(recPath string, p *replay.Plan, st *replay.Stats) json.RawMessage {
-	if ri := readRuns([]string{recPath})[0]; ri != nil {
-		return aiperfInputConfig(ri, 0, st.RunID)
+// runConfig is a finished run's input_config and run_info: from the run
+// info its records carry, as `report` reads it, or, when no record was
+// written, from the plan.
+func runConfig(recPath string, p *replay.Plan, st *replay.Stats) (inputConfig, runInfo json.RawMessage) {
+	ri := readRuns([]string{recPath})[0]
+	if ri == nil {
+		ri = &result.RunInfo{
+			ID: st.RunID, URL: p.Options.URL, Path: p.Path, Endpoint: p.Endpoint, Model: p.Model,
+			Streaming: p.Streaming, Schedule: p.Schedule, Offered: p.Offered, Config: p.Options.Config,
+		}
 	}
-	return aiperfInputConfig(&result.RunInfo{
-		ID: st.RunID, URL: p.Options.URL, Path: p.Path, Endpoint: p.Endpoint, Model: p.Model,
-		Streaming: p.Streaming, Schedule: p.Schedule, Offered: p.Offered, Config: p.Options.Config,
-	}, 0, st.RunID)
+	return aiperfInputConfig(ri, 0, st.RunID), aiperfRunInfo(ri, st.RunID)
+}
+
+// aiperfRunInfo is the exports' "run_info": the Python aiperf's newer
+// per-run block (RunInfo in src/aiperf/common/models/export_models.py of
+// JsonExportData schema 1.3, written by metrics_json_exporter.py at
+// ai-dynamo/aiperf 047d59dd as RunInfo.from_run): the run's id and the
+// seed it used. An older aiperf keeps it as an extra member.
+func aiperfRunInfo(ri *result.RunInfo, id string) json.RawMessage {
+	var c flatConfig
+	if len(ri.Config) > 0 {
+		json.Unmarshal(ri.Config, &c)
+	}
+	b, err := json.Marshal(struct {
+		BenchmarkID string  `json:"benchmark_id,omitempty"`
+		RandomSeed  *uint64 `json:"random_seed,omitempty"`
+	}{id, c.Seed})
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

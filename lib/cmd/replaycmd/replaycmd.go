@@ -397,9 +397,9 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, stats *replay.Stats, m
 	run := metrics.Run{
 		BenchmarkID:  stats.RunID,
 		Version:      "aiperf-replay " + base.Version,
-		InputConfig:  runConfig(recPath, plan, stats),
 		WasCancelled: stats.Interrupted,
 	}
+	run.InputConfig, run.RunInfo = runConfig(recPath, plan, stats)
 	slices, err := summarizeSlices(files, mo, o.slice)
 	if err != nil {
 		return err

@@ -139,6 +139,7 @@ func reportRun(runs []*result.RunInfo, slice time.Duration) metrics.Run {
 	}
 	if first != nil {
 		run.InputConfig = aiperfInputConfig(first, slice, run.BenchmarkID)
+		run.RunInfo = aiperfRunInfo(first, run.BenchmarkID)
 	}
 	return run
 }

@@ -125,6 +125,16 @@ func TestExportsMatchAiperfSchema(t *testing.T) {
 					t.Errorf("input_config lacks %s:\n%s", w, compact.String())
 				}
 			}
+			var top map[string]json.RawMessage
+			b, _ := os.ReadFile(filepath.Join(out, exportJSONFile))
+			json.Unmarshal(b, &top)
+			var info struct {
+				BenchmarkID string `json:"benchmark_id"`
+				RandomSeed  *int64 `json:"random_seed"`
+			}
+			if err := json.Unmarshal(top["run_info"], &info); err != nil || info.BenchmarkID == "" || string(top["benchmark_id"]) != `"`+info.BenchmarkID+`"` || info.RandomSeed == nil {
+				t.Errorf("run_info %s (%v), want the benchmark_id %s and the seed", top["run_info"], err, top["benchmark_id"])
+			}
 			if tc.wantError != "" {
 				b, _ := os.ReadFile(filepath.Join(out, exportJSONFile))
 				if !bytes.Contains(b, []byte(tc.wantError)) {
@@ -169,6 +179,8 @@ func TestAiperfSchemaRejects(t *testing.T) {
 		"metric without unit":         `{"request_latency":{"avg":1}}`,
 		"error without message":       `{"error_summary":[{"error_details":{"code":500},"count":1}]}`,
 		"datetime":                    `{"start_time":"03/12/2026"}`,
+		"run_info member unknown":     `{"run_info":{"seed":1}}`,
+		"run_info seed negative":      `{"run_info":{"random_seed":-1}}`,
 	} {
 		if err := validateBytes(export, []byte(bad)); err == nil {
 			t.Errorf("%s: accepted %s", name, bad)
