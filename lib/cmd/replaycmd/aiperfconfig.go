@@ -228,8 +228,8 @@ func aiperfInputConfig(ri *result.RunInfo, slice time.Duration, id string) json.
 		u.Output = &out
 	}
 	b, err := json.Marshal(u)
-	if err != nil { // only plain values: cannot happen
-		panic(err)
+	if err != nil { // only finite numbers and strings: cannot happen
+		return nil
 	}
 	return b
 }
@@ -253,7 +253,7 @@ func goodputMap(s string) map[string]float64 {
 	for _, f := range fields {
 		k, v, ok := strings.Cut(f, ":")
 		x, err := strconv.ParseFloat(v, 64)
-		if !ok || k == "" || err != nil {
+		if !ok || k == "" || err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil
 		}
 		m[k] = x
@@ -290,7 +290,7 @@ func aiperfRunInfo(ri *result.RunInfo, id string) json.RawMessage {
 		RandomSeed  *uint64 `json:"random_seed,omitempty"`
 	}{id, c.Seed})
 	if err != nil {
-		panic(err)
+		return nil
 	}
 	return b
 }
