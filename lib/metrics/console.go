@@ -132,7 +132,7 @@ func ConsoleTable(s *Summary) (cols []string, rows [][]string) {
 	}
 	slices.SortStableFunc(list, func(a, b shown) int { return a.order - b.order })
 	for _, x := range list {
-		row := []string{x.r.Header + " (" + x.r.Unit + ")"}
+		row := []string{metricCell(x.r)}
 		for _, st := range consoleStats {
 			v, ok := statOf(x.r, st)
 			if !ok {
@@ -144,6 +144,21 @@ func ConsoleTable(s *Summary) (cols []string, rows [][]string) {
 		rows = append(rows, row)
 	}
 	return append([]string{"Metric"}, consoleStats...), rows
+}
+
+// wrapHeader is the length past which aiperf's console puts a metric's
+// unit on a line of its own under its header (ConsoleMetricsExporter.
+// _format_row, src/aiperf/exporters/console_metrics_exporter.py at
+// ai-dynamo/aiperf 26240f9e: delimiter "\n" if len(header) > 30).
+const wrapHeader = 30
+
+// metricCell is the "Metric" cell of r: "Header (unit)", or the header and
+// "(unit)" on two lines when the header is longer than wrapHeader.
+func metricCell(r *Result) string {
+	if width(r.Header) > wrapHeader {
+		return r.Header + "\n(" + r.Unit + ")"
+	}
+	return r.Header + " (" + r.Unit + ")"
 }
 
 func statOf(r *Result, st string) (float64, bool) {
@@ -229,7 +244,9 @@ func pad(s string, w int, left bool) string {
 }
 
 // writeTable draws a table in rich's default box (heavy head), the title
-// centered above; columns are right-justified unless left[i].
+// centered above; columns are right-justified unless left[i]. A cell of
+// several lines ("\n") makes its row as tall, the other cells top-aligned
+// (rich's default vertical alignment).
 func writeTable(b *strings.Builder, title string, head []string, left []bool, rows [][]string) {
 	ws := make([]int, len(head))
 	for i, h := range head {
@@ -237,7 +254,9 @@ func writeTable(b *strings.Builder, title string, head []string, left []bool, ro
 	}
 	for _, r := range rows {
 		for i, c := range r {
-			ws[i] = max(ws[i], width(c))
+			for l := range strings.SplitSeq(c, "\n") {
+				ws[i] = max(ws[i], width(l))
+			}
 		}
 	}
 	total := 1
@@ -260,14 +279,26 @@ func writeTable(b *strings.Builder, title string, head []string, left []bool, ro
 		b.WriteString(r + "\n")
 	}
 	cells := func(edge, sep string, cs []string) {
-		b.WriteString(edge)
+		lines := make([][]string, len(cs))
+		height := 1
 		for i, c := range cs {
-			if i > 0 {
-				b.WriteString(sep)
-			}
-			b.WriteString(" " + pad(c, ws[i], left != nil && left[i]) + " ")
+			lines[i] = strings.Split(c, "\n")
+			height = max(height, len(lines[i]))
 		}
-		b.WriteString(edge + "\n")
+		for l := range height {
+			b.WriteString(edge)
+			for i := range cs {
+				if i > 0 {
+					b.WriteString(sep)
+				}
+				c := ""
+				if l < len(lines[i]) {
+					c = lines[i][l]
+				}
+				b.WriteString(" " + pad(c, ws[i], left != nil && left[i]) + " ")
+			}
+			b.WriteString(edge + "\n")
+		}
 	}
 	line("┏", "━", "┳", "┓")
 	cells("┃", "┃", head)

@@ -10,8 +10,12 @@ import (
 )
 
 // SchemaVersion is profile_export_aiperf.json's "schema_version", the
-// Python aiperf's JsonExportData.SCHEMA_VERSION this file follows.
-const SchemaVersion = "1.0"
+// Python aiperf's JsonExportData.SCHEMA_VERSION this file follows: 1.1
+// added each record metric's "count" and "sum" (ai-dynamo/aiperf
+// src/aiperf/common/models/export_models.py at 896729cf, and
+// MetricResult.to_json_result: both left out for aggregate and derived
+// metrics).
+const SchemaVersion = "1.1"
 
 // Run is what the summary file says about a run beyond its metrics.
 type Run struct {
@@ -19,7 +23,10 @@ type Run struct {
 	Version     string // "aiperf_version": the writing tool and its version; "" omits it
 	// InputConfig is the run's configuration, a JSON object written as
 	// "input_config" (re-indented, otherwise as given); empty omits it.
-	InputConfig  json.RawMessage
+	InputConfig json.RawMessage
+	// RunInfo is a JSON object written as "run_info" after input_config
+	// (aiperf's newer per-run block); empty omits it.
+	RunInfo      json.RawMessage
 	WasCancelled bool // "was_cancelled": the run was interrupted
 	// StartNS and EndNS are the profiling phase's start and end
 	// ("start_time", "end_time"); zero takes the summary's first send and
@@ -52,9 +59,14 @@ var jsonDeclared = []id{
 // WriteJSON writes s as profile_export_aiperf.json: the Python aiperf's
 // JsonExportData dumped by pydantic with indent=2, unset and None fields
 // left out. Each metric is {"unit", "avg", "p1".."p99", "min", "max",
-// "std"} in display units (a single value has "unit" and "avg" only).
+// "std", "count", "sum"} in display units (a single value, an aggregate or
+// derived metric, has "unit" and "avg" only).
 func WriteJSON(w io.Writer, s *Summary, run Run) error {
 	cfg, err := indentConfig(run.InputConfig)
+	if err != nil {
+		return err
+	}
+	info, err := indentConfig(run.RunInfo)
 	if err != nil {
 		return err
 	}
@@ -103,6 +115,10 @@ func WriteJSON(w io.Writer, s *Summary, run Run) error {
 	if cfg != nil {
 		field("input_config")
 		b = append(b, cfg...)
+	}
+	if info != nil {
+		field("run_info")
+		b = append(b, info...)
 	}
 	field("was_cancelled")
 	b = appendBool(b, run.WasCancelled)
@@ -162,8 +178,8 @@ func WriteJSON(w io.Writer, s *Summary, run Run) error {
 	return err
 }
 
-// indentConfig re-indents a run's input config for a field of the
-// top-level object; nil for none.
+// indentConfig re-indents a JSON object (a run's input config or run
+// info) for a field of the top-level object; nil for none.
 func indentConfig(raw json.RawMessage) ([]byte, error) {
 	if len(raw) == 0 {
 		return nil, nil
@@ -210,6 +226,12 @@ func appendMetricJSONAt(b []byte, r *Result, nl string) []byte {
 		b = appendFloat(b, r.Max, true)
 		field("std")
 		b = appendFloat(b, r.Std, true)
+		field("count")
+		b = appendInt(b, r.Count)
+		if r.Count > 0 {
+			field("sum")
+			b = appendFloat(b, r.Sum, true)
+		}
 	}
 	b = append(b, nl...)
 	return append(b, '}')

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -128,13 +129,23 @@ func TestGoldenJSON(t *testing.T) {
 	}
 	var ttft map[string]any
 	json.Unmarshal(top["time_to_first_token"], &ttft)
-	for _, k := range []string{"unit", "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max", "std"} {
+	for _, k := range []string{"unit", "avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "min", "max", "std", "count", "sum"} {
 		if _, ok := ttft[k]; !ok {
 			t.Errorf("time_to_first_token.%s missing", k)
 		}
 	}
-	if len(ttft) != 14 || ttft["unit"] != "ms" {
+	if len(ttft) != 16 || ttft["unit"] != "ms" {
 		t.Errorf("time_to_first_token: %v", ttft)
+	}
+	// schema 1.1: a record metric's count and sum (display units), none
+	// for an aggregate or derived one
+	if r := s.Get("time_to_first_token"); ttft["count"] != float64(r.Count) || math.Abs(ttft["sum"].(float64)-ttft["avg"].(float64)*float64(r.Count)) > 1e-9*ttft["sum"].(float64) {
+		t.Errorf("time_to_first_token count %v sum %v, want %d and avg x count", ttft["count"], ttft["sum"], r.Count)
+	}
+	var thr map[string]any
+	json.Unmarshal(top["request_throughput"], &thr)
+	if _, ok := thr["count"]; ok || thr["sum"] != nil {
+		t.Errorf("request_throughput (derived) has count or sum: %v", thr)
 	}
 	var errs []struct {
 		ErrorDetails struct {
@@ -318,5 +329,23 @@ func BenchmarkRecordWriter(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		rw.Write(&recs[3+i%30])
+	}
+}
+
+// run_info, when given, follows input_config, as JsonExportData declares it.
+func TestJSONRunInfo(t *testing.T) {
+	s, _ := goldenSummary(t)
+	var buf bytes.Buffer
+	run := Run{InputConfig: json.RawMessage(`{"endpoint":{"model_names":["m"]}}`), RunInfo: json.RawMessage(`{"benchmark_id":"b","random_seed":7}`)}
+	if err := WriteJSON(&buf, s, run); err != nil {
+		t.Fatal(err)
+	}
+	want := "  \"input_config\": {\n    \"endpoint\": {\n      \"model_names\": [\n        \"m\"\n      ]\n    }\n  },\n" +
+		"  \"run_info\": {\n    \"benchmark_id\": \"b\",\n    \"random_seed\": 7\n  },\n  \"was_cancelled\": false,"
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("no run_info after input_config:\n%s", buf.String())
+	}
+	if err := WriteJSON(&buf, s, Run{RunInfo: json.RawMessage(`[1]`)}); err == nil {
+		t.Error("a run_info that is no object was written")
 	}
 }

@@ -238,7 +238,7 @@ func TestGoldenTimeslicesJSON(t *testing.T) {
 			t.Errorf("timeslices[%d].timeslice_index = %s", i, ts["timeslice_index"])
 		}
 		var ttft map[string]any
-		if err := json.Unmarshal(ts["time_to_first_token"], &ttft); err != nil || ttft["unit"] != "ms" || len(ttft) != 14 {
+		if err := json.Unmarshal(ts["time_to_first_token"], &ttft); err != nil || ttft["unit"] != "ms" || len(ttft) != 16 {
 			t.Errorf("timeslices[%d].time_to_first_token = %v (%v)", i, ttft, err)
 		}
 		if len(ts) != len(s.Slices[i].Summary.Metrics)+1 {

@@ -180,8 +180,8 @@ func TestFaultsGiveErrorRecords(t *testing.T) {
 		{mock.FaultStall, "TimeoutError", 0},
 		{mock.FaultMalformed, "ResponseParseError", 200},
 		{mock.FaultSlowHeaders, "TimeoutError", 0},
-		{mock.Fault429, "HTTPError", 429},
-		{mock.Fault503, "HTTPError", 503},
+		{mock.Fault429, "Too Many Requests", 429},
+		{mock.Fault503, "Service Unavailable", 503},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			t.Parallel()

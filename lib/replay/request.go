@@ -514,7 +514,7 @@ func (r *runner) finish(rs *reqState, h *head) {
 	R.Streamed = rs.mode == modeSSE
 	switch rs.mode {
 	case modeError:
-		R.Err = &result.Error{Code: h.status, Type: "HTTPError", Message: errorMessage(rs.body)}
+		R.Err = httpError(h.status, rs.body)
 		return
 	case modeSSE:
 		if rs.events == 0 && rs.rp.srvErr == nil && rs.parseErr == nil {

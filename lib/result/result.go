@@ -140,9 +140,15 @@ type Usage struct {
 
 // Error describes why a request failed.
 type Error struct {
-	Code    int    // HTTP status, or 499 for a client cancellation, 0 for a transport failure ("code")
-	Type    string // a short class: "HTTPError", "TimeoutError", "ConnectionError", ... ("type")
-	Message string // human-readable detail ("message")
+	Code int // HTTP status, or 499 for a client cancellation, 0 for a transport failure ("code")
+	// Type is a short class ("type"): for a status outside 2xx its reason
+	// phrase ("Internal Server Error"), as aiperf records it; else
+	// "TimeoutError", "ConnectionError", ...; records written before carry
+	// "HTTPError" for every status.
+	Type string
+	// Message is the detail ("message"): for a status outside 2xx the body
+	// as it came (up to 1000 bytes), as aiperf records it.
+	Message string
 }
 
 func (e *Error) Error() string {

@@ -437,9 +437,9 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stat
 	run := metrics.Run{
 		BenchmarkID:  stats.RunID,
 		Version:      "aiperf-replay " + base.Version,
-		InputConfig:  plan.Options.Config,
 		WasCancelled: stats.Interrupted,
 	}
+	run.InputConfig, run.RunInfo = runConfig(recPath, plan, stats)
 	slices, err := summarizeSlices(files, mo, o.slice)
 	if err != nil {
 		return err
@@ -650,15 +650,16 @@ func reportCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				if err := writeOutputs(out, sum, mo, reportRun(runs), files); err != nil {
+				run := reportRun(runs, slice)
+				if err := writeOutputs(out, sum, mo, run, files); err != nil {
 					return err
 				}
-				if err := writeTimeslices(out, slices, reportRun(runs)); err != nil {
+				if err := writeTimeslices(out, slices, run); err != nil {
 					return err
 				}
 			}
 			if htmlPath != "" {
-				if err := writeHTML(htmlPath, col, sum, reportRun(runs).BenchmarkID, files); err != nil {
+				if err := writeHTML(htmlPath, col, sum, reportRun(runs, slice).BenchmarkID, files); err != nil {
 					return err
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/metrics"
@@ -53,7 +54,9 @@ func checkRuns(w io.Writer, files []string, runs []*result.RunInfo) error {
 			return base.UsageError("%s and %s are runs of different stores (%s, sha256 %s; %s, sha256 %s): their requests do not merge into one run",
 				files[first], files[i], a.Store.Path, short(a.Store.SHA256), r.Store.Path, short(r.Store.SHA256))
 		}
-		if d := a.Diff(r, "store"); len(d) > 0 {
+		// Where each wrote its exports, and its slices, are not settings of
+		// the load.
+		if d := a.Diff(r, "store", "output", "slice_duration"); len(d) > 0 {
 			fmt.Fprintf(w, "aiperf-replay: warning: %s and %s are runs with different settings (%s): merged as if they were shards of one run\n",
 				files[first], files[i], strings.Join(d, "; "))
 		}
@@ -107,17 +110,19 @@ func streamingOf(files []string, runs []*result.RunInfo) (bool, error) {
 }
 
 // reportRun describes the merged runs for profile_export_aiperf.json: the
-// run's id and settings when the files are one run's (or the shards of
-// one), else an id made from theirs and the first run's settings.
-func reportRun(runs []*result.RunInfo) metrics.Run {
+// run's id and settings (aiperfInputConfig, with report's slice duration
+// when it has one) when the files are one run's (or the shards of one),
+// else an id made from theirs and the first run's settings.
+func reportRun(runs []*result.RunInfo, slice time.Duration) metrics.Run {
 	run := metrics.Run{Version: "aiperf-replay " + base.Version}
 	var ids []string
+	var first *result.RunInfo
 	for _, r := range runs {
 		if r == nil {
 			continue
 		}
-		if run.InputConfig == nil && len(r.Config) > 0 {
-			run.InputConfig = r.Config
+		if first == nil {
+			first = r
 		}
 		if !slices.Contains(ids, r.ID) {
 			ids = append(ids, r.ID)
@@ -131,6 +136,10 @@ func reportRun(runs []*result.RunInfo) metrics.Run {
 		slices.Sort(ids)
 		h := sha256.Sum256([]byte(strings.Join(ids, "\n")))
 		run.BenchmarkID = "merged-" + hex.EncodeToString(h[:8])
+	}
+	if first != nil {
+		run.InputConfig = aiperfInputConfig(first, slice, run.BenchmarkID)
+		run.RunInfo = aiperfRunInfo(first, run.BenchmarkID)
 	}
 	return run
 }

@@ -154,6 +154,10 @@ func (o *options) inputConfig(storePath string, schedule string) json.RawMessage
 		"goodput":       o.goodput,
 		"api_key_env":   o.apiKeyEnv,
 		"header_names":  headerNames(o.headers.Value()),
+		// The exports' input_config (aiperfInputConfig) names these as
+		// aiperf does (output.artifact_directory, output.slice_duration).
+		"output":         o.out,
+		"slice_duration": o.sliceDuration,
 	}
 	if o.stopOnSaturation {
 		cfg["stop_on_saturation"] = o.saturationWindow

@@ -1,0 +1,54 @@
+package replaycmd
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/result"
+)
+
+// The records' config is outside bytes (a records file can be edited):
+// whatever it holds, input_config and run_info are JSON objects or absent,
+// never a panic.
+func FuzzAiperfInputConfig(f *testing.F) {
+	f.Add([]byte(`{"rate":50,"arrival":"gamma","smoothness":2,"seed":3,"goodput":"time_to_first_token:100","duration":"10s","grace":"1s"}`), "rate")
+	f.Add([]byte(`{"concurrency":-4,"request_count":-1,"cancel_rate":250,"cancel_after":"x","timeout":"-1s"}`), "concurrency")
+	f.Add([]byte(`{"goodput":"a:NaN b:inf","seed":-1,"slice_duration":"1e400ms"}`), "fixed")
+	f.Add([]byte(`{"rate":"fast","concurrency":1e300}`), "rate")
+	f.Fuzz(func(t *testing.T, cfg []byte, schedule string) {
+		if !json.Valid(cfg) {
+			return
+		}
+		ri := &result.RunInfo{ID: "id", URL: "http://h", Endpoint: "chat", Model: "m", Schedule: schedule, Config: cfg}
+		for _, b := range []json.RawMessage{aiperfInputConfig(ri, time.Second, "id"), aiperfRunInfo(ri, "id")} {
+			if b == nil {
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatalf("not a JSON object: %v: %s", err, b)
+			}
+		}
+	})
+}
+
+// A run's settings map onto aiperf's names; what aiperf would refuse is
+// left out.
+func TestAiperfInputConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name, schedule, cfg, want string
+	}{
+		{"rate", "rate", `{"rate":2.5,"arrival":"constant","concurrency":0,"seed":0,"output":"out"}`,
+			`{"endpoint":{"model_names":["m"],"type":"chat","streaming":false,"url":"http://h","urls":["http://h"]},"input":{"random_seed":0},"output":{"artifact_directory":"out"},"loadgen":{"request_rate":2.5,"arrival_pattern":"constant"},"benchmark_id":"id","aiperf_replay":{"store":{"path":"","records":0,"sessions":0},"schedule":"rate","settings":{"rate":2.5,"arrival":"constant","concurrency":0,"seed":0,"output":"out"}}}`},
+		{"grace without duration, smoothness without gamma, bad goodput", "rate", `{"rate":1,"arrival":"poisson","smoothness":3,"grace":"30s","goodput":"x:NaN"}`,
+			`{"endpoint":{"model_names":["m"],"type":"chat","streaming":false,"url":"http://h","urls":["http://h"]},"loadgen":{"request_rate":1,"arrival_pattern":"poisson"},"benchmark_id":"id","aiperf_replay":{"store":{"path":"","records":0,"sessions":0},"schedule":"rate","settings":{"rate":1,"arrival":"poisson","smoothness":3,"grace":"30s","goodput":"x:NaN"}}}`},
+		{"fixed: offsets stay ours", "fixed", `{"start_offset":"100","concurrency":3}`,
+			`{"endpoint":{"model_names":["m"],"type":"chat","streaming":false,"url":"http://h","urls":["http://h"]},"loadgen":{"concurrency":3},"benchmark_id":"id","aiperf_replay":{"store":{"path":"","records":0,"sessions":0},"schedule":"fixed","settings":{"start_offset":"100","concurrency":3}}}`},
+	} {
+		ri := &result.RunInfo{ID: "id", URL: "http://h", Path: "/v1/chat/completions", Endpoint: "chat", Model: "m", Schedule: tc.schedule, Config: []byte(tc.cfg)}
+		if got := string(aiperfInputConfig(ri, 0, "id")); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
