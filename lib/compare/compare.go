@@ -6,10 +6,13 @@
 //
 // The tests (package stats):
 //
-//   - p50 and avg of a per-request metric: the Mann–Whitney U test on the
+//   - p50 of a per-request metric: the Mann–Whitney U test on the
 //     requests' values, pooled over each side's trials (exact without ties
 //     up to stats.MaxExact values a side, else the normal approximation
 //     with tie and continuity corrections);
+//   - avg: Welch's t test on the requests' values (a rank test can call a
+//     fall of the mean significant when the bulk rose and a few outliers
+//     fell);
 //   - p99: the quantile test (the pooled values' p99 splits each side into
 //     the values above it and the others; Fisher's exact test on the 2×2
 //     table), which needs a few hundred requests a side to find anything;
@@ -154,17 +157,32 @@ func (t *Table) perRequest(m Metric, x, y []float64) {
 		uTest = TestUExact
 	}
 	q := stats.QuantileTest(x, y, 99)
+	// The mean's own test: a rank test can find the bulk shifted up while
+	// a few outliers pull the mean down, and would then call a fall of the
+	// mean significant.
+	w, ok := stats.Welch(x, y)
+	wTest, wP, wNo := TestWelch, w.P, ""
+	switch {
+	case ok:
+	case len(x) < 2 || len(y) < 2:
+		wTest, wP, wNo = "", math.NaN(), "1 value"
+	case stats.Mean(x) == stats.Mean(y):
+		wP = 1 // no variance and equal: no difference
+	default:
+		wTest, wP, wNo = "", math.NaN(), "no variance"
+	}
 	for _, r := range []struct {
 		stat     string
 		old, new float64
 		p        float64
 		test     string
+		noTest   string
 	}{
-		{StatP50, stats.Percentile(sx, 50), stats.Percentile(sy, 50), u.P, uTest},
-		{StatP99, stats.Percentile(sx, 99), stats.Percentile(sy, 99), q.P, TestQuant},
-		{StatAvg, stats.Mean(x), stats.Mean(y), u.P, uTest},
+		{StatP50, stats.Percentile(sx, 50), stats.Percentile(sy, 50), u.P, uTest, ""},
+		{StatP99, stats.Percentile(sx, 99), stats.Percentile(sy, 99), q.P, TestQuant, ""},
+		{StatAvg, stats.Mean(x), stats.Mean(y), wP, wTest, wNo},
 	} {
-		t.add(Row{Metric: m.Tag, Stat: r.stat, Unit: m.Unit, Old: r.old, New: r.new, Test: r.test, NOld: len(x), NNew: len(y)}, r.p)
+		t.add(Row{Metric: m.Tag, Stat: r.stat, Unit: m.Unit, Old: r.old, New: r.new, Test: r.test, NoTest: r.noTest, NOld: len(x), NNew: len(y)}, r.p)
 	}
 }
 

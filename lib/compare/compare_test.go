@@ -208,3 +208,20 @@ func TestWriteTextGolden(t *testing.T) {
 		t.Errorf("json rows: %v, %v", back.Rows[0], back.Rows[4])
 	}
 }
+
+// TestAvgOwnTest: the bulk rose while two outliers lifted the old mean;
+// the p50 rise is significant, and the avg, judged by its own test, is not
+// called a significant fall.
+func TestAvgOwnTest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	x, y := ttft(rng, 40, 20), ttft(rng, 42, 30)
+	x = append(x, 500, 520)
+	s := func(v []float64) Side { return Side{Values: map[string][]float64{"time_to_first_token": v}} }
+	tab := Compare(ms[:1], s(x), s(y), Options{})
+	if r := tab.Find("time_to_first_token", StatP50); !r.Significant || *r.DeltaPct < 30 {
+		t.Errorf("p50: %+v, want a significant rise", r)
+	}
+	if r := tab.Find("time_to_first_token", StatAvg); r.Significant || *r.DeltaPct > -20 || r.Test != TestWelch {
+		t.Errorf("avg: %+v, want a fall of the mean that Welch's t does not call significant", r)
+	}
+}

@@ -101,9 +101,9 @@ func WriteText(w io.Writer, t *Table, oldName, newName string) error {
 		b.WriteString("not compared: " + m + "\n")
 	}
 	fmt.Fprintf(&b, "delta: (new - old) / old when significant at alpha %s (two-sided), ~ when not, ? without a test.\n", strconv.FormatFloat(t.Alpha, 'g', -1, 64))
-	b.WriteString("Tests: p50, avg: Mann-Whitney U on the requests' values (exact without ties up to 50 a side, else normal\n" +
+	b.WriteString("Tests: p50: Mann-Whitney U on the requests' values (exact without ties up to 50 a side, else normal\n" +
 		"approximation with tie correction); p99: quantile test (the pooled p99 splits each side; Fisher's exact test);\n" +
-		"mean: Welch's t over the trials' values.\n")
+		"avg: Welch's t on the requests' values; mean: Welch's t over the trials' values.\n")
 	_, err := io.WriteString(w, trimLines(b.String()))
 	return err
 }

@@ -110,7 +110,7 @@ func New() *cli.App {
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
 		},
-		Commands: []*cli.Command{reportCommand()},
+		Commands: []*cli.Command{reportCommand(), compareCommand()},
 	}
 }
 
