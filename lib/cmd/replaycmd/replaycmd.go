@@ -48,6 +48,9 @@ type options struct {
 	maxErrorRate           float64
 	goodput                string
 	quiet                  bool
+	trials                 int     // --trials (trials.go)
+	trialPause             string  // --trial-pause
+	confidence             float64 // --confidence-level
 }
 
 // New returns the aiperf-replay application.
@@ -106,6 +109,9 @@ func New() *cli.App {
 			&cli.Float64Flag{Name: "max-error-rate", Value: -1, Usage: "exit 1 when more than `PCT` percent of the profiling requests failed", Destination: &o.maxErrorRate},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` in display units, e.g. \"time_to_first_token:100 inter_token_latency:3.4\"", Destination: &o.goodput},
 			&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no summary table and no live line", Destination: &o.quiet},
+			&cli.IntFlag{Name: "trials", Usage: "run the schedule `N` times into DIR/trial-1 ... DIR/trial-N and summarize the run-level figures across them (mean, confidence interval) in DIR/trials.json", Destination: &o.trials},
+			&cli.StringFlag{Name: "trial-pause", Usage: "with --trials: wait `D` between trials", Destination: &o.trialPause},
+			&cli.Float64Flag{Name: "confidence-level", Value: 0.95, Usage: "with --trials: the confidence `LEVEL` of the intervals (0 < LEVEL < 1)", Destination: &o.confidence},
 		},
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
@@ -321,6 +327,14 @@ func runReplay(c *cli.Context, o *options) error {
 		return err
 	}
 	defer st.Close()
+	if c.IsSet("trials") {
+		return runTrials(c, o, st, ro, storePath, goodput, maxErr)
+	}
+	return runOnce(c, o, st, ro, storePath, goodput, maxErr)
+}
+
+// runOnce runs the schedule once into o.out.
+func runOnce(c *cli.Context, o *options, st *store.Reader, ro replay.Options, storePath string, goodput metrics.Goodput, maxErr float64) error {
 	plan, err := replay.NewPlan(st, ro)
 	if err != nil {
 		return planError(err)
