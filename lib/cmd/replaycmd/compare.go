@@ -355,4 +355,3 @@ func displayList(files []string) []string {
 	}
 	return out
 }
-
