@@ -255,6 +255,9 @@ func ParseGate(s string) (Gate, error) {
 		}
 		g.Metric, g.Stat = m, st
 	}
+	if g.Metric == "" {
+		return g, errors.New("want METRIC[.STAT]:+PCT% or METRIC[.STAT]:-PCT%")
+	}
 	lim = strings.TrimSuffix(strings.TrimSpace(lim), "%")
 	if lim == "" || (lim[0] != '+' && lim[0] != '-') {
 		return g, fmt.Errorf("limit %q: want a signed percentage (+5%% fails on a rise past 5%%, -5%% on a fall)", lim)

@@ -120,6 +120,7 @@ func TestParseGate(t *testing.T) {
 		{"time_to_first_token", "", "", 0, "want METRIC"},
 		{"ttft.p50:+x%", "", "", 0, "not a number"},
 		{":+5%", "", "", 0, "want METRIC"},
+		{".p50:+5%", "", "", 0, "want METRIC"},
 	} {
 		g, err := ParseGate(tc.in)
 		if tc.err != "" {
@@ -224,4 +225,26 @@ func TestAvgOwnTest(t *testing.T) {
 	if r := tab.Find("time_to_first_token", StatAvg); r.Significant || *r.DeltaPct > -20 || r.Test != TestWelch {
 		t.Errorf("avg: %+v, want a fall of the mean that Welch's t does not call significant", r)
 	}
+}
+
+// FuzzParseGate: any spec parses or is refused, never panics; a parsed
+// gate has a known statistic and a finite limit.
+func FuzzParseGate(f *testing.F) {
+	for _, s := range []string{"time_to_first_token.p99:+5%", "request_throughput:-3", "a.b:c", ":", "x.p50:+1e308%", "x:-0%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		g, err := ParseGate(s)
+		if err != nil {
+			return
+		}
+		switch g.Stat {
+		case StatP50, StatP99, StatAvg, StatMean:
+		default:
+			t.Fatalf("%q: stat %q", s, g.Stat)
+		}
+		if math.IsNaN(g.Limit) || math.IsInf(g.Limit, 0) || g.Metric == "" {
+			t.Fatalf("%q: %+v", s, g)
+		}
+	})
 }

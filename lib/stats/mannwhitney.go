@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"slices"
+	"sync"
 )
 
 // How MannWhitney computed its p-value.
@@ -104,7 +105,7 @@ func MannWhitney(x, y []float64) UResult {
 // values without ties: twice the smaller of P(U <= u) and P(U >= u), at
 // most 1.
 func exactUP(m, n, u int) float64 {
-	d := uDist(m, n)
+	d := cachedUDist(m, n)
 	lo, hi := 0.0, 0.0
 	for k, p := range d {
 		if k <= u {
@@ -115,6 +116,33 @@ func exactUP(m, n, u int) float64 {
 		}
 	}
 	return min(1, 2*min(lo, hi))
+}
+
+// uDists keeps the distributions computed (a comparison asks for one size
+// once per metric); at most maxUDists of them, about 20 KB each.
+var uDists struct {
+	sync.Mutex
+	m map[[2]int][]float64
+}
+
+const maxUDists = 64
+
+func cachedUDist(m, n int) []float64 {
+	if m > n {
+		m, n = n, m // U's distribution is the same for (m, n) and (n, m)
+	}
+	k := [2]int{m, n}
+	uDists.Lock()
+	defer uDists.Unlock()
+	if d, ok := uDists.m[k]; ok {
+		return d
+	}
+	if uDists.m == nil || len(uDists.m) >= maxUDists {
+		uDists.m = map[[2]int][]float64{}
+	}
+	d := uDist(m, n)
+	uDists.m[k] = d
+	return d
 }
 
 // uDist is the null distribution of U for samples of m and n values: d[u]

@@ -351,3 +351,33 @@ func TestPercentile(t *testing.T) {
 	near(t, "p0", Percentile(s, 0), 1, 0)
 	near(t, "p100", Percentile(s, 100), 10, 0)
 }
+
+// FuzzMannWhitney: any two samples give a U within [0, n1·n2] and a
+// p-value within [0, 1]; swapping the samples gives the other U and the
+// same p.
+func FuzzMannWhitney(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7}, 3)
+	f.Add([]byte{9, 9, 9, 9}, 2)
+	f.Fuzz(func(t *testing.T, b []byte, cut int) {
+		if len(b) < 2 || len(b) > 400 {
+			return
+		}
+		cut = 1 + (cut%(len(b)-1)+len(b)-1)%(len(b)-1)
+		var x, y []float64
+		for i, v := range b {
+			if i < cut {
+				x = append(x, float64(v))
+			} else {
+				y = append(y, float64(v))
+			}
+		}
+		r, s := MannWhitney(x, y), MannWhitney(y, x)
+		n := float64(len(x) * len(y))
+		if r.U < 0 || r.U > n || r.P < 0 || r.P > 1 || math.IsNaN(r.P) {
+			t.Fatalf("%v %v: %+v", x, y, r)
+		}
+		if math.Abs(r.U+s.U-n) > 1e-9 || math.Abs(r.P-s.P) > 1e-9 {
+			t.Fatalf("%v %v: %+v, swapped %+v", x, y, r, s)
+		}
+	})
+}
