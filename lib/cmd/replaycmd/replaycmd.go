@@ -53,9 +53,13 @@ type options struct {
 	slice                  time.Duration // --slice-duration parsed
 	stopOnSaturation       bool
 	saturationWindow       string
+	satWindow              time.Duration // --saturation-window parsed
 	sm                     smOptions
 	kvCapacity             int // prefix.go
 	html                   string
+	trials                 int     // --trials (trials.go)
+	trialPause             string  // --trial-pause
+	confidence             float64 // --confidence-level
 }
 
 // New returns the aiperf-replay application.
@@ -119,11 +123,14 @@ func New() *cli.App {
 			&cli.StringFlag{Name: "saturation-window", Value: "30s", Usage: "--stop-on-saturation judges the last `D` of the run (never before D has passed)", Destination: &o.saturationWindow},
 			kvCapacityFlag(&o.kvCapacity),
 			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained HTML page to `FILE`", Destination: &o.html},
+			&cli.IntFlag{Name: "trials", Usage: "run the schedule `N` times into DIR/trial-1 ... DIR/trial-N and summarize the run-level figures across them (mean, confidence interval) in DIR/trials.json", Destination: &o.trials},
+			&cli.StringFlag{Name: "trial-pause", Usage: "with --trials: wait `D` between trials", Destination: &o.trialPause},
+			&cli.Float64Flag{Name: "confidence-level", Value: 0.95, Usage: "with --trials: the confidence `LEVEL` of the intervals (0 < LEVEL < 1)", Destination: &o.confidence},
 		}, serverMetricsFlags(&o.sm)...),
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
 		},
-		Commands: []*cli.Command{reportCommand(), sweepCommand()},
+		Commands: []*cli.Command{reportCommand(), sweepCommand(), compareCommand()},
 	}
 }
 
@@ -316,8 +323,7 @@ func runReplay(c *cli.Context, o *options) error {
 	if o.slice, err = parseSliceDuration(c, o.sliceDuration); err != nil {
 		return err
 	}
-	satWindow, err := o.saturationOptions(c)
-	if err != nil {
+	if o.satWindow, err = o.saturationOptions(c); err != nil {
 		return err
 	}
 	ro, err := o.replayOptions(c)
@@ -335,6 +341,14 @@ func runReplay(c *cli.Context, o *options) error {
 		return err
 	}
 	defer st.Close()
+	if c.IsSet("trials") {
+		return runTrials(c, o, st, ro, storePath, goodput, maxErr)
+	}
+	return runOnce(c, o, st, ro, storePath, goodput, maxErr)
+}
+
+// runOnce runs the schedule once into o.out.
+func runOnce(c *cli.Context, o *options, st *store.Reader, ro replay.Options, storePath string, goodput metrics.Goodput, maxErr float64) error {
 	plan, err := replay.NewPlan(st, ro)
 	if err != nil {
 		return planError(err)
@@ -373,7 +387,7 @@ func runReplay(c *cli.Context, o *options) error {
 
 	var sat *saturationWatch
 	if o.stopOnSaturation {
-		sat = watchSaturation(c.Context, w, plan, satWindow)
+		sat = watchSaturation(c.Context, w, plan, o.satWindow)
 	}
 	live.start()
 	stats, runErr := plan.Run(c.Context)

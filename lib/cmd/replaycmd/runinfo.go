@@ -56,7 +56,7 @@ func checkRuns(w io.Writer, files []string, runs []*result.RunInfo) error {
 		}
 		// Where each wrote its exports, and its slices, are not settings of
 		// the load.
-		if d := a.Diff(r, "store", "output", "slice_duration"); len(d) > 0 {
+		if d := a.Diff(r, append([]string{"store"}, outputSettings...)...); len(d) > 0 {
 			fmt.Fprintf(w, "aiperf-replay: warning: %s and %s are runs with different settings (%s): merged as if they were shards of one run\n",
 				files[first], files[i], strings.Join(d, "; "))
 		}
@@ -143,3 +143,8 @@ func reportRun(runs []*result.RunInfo, slice time.Duration) metrics.Run {
 	}
 	return run
 }
+
+// outputSettings are the settings of a run that say where and how its
+// files were written, not what was measured: runs that differ only in them
+// are alike (shards, trials, the two sides of a comparison).
+var outputSettings = []string{"output", "slice_duration"}

@@ -1,0 +1,250 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+var ms = []Metric{
+	{Tag: "time_to_first_token", Unit: "ms", PerRequest: true},
+	{Tag: "request_throughput", Unit: "requests/sec"},
+}
+
+// ttft draws n lognormal TTFTs around median ms.
+func ttft(rng *rand.Rand, n int, median float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = median * math.Exp(0.2*rng.NormFloat64())
+	}
+	return out
+}
+
+func side(rng *rand.Rand, n int, median float64, throughputs ...float64) Side {
+	s := Side{Values: map[string][]float64{"time_to_first_token": ttft(rng, n, median)}}
+	for _, tp := range throughputs {
+		s.Runs = append(s.Runs, map[string]float64{"request_throughput": tp})
+	}
+	return s
+}
+
+func TestShiftSignificant(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	tab := Compare(ms, side(rng, 400, 20, 50, 51, 49.5), side(rng, 400, 30, 34, 33.5, 34.2), Options{})
+	p50 := tab.Find("time_to_first_token", StatP50)
+	if p50 == nil || !p50.Significant || p50.Test != TestUNormal || math.Abs(*p50.DeltaPct-50) > 5 {
+		t.Fatalf("p50 row %+v: want significant, about +50%%", p50)
+	}
+	if p99 := tab.Find("time_to_first_token", StatP99); !p99.Significant || p99.Test != TestQuant {
+		t.Errorf("p99 row %+v: want significant by the quantile test (400 a side)", p99)
+	}
+	tp := tab.Find("request_throughput", StatMean)
+	if !tp.Significant || tp.Test != TestWelch || *tp.DeltaPct > -30 {
+		t.Errorf("throughput row %+v: want a significant fall of about a third", tp)
+	}
+	if !strings.HasPrefix(tp.Delta(), "-3") {
+		t.Errorf("delta shown %q", tp.Delta())
+	}
+}
+
+// TestSameNotSignificant: samples of one distribution give "~" for the
+// p50 in at least 19 of 20 seeded repetitions.
+func TestSameNotSignificant(t *testing.T) {
+	tilde := 0
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 2))
+		tab := Compare(ms, side(rng, 60, 20, 50), side(rng, 60, 20, 50.5), Options{})
+		if tab.Find("time_to_first_token", StatP50).Delta() == "~" {
+			tilde++
+		}
+	}
+	if tilde < 19 {
+		t.Errorf("%d of 20 repetitions show ~, want >= 19", tilde)
+	}
+}
+
+func TestNoTest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	tab := Compare(ms, side(rng, 10, 20, 50), side(rng, 10, 20, 40), Options{})
+	r := tab.Find("request_throughput", StatMean)
+	if r.P != nil || r.NoTest != "1 trial" || r.Delta() != "?" || r.Note() != "(no test: 1 trial, n=1+1, change -20.00%)" {
+		t.Errorf("one trial a side: %+v %q %q", r, r.Delta(), r.Note())
+	}
+	tab = Compare(ms, side(rng, 10, 20, 50, 50), side(rng, 10, 20, 40, 40), Options{})
+	if r := tab.Find("request_throughput", StatMean); r.NoTest != "no variance" {
+		t.Errorf("constant trials: %+v", r)
+	}
+	// A metric one side lacks is named, not compared.
+	old := side(rng, 10, 20, 50)
+	tab = Compare(ms, old, Side{Runs: old.Runs}, Options{})
+	if tab.Find("time_to_first_token", StatP50) != nil || len(tab.Missing) != 1 || tab.Missing[0] != "time_to_first_token: no values in new" {
+		t.Errorf("missing: %+v", tab.Missing)
+	}
+}
+
+func TestAlpha(t *testing.T) {
+	x := []float64{1, 2, 3, 4, 5, 6}
+	y := []float64{3.5, 4.5, 5.5, 6.5, 7.5, 8.5}
+	s := func(v []float64) Side { return Side{Values: map[string][]float64{"time_to_first_token": v}} }
+	loose := Compare(ms[:1], s(x), s(y), Options{Alpha: 0.2}).Find("time_to_first_token", StatP50)
+	strict := Compare(ms[:1], s(x), s(y), Options{}).Find("time_to_first_token", StatP50)
+	if *loose.P != *strict.P || *loose.P < 0.05 || *loose.P > 0.2 {
+		t.Fatalf("p = %v; the example wants 0.05 < p < 0.2", *loose.P)
+	}
+	if !loose.Significant || strict.Significant {
+		t.Errorf("alpha 0.2: %v, alpha 0.05: %v", loose.Significant, strict.Significant)
+	}
+}
+
+func TestParseGate(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		metric string
+		stat   string
+		limit  float64
+		err    string
+	}{
+		{"time_to_first_token.p99:+5%", "time_to_first_token", "p99", 5, ""},
+		{"request_throughput:-3", "request_throughput", "mean", -3, ""},
+		{"inter_token_latency.avg:+0%", "inter_token_latency", "avg", 0, ""},
+		{"time_to_first_token.p99:5%", "", "", 0, "signed percentage"},
+		{"time_to_first_token.p98:+5%", "", "", 0, `statistic "p98"`},
+		{"time_to_first_token", "", "", 0, "want METRIC"},
+		{"ttft.p50:+x%", "", "", 0, "not a number"},
+		{":+5%", "", "", 0, "want METRIC"},
+		{".p50:+5%", "", "", 0, "want METRIC"},
+	} {
+		g, err := ParseGate(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want one saying %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || g.Metric != tc.metric || g.Stat != tc.stat || g.Limit != tc.limit {
+			t.Errorf("%q: got %+v, %v", tc.in, g, err)
+		}
+	}
+}
+
+func TestJudge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	tab := Compare(ms, side(rng, 300, 20, 50, 51, 50.5), side(rng, 300, 30, 40, 41, 40.4), Options{})
+	gate := func(s string) Gate {
+		g, err := ParseGate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	for _, tc := range []struct {
+		gate string
+		fail bool
+	}{
+		{"time_to_first_token.p50:+5%", true},
+		{"time_to_first_token.p50:+80%", false}, // rose, but less than 80 %
+		{"time_to_first_token.p50:-5%", false},  // a fall would fail; it rose
+		{"request_throughput:-5%", true},        // fell by about 20 %
+		{"request_throughput.mean:-25%", false}, // not that much
+		{"request_throughput:+0%", false},       // no rise
+	} {
+		failed, err := tab.Judge([]Gate{gate(tc.gate)})
+		if err != nil || (len(failed) > 0) != tc.fail {
+			t.Errorf("%s: failed %q, err %v; want fail %v", tc.gate, failed, err, tc.fail)
+		}
+	}
+	if _, err := tab.Judge([]Gate{gate("time_to_second_token.p99:+5%")}); err == nil {
+		t.Error("a gate on an absent row: want an error")
+	}
+	// Not significant: never fails, whatever the delta.
+	same := Compare(ms[:1], side(rand.New(rand.NewPCG(5, 5)), 30, 20), side(rand.New(rand.NewPCG(5, 5)), 30, 20), Options{})
+	if failed, _ := same.Judge([]Gate{gate("time_to_first_token.avg:+0%")}); len(failed) != 0 {
+		t.Errorf("identical sides failed %q", failed)
+	}
+}
+
+func TestWriteTextGolden(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	ms := append(ms, Metric{Tag: "output_token_throughput", Unit: "tokens/sec"})
+	old, new := side(rng, 40, 20, 50, 52, 49), side(rng, 40, 30, 34, 35, 33)
+	old.Runs[0]["output_token_throughput"] = 800
+	new.Runs[0]["output_token_throughput"] = 700
+	tab := Compare(append(ms, Metric{Tag: "inter_token_latency", Unit: "ms", PerRequest: true}), old, new, Options{})
+	var b bytes.Buffer
+	if err := WriteText(&b, tab, "old", "new"); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "table.golden")
+	if *update {
+		os.MkdirAll("testdata", 0o777)
+		os.WriteFile(golden, b.Bytes(), 0o666)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := WriteJSON(&b, &Report{Table: tab}); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Alpha float64
+		Rows  []map[string]any
+	}
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || back.Alpha != 0.05 || len(back.Rows) != len(tab.Rows) {
+		t.Fatalf("json: %v %+v\n%s", err, back, b.String())
+	}
+	if back.Rows[0]["metric"] != "time_to_first_token" || back.Rows[0]["test"] != TestUExact || back.Rows[4]["p"] != nil {
+		t.Errorf("json rows: %v, %v", back.Rows[0], back.Rows[4])
+	}
+}
+
+// TestAvgOwnTest: the bulk rose while two outliers lifted the old mean;
+// the p50 rise is significant, and the avg, judged by its own test, is not
+// called a significant fall.
+func TestAvgOwnTest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	x, y := ttft(rng, 40, 20), ttft(rng, 42, 30)
+	x = append(x, 500, 520)
+	s := func(v []float64) Side { return Side{Values: map[string][]float64{"time_to_first_token": v}} }
+	tab := Compare(ms[:1], s(x), s(y), Options{})
+	if r := tab.Find("time_to_first_token", StatP50); !r.Significant || *r.DeltaPct < 30 {
+		t.Errorf("p50: %+v, want a significant rise", r)
+	}
+	if r := tab.Find("time_to_first_token", StatAvg); r.Significant || *r.DeltaPct > -20 || r.Test != TestWelch {
+		t.Errorf("avg: %+v, want a fall of the mean that Welch's t does not call significant", r)
+	}
+}
+
+// FuzzParseGate: any spec parses or is refused, never panics; a parsed
+// gate has a known statistic and a finite limit.
+func FuzzParseGate(f *testing.F) {
+	for _, s := range []string{"time_to_first_token.p99:+5%", "request_throughput:-3", "a.b:c", ":", "x.p50:+1e308%", "x:-0%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		g, err := ParseGate(s)
+		if err != nil {
+			return
+		}
+		switch g.Stat {
+		case StatP50, StatP99, StatAvg, StatMean:
+		default:
+			t.Fatalf("%q: stat %q", s, g.Stat)
+		}
+		if math.IsNaN(g.Limit) || math.IsInf(g.Limit, 0) || g.Metric == "" {
+			t.Fatalf("%q: %+v", s, g)
+		}
+	})
+}
