@@ -96,6 +96,7 @@ func TestScript(t *testing.T) {
 			"filetype":   cmdFileType,
 			"signal":     cmdSignal,
 			"capmock":    cmdCapMock,
+			"prefixmock": cmdPrefixMock,
 			"jsonnear":   cmdJSONNear,
 		},
 	})

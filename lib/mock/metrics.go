@@ -14,8 +14,11 @@ import (
 // (vllm/v1/metrics/loggers.py), so that a client that scrapes a server
 // (aiperf-replay, the Python aiperf, a dashboard) can be tested against the
 // mock. Every series carries vLLM's labels model_name and engine ("0").
-// Counters are exposed with the _total suffix, as prometheus_client writes
-// them; histograms use vLLM's bucket bounds.
+// Counters are exposed with the _total suffix in their samples and in
+// their HELP and TYPE lines, as prometheus_client writes the text format
+// 0.0.4 (only OpenMetrics names the family without it; a 0.0.4 parser
+// takes a sample name as its family's); histograms use vLLM's bucket
+// bounds.
 //
 //	vllm:num_requests_running        gauge: completions being answered
 //	vllm:num_requests_waiting        gauge: completions queued (0 unless
@@ -158,14 +161,14 @@ func (s *Server) appendMetrics(b []byte) []byte {
 	scalar("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", waiting)
 	scalar("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", s.prefix.usage())
 	counter := func(name, help string, v int64) {
-		b = appendHeader(b, name, "counter", help)
+		b = appendHeader(b, name+"_total", "counter", help)
 		b = appendSample(b, name+"_total", labels, float64(v))
 	}
 	counter("vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.", m.queries.Load())
 	counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", m.hits.Load())
 	counter("vllm:prompt_tokens", "Number of prefill tokens processed.", m.promptTokens.Load())
 	counter("vllm:generation_tokens", "Number of generation tokens processed.", m.generationTokens.Load())
-	b = appendHeader(b, "vllm:request_success", "counter", "Count of successfully processed requests.")
+	b = appendHeader(b, "vllm:request_success_total", "counter", "Count of successfully processed requests.")
 	b = appendSample(b, "vllm:request_success_total", labels+`,finished_reason="stop"`, float64(m.stop.Load()))
 	b = appendSample(b, "vllm:request_success_total", labels+`,finished_reason="length"`, float64(m.length.Load()))
 	b = m.ttft.append(b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", labels)

@@ -107,8 +107,8 @@ func TestMetrics(t *testing.T) {
 	types, ss := scrape(t, url)
 	for name, typ := range map[string]string{
 		"vllm:num_requests_running": "gauge", "vllm:num_requests_waiting": "gauge", "vllm:kv_cache_usage_perc": "gauge",
-		"vllm:prefix_cache_queries": "counter", "vllm:prefix_cache_hits": "counter",
-		"vllm:prompt_tokens": "counter", "vllm:generation_tokens": "counter", "vllm:request_success": "counter",
+		"vllm:prefix_cache_queries_total": "counter", "vllm:prefix_cache_hits_total": "counter",
+		"vllm:prompt_tokens_total": "counter", "vllm:generation_tokens_total": "counter", "vllm:request_success_total": "counter",
 		"vllm:time_to_first_token_seconds": "histogram", "vllm:inter_token_latency_seconds": "histogram",
 	} {
 		if types[name] != typ {

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/aiperf/toolkit/lib/prefix"
 	"github.com/aiperf/toolkit/lib/result"
+	"github.com/aiperf/toolkit/lib/servermetrics"
 	"github.com/aiperf/toolkit/lib/store"
 	"github.com/urfave/cli/v2"
 )
@@ -36,6 +38,19 @@ type prefixSummary struct {
 	IdealHitRate   float64 `json:"ideal_hit_rate"`
 	// LRU is the simulation of --kv-capacity-blocks; nil without it.
 	LRU *lruSummary `json:"lru,omitempty"`
+	// Measured are the hit rates the run measured (the server's counters,
+	// the answers' cached_tokens), each set against the ideal.
+	Measured []measuredHit `json:"measured,omitempty"`
+}
+
+// measuredHit is a measured prefix-cache hit rate and its share of the
+// reuse the trace offers: OfIdeal = HitRate / IdealHitRate (OfLRU the
+// same against the LRU simulation, with --kv-capacity-blocks).
+type measuredHit struct {
+	Source  string   `json:"source"`
+	HitRate float64  `json:"hit_rate"`
+	OfIdeal *float64 `json:"of_ideal,omitempty"`
+	OfLRU   *float64 `json:"of_lru,omitempty"`
 }
 
 // lruSummary is the hit figures of an LRU cache of CapacityBlocks blocks.
@@ -125,6 +140,37 @@ func tracePrefix(st *store.Reader, files []string, capacity int) (*prefixSummary
 	return ps, nil
 }
 
+// measure sets the run's measured hit rates against the trace's: each
+// scraped engine's (Δhits/Δqueries over the profiling window) and the
+// answers' cached_tokens over their prompt tokens (hitRate, NaN when no
+// answer reported it).
+func (ps *prefixSummary) measure(rep *servermetrics.Report, hitRate float64) {
+	share := func(rate, of float64) *float64 {
+		if of <= 0 || math.IsNaN(rate) {
+			return nil
+		}
+		v := rate / of
+		return &v
+	}
+	add := func(source string, rate float64) {
+		m := measuredHit{Source: source, HitRate: rate, OfIdeal: share(rate, ps.IdealHitRate)}
+		if ps.LRU != nil {
+			m.OfLRU = share(rate, ps.LRU.HitRate)
+		}
+		ps.Measured = append(ps.Measured, m)
+	}
+	if rep != nil {
+		for _, t := range rep.Targets {
+			if e := t.Engine; e != nil && !math.IsNaN(e.HitRate) {
+				add("server "+t.URL, e.HitRate)
+			}
+		}
+	}
+	if !math.IsNaN(hitRate) {
+		add("answers' cached_tokens", hitRate)
+	}
+}
+
 // section is ps as a member of the summary file.
 func (ps *prefixSummary) section() (json.RawMessage, error) {
 	return json.Marshal(ps)
@@ -140,6 +186,16 @@ func (ps *prefixSummary) writeBox(w io.Writer) {
 	}
 	lines = append(lines, fmt.Sprintf("%s of %s requests with hash_ids, %d-token blocks, in send order",
 		groupInt(ps.HashedRequests), groupInt(ps.Requests), ps.BlockSize))
+	for _, m := range ps.Measured {
+		l := fmt.Sprintf("%s: %.2f%%", m.Source, 100*m.HitRate)
+		if m.OfIdeal != nil {
+			l += fmt.Sprintf(", %.0f%% of the reuse the trace offers", 100**m.OfIdeal)
+		}
+		if m.OfLRU != nil {
+			l += fmt.Sprintf(" (%.0f%% of the LRU's)", 100**m.OfLRU)
+		}
+		lines = append(lines, l)
+	}
 	title := " Prefix reuse the trace offers "
 	width := len(title) + 4
 	for _, l := range lines {

@@ -458,11 +458,16 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stat
 	if err != nil {
 		return err
 	}
+	smReport, err := sm.write(sum, servermetrics.Meta{Version: run.Version, BenchmarkID: run.BenchmarkID})
+	if err != nil {
+		return err
+	}
 	ps, err := tracePrefix(st, files, o.kvCapacity)
 	if err != nil {
 		return err
 	}
 	if ps != nil {
+		ps.measure(smReport, clientFigures(sum).HitRate)
 		sec, err := ps.section()
 		if err != nil {
 			return err
@@ -475,10 +480,6 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stat
 		return err
 	}
 	if err := writeTimeslices(o.out, slices, run); err != nil {
-		return err
-	}
-	smReport, err := sm.write(sum, servermetrics.Meta{Version: run.Version, BenchmarkID: run.BenchmarkID})
-	if err != nil {
 		return err
 	}
 	if o.html != "" {
