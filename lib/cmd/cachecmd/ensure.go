@@ -187,7 +187,6 @@ func checkDest(verb, dest string) error {
 	return nil
 }
 
-
 // run runs argv with OutEnv set, passing its exit status through, under a
 // guard process (see guard.go) where there is one.
 func run(c *cli.Context, argv []string, out string, k cache.Key) error {
@@ -270,4 +269,3 @@ func withoutEnv(env []string, names ...string) []string {
 	}
 	return out
 }
-
