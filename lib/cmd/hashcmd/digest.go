@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"runtime"
 	"sync"
 	"time"
 
@@ -143,67 +142,16 @@ func (r *digestRun) flushMemo() {
 	}
 }
 
+// digestAll digests names in parallel and hands the results to emit in
+// order (digest.Hasher.Each), "-" reading stdin.
+func (r *digestRun) digestAll(ctx context.Context, names []string, emit func(i int, res result)) {
+	r.h.Each(ctx, names, r.stdin, r.path, func(i int, d digest.Digest, err error) { emit(i, result{d, err}) })
+}
+
 // result is the outcome of digesting one name.
 type result struct {
 	d   digest.Digest
 	err error
-}
-
-// digestAll digests names on up to GOMAXPROCS goroutines and hands the
-// results to emit in order, each as soon as it and all before it are done.
-// "-" is standard input, read when its turn comes in order (so a second "-"
-// reads the empty rest, as in sha256sum).
-func (r *digestRun) digestAll(ctx context.Context, names []string, emit func(i int, res result)) {
-	n := len(names)
-	res := make([]result, n)
-	done := make([]chan struct{}, n)
-	for i := range done {
-		done[i] = make(chan struct{})
-	}
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	workers := min(runtime.GOMAXPROCS(0), n)
-	for range workers {
-		wg.Go(func() {
-			path := r.path
-			if path == nil {
-				path = r.h.Path
-			}
-			for i := range jobs {
-				d, err := path(ctx, names[i])
-				res[i] = result{d, err}
-				close(done[i])
-			}
-		})
-	}
-	go func() {
-		defer close(jobs)
-		for i, name := range names {
-			if name == "-" {
-				continue
-			}
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for i, name := range names {
-		if name == "-" {
-			s, err := r.h.Reader(ctx, r.stdin)
-			emit(i, result{digest.Digest{Kind: digest.Stream, Sum: s}, err})
-			continue
-		}
-		select {
-		case <-done[i]:
-			emit(i, res[i])
-		case <-ctx.Done():
-			wg.Wait()
-			return
-		}
-	}
-	wg.Wait()
 }
 
 func (r *digestRun) digestArgs(ctx context.Context, names []string) error {
@@ -276,68 +224,50 @@ func (r *digestRun) check(ctx context.Context, name string) error {
 		defer f.Close()
 		in, listName = f, name
 	}
-	lr := digest.NewListReader(in, name == "-")
-	var entries []digest.ListEntry
-	malformed := 0
-	for {
-		e, err := lr.Next()
-		if err == io.EOF {
-			break
-		}
-		if errors.Is(err, digest.ErrListFormat) {
-			malformed++
+	res, err := r.h.Check(ctx, in, digest.CheckOptions{
+		FromStdin:     name == "-",
+		Stdin:         r.stdin,
+		IgnoreMissing: r.o.ignore,
+		OnMalformed: func(line int, err error) {
 			if r.o.warn {
-				r.warnf("%s: %d: %v", listName, e.Line, err)
+				r.warnf("%s: %d: %v", listName, line, err)
 			}
-			continue
-		}
-		if err != nil {
-			return &base.Error{Code: base.ExitTrouble, Err: fmt.Errorf("%s: %w", listName, err)}
-		}
-		entries = append(entries, e)
-	}
-	if len(entries) == 0 {
-		return &base.Error{Code: base.ExitTrouble, Err: fmt.Errorf("%s: no properly formatted checksum lines found", listName)}
-	}
-	r.h.Refresh = true
-	names := make([]string, len(entries))
-	for i, e := range entries {
-		names[i] = e.Name
-	}
-	var mismatched, unreadable, verified int
-	r.digestAll(ctx, names, func(i int, res result) {
-		e := entries[i]
-		if res.err != nil {
-			if errors.Is(res.err, context.Canceled) {
-				return
-			}
-			if r.o.ignore && errors.Is(res.err, fs.ErrNotExist) {
-				return
-			}
-			unreadable++
-			if !r.o.status {
-				r.warnf("%v", pathMessage(res.err))
-				r.print(digest.CheckName(e.Name) + ": FAILED open or read\n")
-			}
-			return
-		}
-		verified++
-		ok := res.d.Sum == e.Sum
-		if !ok {
-			mismatched++
-		}
-		if r.o.status || (ok && r.o.quiet) {
-			return
-		}
-		verdict := "OK"
-		if !ok {
-			verdict = "FAILED"
-		}
-		r.print(digest.CheckName(e.Name) + ": " + verdict + "\n")
+		},
+		OnFile: r.checked,
 	})
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err != nil {
+		return &base.Error{Code: base.ExitTrouble, Err: fmt.Errorf("%s: %w", listName, err)}
+	}
+	return r.verdict(listName, res)
+}
+
+// checked prints the line of -c for one listed file.
+func (r *digestRun) checked(e digest.ListEntry, ok bool, err error) {
+	if r.o.status {
+		return
+	}
+	if err != nil {
+		r.warnf("%v", pathMessage(err))
+		r.print(digest.CheckName(e.Name) + ": FAILED open or read\n")
+		return
+	}
+	if ok && r.o.quiet {
+		return
+	}
+	verdict := "OK"
+	if !ok {
+		verdict = "FAILED"
+	}
+	r.print(digest.CheckName(e.Name) + ": " + verdict + "\n")
+}
+
+// verdict warns about what -c found in one list and returns its exit
+// status.
+func (r *digestRun) verdict(listName string, res digest.CheckResult) error {
+	malformed, unreadable, mismatched, verified := res.Malformed, res.Unreadable, res.Mismatched, res.Verified
 	if !r.o.status {
 		if malformed > 0 {
 			r.warnf("WARNING: %s improperly formatted", plural(malformed, "line is", "lines are"))
