@@ -195,19 +195,7 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 	if _, err := exec.LookPath(argv[0]); err != nil {
 		return fmt.Errorf("ensure: %w", err)
 	}
-	var cmd *exec.Cmd
-	exe, exeErr := os.Executable()
-	if attr := guardProcAttr(); attr != nil && exeErr == nil {
-		cmd = exec.CommandContext(c.Context, exe, append([]string{guardName, "0", out, k.String()}, argv...)...)
-		cmd.Args[0] = c.App.Name // the name the binary answers to (testscript dispatches on it)
-		cmd.Env = withoutEnv(os.Environ(), OutEnv, "AIPERF_CACHE_KEY")
-		cmd.SysProcAttr = attr
-	} else {
-		cmd = exec.CommandContext(c.Context, argv[0], argv[1:]...)
-		cmd.Env = append(os.Environ(), OutEnv+"="+out, "AIPERF_CACHE_KEY="+k.String())
-		cmd.SysProcAttr = sysProcAttr()
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.Writer, c.App.ErrWriter
+	cmd := command(c, argv, out, k)
 	// CMD gets a process group of its own, so that stopping it stops every
 	// process it started (the stages of `sh -c 'a | b'`; a shell does not
 	// pass SIGTERM on to them), unless stdin is a terminal: a background
@@ -243,10 +231,7 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		code := ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
+		code := exitStatus(ee)
 		if code <= 0 {
 			code = base.ExitTrouble
 		}
@@ -256,6 +241,35 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 		return fmt.Errorf("ensure: %w", err)
 	}
 	return nil
+}
+
+// command makes the process that runs argv: the guard (see guard.go)
+// running it where there is one, else argv itself.
+func command(c *cli.Context, argv []string, out string, k cache.Key) *exec.Cmd {
+	var cmd *exec.Cmd
+	exe, exeErr := os.Executable()
+	if attr := guardProcAttr(); attr != nil && exeErr == nil {
+		cmd = exec.CommandContext(c.Context, exe, append([]string{guardName, "0", out, k.String()}, argv...)...)
+		cmd.Args[0] = c.App.Name // the name the binary answers to (testscript dispatches on it)
+		cmd.Env = withoutEnv(os.Environ(), OutEnv, "AIPERF_CACHE_KEY")
+		cmd.SysProcAttr = attr
+	} else {
+		cmd = exec.CommandContext(c.Context, argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), OutEnv+"="+out, "AIPERF_CACHE_KEY="+k.String())
+		cmd.SysProcAttr = sysProcAttr()
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.Writer, c.App.ErrWriter
+	return cmd
+}
+
+// exitStatus is the status CMD exited with, 128+N when signal N ended it
+// (as a shell reports it).
+func exitStatus(ee *exec.ExitError) int {
+	code := ee.ExitCode()
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	return code
 }
 
 // withoutEnv returns env without the variables named.
