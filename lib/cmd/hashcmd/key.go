@@ -12,6 +12,7 @@ import (
 	"github.com/aiperf/toolkit/lib/cmd/shape"
 	"github.com/aiperf/toolkit/lib/digest"
 	"github.com/aiperf/toolkit/lib/request"
+	"github.com/aiperf/toolkit/lib/tokenizer/identity"
 	"github.com/urfave/cli/v2"
 )
 
@@ -116,7 +117,7 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 		r.h.OnDone = r.logEvent
 	}
 
-	tok, err := shape.TokenizerIdentity(ctx, &r.h, &o.tok)
+	tok, err := identity.Of(ctx, &r.h, o.tok.Tokenizer, o.tok.IsBuiltin())
 	if err != nil {
 		return "", err
 	}

@@ -1,19 +1,14 @@
 package shape
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/aiperf/toolkit/lib/cachekey"
-	"github.com/aiperf/toolkit/lib/digest"
 	"github.com/aiperf/toolkit/lib/request"
-	"github.com/aiperf/toolkit/lib/tokenizer/locate"
 	"github.com/aiperf/toolkit/lib/trace"
 )
 
@@ -174,26 +169,4 @@ func combineShards(shards []string) string {
 	sorted := slices.Clone(shards)
 	sort.Strings(sorted)
 	return strings.Join(slices.Compact(sorted), "+")
-}
-
-// TokenizerIdentity names the tokenizer of --tokenizer by the files
-// aiperf-tokenize reads (lib/tokenizer/locate finds them for the stage and
-// for aiperf-hash key alike), through h (and its memo, if it has one).
-func TokenizerIdentity(ctx context.Context, h *digest.Hasher, s *Tokenize) (cachekey.Tokenizer, error) {
-	if s.IsBuiltin() {
-		return cachekey.BuiltinTokenizer(), nil
-	}
-	f, err := locate.Find(s.Tokenizer)
-	if err != nil {
-		return cachekey.Tokenizer{}, err // the words of aiperf-tokenize, which finds it the same way
-	}
-	paths := []string{f.File}
-	if f.Config != "" {
-		paths = append(paths, f.Config)
-	}
-	t, err := cachekey.TokenizerFiles(ctx, h, f.Name, f.Revision, paths...)
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-		return t, fmt.Errorf("tokenizer: %s: %w", pe.Path, pe.Err)
-	}
-	return t, err
 }

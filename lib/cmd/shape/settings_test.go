@@ -6,6 +6,7 @@ import (
 
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/request"
+	"github.com/aiperf/toolkit/lib/tokenizer/identity"
 )
 
 func TestCombineShards(t *testing.T) {
@@ -33,7 +34,7 @@ func tokenizePart(t *testing.T, s Tokenize) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := cachekey.BuiltinTokenizer()
+	tok := identity.Builtin()
 	text, err := s.Settings(c, "mooncake_trace", &tok)
 	if err != nil {
 		t.Fatal(err)

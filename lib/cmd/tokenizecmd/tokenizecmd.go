@@ -18,6 +18,7 @@ import (
 	"github.com/aiperf/toolkit/lib/synth"
 	"github.com/aiperf/toolkit/lib/tokenize"
 	"github.com/aiperf/toolkit/lib/tokenizer"
+	"github.com/aiperf/toolkit/lib/tokenizer/identity"
 	"github.com/aiperf/toolkit/lib/trace"
 	"github.com/urfave/cli/v2"
 )
@@ -113,7 +114,7 @@ func run(ctx context.Context, o options) error {
 			// that cannot be named (a verbatim trace never loads it) is
 			// left out, and a cache check then says so.
 			var tok *cachekey.Tokenizer
-			if t, err := shape.TokenizerIdentity(ctx, &digest.Hasher{}, &o.Tokenize); err == nil {
+			if t, err := identity.Of(ctx, &digest.Hasher{}, o.Tokenize.Tokenizer, o.Tokenize.IsBuiltin()); err == nil {
 				tok = &t
 			}
 			return o.Tokenize.Settings(chk, typ, tok)
