@@ -74,14 +74,7 @@ func digestCommand(global *memoOptions) *cli.Command {
 			}
 			r := &digestRun{o: &o, stdin: c.App.Reader, stdout: bufio.NewWriterSize(c.App.Writer, 64<<10), stderr: c.App.ErrWriter, name: c.App.Name}
 			defer r.stdout.Flush()
-			var memoNote string
-			r.h.Memo, memoNote = openMemo(&o.memo)
-			if o.verbose {
-				if memoNote != "" {
-					r.warnf("digest memo off: %s", memoNote)
-				}
-				r.h.OnDone = r.logEvent
-			}
+			r.useMemo(&o.memo, o.verbose)
 			var err error
 			if o.check {
 				err = r.checkAll(c.Context, c.Args().Slice())
@@ -130,6 +123,19 @@ func (r *digestRun) logEvent(e digest.Event) {
 		gbps = float64(e.Bytes) / s / 1e9
 	}
 	r.warnf("%s: %s digest read %d bytes of %d file(s) in %v (%.2f GB/s)", e.Path, e.Kind, e.Bytes, e.Files, e.Elapsed.Round(time.Microsecond), gbps)
+}
+
+// useMemo gives r's hasher the memo the options choose; verbose: say on
+// stderr why there is none, and how each digest was obtained.
+func (r *digestRun) useMemo(o *memoOptions, verbose bool) {
+	var note string
+	r.h.Memo, note = openMemo(o)
+	if verbose {
+		if note != "" {
+			r.warnf("digest memo off: %s", note)
+		}
+		r.h.OnDone = r.logEvent
+	}
 }
 
 func (r *digestRun) flushMemo() {

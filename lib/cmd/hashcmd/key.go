@@ -108,14 +108,7 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 	if err != nil {
 		return "", err
 	}
-	var memoNote string
-	r.h.Memo, memoNote = openMemo(&o.memo)
-	if o.verbose {
-		if memoNote != "" {
-			r.warnf("digest memo off: %s", memoNote)
-		}
-		r.h.OnDone = r.logEvent
-	}
+	r.useMemo(&o.memo, o.verbose)
 
 	tok, err := identity.Of(ctx, &r.h, o.tok.Tokenizer, o.tok.IsBuiltin())
 	if err != nil {
