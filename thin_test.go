@@ -37,9 +37,6 @@ var thinExempt = []string{
 	"lib/cmd/replaycmd/replaycmd.go:reportCommand",
 	"lib/cmd/replaycmd/sweep.go:runSweep",
 	"lib/cmd/replaycmd/sweep.go:sweepRun.step",
-	// The stage settings shared by aiperf-tokenize, aiperf-pack and
-	// aiperf-hash key.
-	"lib/cmd/shape/shape.go",
 	// base: the exit-code table and Main (its error reporting).
 	"lib/cmd/base/base.go",
 	"lib/cmd/base/base.go:Main",

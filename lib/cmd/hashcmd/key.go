@@ -10,6 +10,7 @@ import (
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/shape"
+	"github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"
 	"github.com/aiperf/toolkit/lib/digest"
 	"github.com/aiperf/toolkit/lib/request"
 	"github.com/aiperf/toolkit/lib/tokenizer/identity"
@@ -47,8 +48,8 @@ they cannot change a byte of the store.`
 
 type keyOptions struct {
 	memo    memoOptions
-	tok     shape.Tokenize
-	tokRun  shape.TokenizeRun
+	tok     tokenizeshape.Tokenize
+	tokRun  tokenizeshape.TokenizeRun
 	pack    shape.Pack
 	packRun shape.PackRun
 	explain bool
@@ -59,8 +60,8 @@ type keyOptions struct {
 // key's.
 func keyFlags(o *keyOptions) []cli.Flag {
 	var flags []cli.Flag
-	flags = append(flags, shape.TokenizeFlags(&o.tok)...)
-	flags = append(flags, withoutV(shape.TokenizeRunFlags(&o.tokRun))...)
+	flags = append(flags, tokenizeshape.TokenizeFlags(&o.tok)...)
+	flags = append(flags, withoutV(tokenizeshape.TokenizeRunFlags(&o.tokRun))...)
 	flags = append(flags, shape.PackFlags(&o.pack)...)
 	flags = append(flags, withoutV(shape.PackRunFlags(&o.packRun))...)
 	flags = append(flags,
@@ -131,7 +132,7 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 			return "", err
 		}
 	}
-	if shape.NeedsModel(typ) && req.Model == "" {
+	if tokenizeshape.NeedsModel(typ) && req.Model == "" {
 		return "", base.UsageError("key: --model is required: aiperf-pack needs it to format the prompts and messages of a %s trace (and refuses to pack them without it)", typ)
 	}
 
@@ -151,7 +152,7 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 }
 
 // check checks the flags of both stages as the stages do.
-func (o *keyOptions) check() (shape.Checked, request.Options, error) {
+func (o *keyOptions) check() (tokenizeshape.Checked, request.Options, error) {
 	chk, err := o.tok.Check()
 	if err != nil {
 		return chk, request.Options{}, err

@@ -9,7 +9,6 @@ import (
 
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/request"
-	"github.com/aiperf/toolkit/lib/trace"
 )
 
 // A store records the settings it was built with: the description of its
@@ -22,13 +21,6 @@ import (
 // text: a store built with other flags than its key describes is refused
 // instead of cached under that key for good.
 
-// NeedsModel reports whether a trace of format typ gives records that
-// aiperf-pack formats (prompts and messages), which need --model: all but
-// the formats of verbatim request bodies.
-func NeedsModel(typ string) bool {
-	return typ != trace.TypeRawPayload && typ != trace.TypeInputsJSON
-}
-
 // tokenizeSalt names the salt fields that aiperf-tokenize's build decides
 // (the records it writes); aiperf-pack's build decides the others.
 var tokenizeSalt = []string{"salt.records", "salt.algorithm.trace", "salt.algorithm.synthesis", "salt.algorithm.corpus"}
@@ -36,21 +28,6 @@ var tokenizeSalt = []string{"salt.records", "salt.algorithm.trace", "salt.algori
 // tokenizeSide reports whether a description field is aiperf-tokenize's.
 func tokenizeSide(name string) bool {
 	return strings.HasPrefix(name, "tokenize.") || strings.HasPrefix(name, "tokenizer.") || slices.Contains(tokenizeSalt, name)
-}
-
-// Settings returns aiperf-tokenize's part of a store's settings, for the
-// end line of its records: the salt, the fields of the checked settings for
-// a trace of format typ, and the tokenizer's identity (tok nil: it could
-// not be named, and the part leaves it out).
-func (s *Tokenize) Settings(c Checked, typ string, tok *cachekey.Tokenizer) (string, error) {
-	b := cachekey.New(Salt())
-	for _, f := range s.Fields(c, typ) {
-		b.Field(f.Name, f.Value)
-	}
-	if tok != nil {
-		b.Tokenizer(*tok)
-	}
-	return b.Explain()
 }
 
 // Records is the settings part a records stream carried on its end line
@@ -156,7 +133,7 @@ func combineShards(shards []string) string {
 	seen := map[int]bool{}
 	count := -1
 	for _, s := range shards {
-		i, n, err := parseShard(s)
+		i, n, err := ParseShard(s)
 		if err != nil || (count != -1 && n != count) || seen[i] {
 			count = -2
 			break

@@ -13,7 +13,7 @@ import (
 
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"github.com/aiperf/toolkit/lib/cmd/shape"
+	"github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"
 	"github.com/aiperf/toolkit/lib/digest"
 	"github.com/aiperf/toolkit/lib/synth"
 	"github.com/aiperf/toolkit/lib/tokenize"
@@ -24,7 +24,7 @@ import (
 )
 
 // LoadTokenizer loads "builtin" or a path.
-func LoadTokenizer(s *shape.Tokenize) (*tokenizer.Tokenizer, error) {
+func LoadTokenizer(s *tokenizeshape.Tokenize) (*tokenizer.Tokenizer, error) {
 	if s.IsBuiltin() {
 		return tokenizer.Builtin()
 	}
@@ -34,8 +34,8 @@ func LoadTokenizer(s *shape.Tokenize) (*tokenizer.Tokenizer, error) {
 // options are one run of the command: its settings, its input and the
 // streams it reads and writes.
 type options struct {
-	shape.Tokenize
-	shape.TokenizeRun
+	tokenizeshape.Tokenize
+	tokenizeshape.TokenizeRun
 
 	input  string    // a trace file or directory; "" or "-" is stdin
 	stdin  io.Reader // read when input is stdin
@@ -48,7 +48,7 @@ func New() *cli.App {
 	var o options
 	// Every flag is defined in lib/cmd/shape, which classifies it for cache
 	// keys (aiperf-hash key reads the same definitions).
-	flags := append(shape.TokenizeFlags(&o.Tokenize), shape.TokenizeRunFlags(&o.TokenizeRun)...)
+	flags := append(tokenizeshape.TokenizeFlags(&o.Tokenize), tokenizeshape.TokenizeRunFlags(&o.TokenizeRun)...)
 	return &cli.App{
 		Name:      "aiperf-tokenize",
 		Usage:     "turn a trace into records JSONL (exact-length prompts from input_length and hash_ids)",
