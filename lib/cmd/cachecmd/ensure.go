@@ -1,18 +1,14 @@
 package cachecmd
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -20,12 +16,11 @@ import (
 	"github.com/aiperf/toolkit/lib/cache"
 	"github.com/aiperf/toolkit/lib/cachedir"
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"github.com/aiperf/toolkit/lib/store"
 	"github.com/urfave/cli/v2"
 )
 
 // OutEnv names the variable that tells ensure's CMD where to write.
-const OutEnv = "AIPERF_CACHE_OUT"
+const OutEnv = cache.OutEnv
 
 type ensureOptions struct {
 	lockTimeout time.Duration
@@ -84,7 +79,8 @@ func ensureCommand(o *options) *cli.Command {
 			}
 			cc, err := o.open(c)
 			if unwritable(err) {
-				return o.buildUncached(c, k, args[1], args[2:], err)
+				warnUncached(c, err, args[1])
+				return cache.BuildUncached(args[1], o.builder(c, k, args[2:]))
 			}
 			if err != nil {
 				return err
@@ -95,41 +91,31 @@ func ensureCommand(o *options) *cli.Command {
 	}
 }
 
-// errGone: an entry that another process built while ensure waited for
-// the lock was removed (by gc, rm or a size-capped populate) before ensure
-// could restore it.
-var errGone = errors.New("entry removed before it was restored")
-
-// ensureAttempts bounds how often ensure starts over when an entry another
-// process built is removed before ensure restores it. The last attempt
-// takes the lock whatever happens meanwhile, and under it nothing can go:
-// a hit that vanishes is rebuilt, and a build restores DEST from its own
-// files (Staging.PublishRestore).
-const ensureAttempts = 3
-
 func (o *options) ensure(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, argv []string, explain string, eo *ensureOptions) error {
-	for i := 1; ; i++ {
-		err := o.ensureOnce(c, cc, k, dest, argv, explain, eo, i == ensureAttempts)
-		if !errors.Is(err, errGone) {
-			return err
-		}
-		o.logf(c, "%s was removed before it was restored; looking again", k)
-	}
+	return cc.Ensure(c.Context, k, dest, o.builder(c, k, argv), cache.EnsureOptions{
+		Lock: cache.LockOptions{
+			Timeout: eo.lockTimeout,
+			Report:  eo.lockReport,
+			OnWait: func(h cache.Holder, waited time.Duration) {
+				fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: waiting for the lock on %s, held by %v (waited %v)\n", k, h, waited.Truncate(100*time.Millisecond))
+			},
+		},
+		Restore: eo.restore,
+		Explain: explain,
+		Logf:    func(format string, args ...any) { o.logf(c, format, args...) },
+		OnLockTimeout: func(err error) {
+			fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: warning: %v; building without the lock (populate is atomic; the work may be done twice)\n", err)
+		},
+		OnUncached: func(cause error) { warnUncached(c, cause, dest) },
+	})
 }
 
-// tryRestore restores k's entry to DEST; hit is false on a miss (the entry
-// is not there, or was removed while it was restored).
-func (o *options) tryRestore(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, opt cache.RestoreOptions) (hit bool, err error) {
-	rs, err := cc.Restore(k, dest, opt)
-	if errors.Is(err, cache.ErrMiss) {
-		o.logf(c, "miss: %v", err)
-		return false, nil
+// builder returns the build of ensure: CMD run with $OutEnv naming out.
+func (o *options) builder(c *cli.Context, k cache.Key, argv []string) cache.BuildFunc {
+	return func(out string) error {
+		o.logf(c, "miss %s: running %s with %s=%s", k, shellQuote(argv), OutEnv, shellQuote([]string{out}))
+		return run(c, argv, out, k)
 	}
-	if err != nil {
-		return false, err
-	}
-	o.logRestored(c, rs)
-	return true, nil
 }
 
 func (o *options) logRestored(c *cli.Context, rs []cache.Restored) {
@@ -140,82 +126,6 @@ func (o *options) logRestored(c *cli.Context, rs []cache.Restored) {
 		}
 		o.logf(c, "%s %s to %s", how, r.Name, r.Path)
 	}
-}
-
-// ensureOnce is one attempt of ensure. last: wait for the lock even when
-// the entry appears meanwhile.
-func (o *options) ensureOnce(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, argv []string, explain string, eo *ensureOptions, last bool) error {
-	if _, err := cc.Lookup(k); err == nil {
-		o.logf(c, "hit %s", k)
-		if hit, err := o.tryRestore(c, cc, k, dest, eo.restore); hit || err != nil {
-			return err
-		}
-		// Removed between the lookup and the restore: build it.
-	}
-	stop := func() bool { _, err := cc.Lookup(k); return err == nil }
-	if last {
-		stop = nil
-	}
-	lk, err := cc.Lock(c.Context, k, cache.LockOptions{
-		Timeout: eo.lockTimeout,
-		Report:  eo.lockReport,
-		OnWait: func(h cache.Holder, waited time.Duration) {
-			fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: waiting for the lock on %s, held by %v (waited %v)\n", k, h, waited.Truncate(100*time.Millisecond))
-		},
-		Stop: stop,
-	})
-	switch {
-	case errors.Is(err, cache.ErrLockStopped):
-		o.logf(c, "%s was built by another process while we waited", k)
-		if hit, err := o.tryRestore(c, cc, k, dest, eo.restore); hit || err != nil {
-			return err
-		}
-		return errGone
-	case errors.Is(err, cache.ErrLockTimeout):
-		fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: warning: %v; building without the lock (populate is atomic; the work may be done twice)\n", err)
-	case errors.Is(err, context.Canceled):
-		return err
-	case err != nil:
-		return o.buildUncached(c, k, dest, argv, err)
-	default:
-		// Held until DEST is restored: gc and size-capped populates leave
-		// the entry of a held key alone (rm does not: a hit removed now is
-		// rebuilt).
-		defer lk.Release()
-	}
-	if _, err := cc.Lookup(k); err == nil {
-		o.logf(c, "%s was built by another process while we waited", k)
-		if hit, err := o.tryRestore(c, cc, k, dest, eo.restore); hit || err != nil {
-			return err
-		}
-	}
-
-	st, err := cc.Stage()
-	if err != nil {
-		return o.buildUncached(c, k, dest, argv, err)
-	}
-	defer st.Abort()
-	out, primary := st.Dir(), ""
-	if !isDirDest(dest) {
-		primary = entryFileName(filepath.Base(dest))
-		out = filepath.Join(st.Dir(), primary)
-	}
-	o.logf(c, "miss %s: running %s with %s=%s", k, shellQuote(argv), OutEnv, shellQuote([]string{out}))
-	if err := run(c, argv, out, k); err != nil {
-		return err
-	}
-	if err := adoptOutputs(st, primary); err != nil {
-		return err
-	}
-	e, stored, rs, err := st.PublishRestore(k, explain, dest, eo.restore)
-	if err != nil {
-		return err
-	}
-	if stored {
-		o.logf(c, "stored %s: %d file(s), %s", k, len(e.Manifest.Files), cache.FormatSize(e.Size()))
-	}
-	o.logRestored(c, rs)
-	return nil
 }
 
 // shellQuote prints argv as a shell command line that runs it: words of
@@ -252,93 +162,16 @@ func unwritable(err error) bool {
 		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT))
 }
 
-// buildUncached runs CMD for a cache it cannot write (cause: taking the
-// lock or staging failed: a read-only or full filesystem, a root of another
-// user, a damaged layout). DEST is still what ensure is for, so CMD writes
-// into a temporary folder beside DEST, whose files then replace DEST (or
-// go into the folder DEST) by renames, as a restore would put them; nothing
-// is cached, which a warning says.
-func (o *options) buildUncached(c *cli.Context, k cache.Key, dest string, argv []string, cause error) error {
+// warnUncached says that ensure builds DEST without the cache, and why.
+func warnUncached(c *cli.Context, cause error, dest string) {
 	fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: warning: cannot write the cache (%v); building %s without caching it\n", cause, dest)
-	dirDest := isDirDest(dest)
-	parent := filepath.Dir(dest)
-	if dirDest {
-		parent = filepath.Dir(filepath.Clean(dest))
-		if err := os.MkdirAll(parent, 0o777); err != nil {
-			return err
-		}
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(dest))+".build-")
-	if err != nil {
-		return fmt.Errorf("ensure: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	if abs, err := filepath.Abs(tmp); err == nil {
-		tmp = abs // CMD may change its directory before it writes
-	}
-	out, primary := tmp, ""
-	if !dirDest {
-		primary = filepath.Base(dest)
-		out = filepath.Join(tmp, primary)
-	}
-	o.logf(c, "miss %s: running %s with %s=%s", k, shellQuote(argv), OutEnv, shellQuote([]string{out}))
-	if err := run(c, argv, out, k); err != nil {
-		return err
-	}
-	if !dirDest {
-		if fi, err := os.Lstat(out); err != nil || !fi.Mode().IsRegular() {
-			return fmt.Errorf("ensure: CMD succeeded but did not write $%s (%s) as a regular file", OutEnv, out)
-		}
-		return os.Rename(out, dest)
-	}
-	ents, err := os.ReadDir(tmp)
-	if err != nil {
-		return err
-	}
-	var names []string
-	for _, e := range ents {
-		if n := e.Name(); !strings.HasPrefix(n, ".") && e.Type().IsRegular() {
-			names = append(names, n)
-		}
-	}
-	if len(names) == 0 {
-		return fmt.Errorf("ensure: CMD succeeded but wrote nothing into $%s (%s)", OutEnv, tmp)
-	}
-	if err := os.MkdirAll(dest, 0o777); err != nil {
-		return err
-	}
-	for _, n := range names {
-		if err := os.Rename(filepath.Join(tmp, n), filepath.Join(dest, n)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// entryFileName is the name of the entry file made for a file DEST named
-// base: base itself when an entry file may have it, else base without its
-// leading dots, else "store.aipk" or "out", keeping a .aipk suffix (and with
-// it the store check); restore puts the file at DEST under DEST's own name
-// either way.
-func entryFileName(base string) string {
-	if cache.ValidFileName(base) == nil {
-		return base
-	}
-	store := strings.HasSuffix(base, ".aipk")
-	if n := strings.TrimLeft(base, "."); cache.ValidFileName(n) == nil && strings.HasSuffix(n, ".aipk") == store {
-		return n
-	}
-	if store {
-		return "store.aipk"
-	}
-	return "out"
 }
 
 // checkDest refuses a file DEST whose folder is missing or not a folder
 // (restore writes DEST by a rename inside that folder, and does not create
 // it; a folder DEST, ending in a slash, is created with its parents).
 func checkDest(verb, dest string) error {
-	if isDirDest(dest) {
+	if cache.IsDirDest(dest) {
 		return nil
 	}
 	parent := filepath.Dir(dest)
@@ -354,15 +187,6 @@ func checkDest(verb, dest string) error {
 	return nil
 }
 
-// isDirDest reports whether dest names a folder.
-func isDirDest(dest string) bool {
-	if strings.HasSuffix(dest, "/") {
-		return true
-	}
-	fi, err := os.Stat(dest)
-	return err == nil && fi.IsDir()
-}
-
 // run runs argv with OutEnv set, passing its exit status through, under a
 // guard process (see guard.go) where there is one.
 func run(c *cli.Context, argv []string, out string, k cache.Key) error {
@@ -371,19 +195,7 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 	if _, err := exec.LookPath(argv[0]); err != nil {
 		return fmt.Errorf("ensure: %w", err)
 	}
-	var cmd *exec.Cmd
-	exe, exeErr := os.Executable()
-	if attr := guardProcAttr(); attr != nil && exeErr == nil {
-		cmd = exec.CommandContext(c.Context, exe, append([]string{guardName, "0", out, k.String()}, argv...)...)
-		cmd.Args[0] = c.App.Name // the name the binary answers to (testscript dispatches on it)
-		cmd.Env = withoutEnv(os.Environ(), OutEnv, "AIPERF_CACHE_KEY")
-		cmd.SysProcAttr = attr
-	} else {
-		cmd = exec.CommandContext(c.Context, argv[0], argv[1:]...)
-		cmd.Env = append(os.Environ(), OutEnv+"="+out, "AIPERF_CACHE_KEY="+k.String())
-		cmd.SysProcAttr = sysProcAttr()
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.Writer, c.App.ErrWriter
+	cmd := command(c, argv, out, k)
 	// CMD gets a process group of its own, so that stopping it stops every
 	// process it started (the stages of `sh -c 'a | b'`; a shell does not
 	// pass SIGTERM on to them), unless stdin is a terminal: a background
@@ -419,10 +231,7 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		code := ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
+		code := exitStatus(ee)
 		if code <= 0 {
 			code = base.ExitTrouble
 		}
@@ -432,6 +241,35 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 		return fmt.Errorf("ensure: %w", err)
 	}
 	return nil
+}
+
+// command makes the process that runs argv: the guard (see guard.go)
+// running it where there is one, else argv itself.
+func command(c *cli.Context, argv []string, out string, k cache.Key) *exec.Cmd {
+	var cmd *exec.Cmd
+	exe, exeErr := os.Executable()
+	if attr := guardProcAttr(); attr != nil && exeErr == nil {
+		cmd = exec.CommandContext(c.Context, exe, append([]string{guardName, "0", out, k.String()}, argv...)...)
+		cmd.Args[0] = c.App.Name // the name the binary answers to (testscript dispatches on it)
+		cmd.Env = withoutEnv(os.Environ(), OutEnv, "AIPERF_CACHE_KEY")
+		cmd.SysProcAttr = attr
+	} else {
+		cmd = exec.CommandContext(c.Context, argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), OutEnv+"="+out, "AIPERF_CACHE_KEY="+k.String())
+		cmd.SysProcAttr = sysProcAttr()
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.Writer, c.App.ErrWriter
+	return cmd
+}
+
+// exitStatus is the status CMD exited with, 128+N when signal N ended it
+// (as a shell reports it).
+func exitStatus(ee *exec.ExitError) int {
+	code := ee.ExitCode()
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	return code
 }
 
 // withoutEnv returns env without the variables named.
@@ -444,87 +282,4 @@ func withoutEnv(env []string, names ...string) []string {
 		}
 	}
 	return out
-}
-
-// adoptOutputs takes what CMD wrote into the staging folder into the entry:
-// primary first (it must exist), then every other file by name, stores
-// before anything else. Hidden files (a CMD's own temporaries) are removed.
-func adoptOutputs(st *cache.Staging, primary string) error {
-	ents, err := os.ReadDir(st.Dir())
-	if err != nil {
-		return err
-	}
-	var names []string
-	for _, e := range ents {
-		n := e.Name()
-		if strings.HasPrefix(n, ".") {
-			os.RemoveAll(filepath.Join(st.Dir(), n))
-			continue
-		}
-		if !e.Type().IsRegular() {
-			return fmt.Errorf("ensure: CMD left %s in %s, which is not a regular file", n, OutEnv)
-		}
-		if n != primary {
-			names = append(names, n)
-		}
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		as, bs := strings.HasSuffix(a, ".aipk"), strings.HasSuffix(b, ".aipk")
-		if as != bs {
-			if as {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	if primary != "" {
-		if _, err := os.Lstat(filepath.Join(st.Dir(), primary)); err != nil {
-			return fmt.Errorf("ensure: CMD succeeded but did not write $%s (%s)", OutEnv, filepath.Join(st.Dir(), primary))
-		}
-		names = append([]string{primary}, names...)
-	}
-	if len(names) == 0 {
-		return fmt.Errorf("ensure: CMD succeeded but wrote nothing into $%s (%s)", OutEnv, st.Dir())
-	}
-	for _, n := range names {
-		if err := checkStoreName(filepath.Join(st.Dir(), n)); err != nil {
-			return err
-		}
-	}
-	for _, n := range names {
-		if err := st.Adopt(n); err != nil {
-			return fmt.Errorf("ensure: %w", err)
-		}
-	}
-	return nil
-}
-
-// zstdMagic opens every zstd frame (aiperf-pack --compress writes one).
-const zstdMagic = "\x28\xb5\x2f\xfd"
-
-// checkStoreName refuses a file named *.aipk that starts neither like a
-// store nor like a zstd stream (of one): an empty file a shell redirection
-// left, or an error message, would otherwise be cached and served for good.
-// (A file that starts like a store is checked whole by lib/cache.)
-func checkStoreName(path string) error {
-	if !strings.HasSuffix(path, ".aipk") {
-		return nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	head := make([]byte, len(store.Magic))
-	n, _ := io.ReadFull(f, head)
-	head = head[:n]
-	if bytes.HasPrefix(head, []byte(store.Magic)) || bytes.HasPrefix(head, []byte(zstdMagic)) {
-		return nil
-	}
-	size := "?"
-	if fi, err := f.Stat(); err == nil {
-		size = strconv.FormatInt(fi.Size(), 10)
-	}
-	return fmt.Errorf("ensure: CMD wrote %s, which is not a store (%s bytes); nothing cached", filepath.Base(path), size)
 }

@@ -90,11 +90,7 @@ func guard(c *cli.Context, group bool, out, key string, argv []string) error {
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		code := ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		}
-		return &base.Error{Code: code}
+		return &base.Error{Code: exitStatus(ee)}
 	}
 	if err != nil {
 		return err

@@ -1,51 +1,10 @@
 package cachecmd
 
 import (
-	"io"
 	"os/exec"
 	"strings"
 	"testing"
 )
-
-// zeros is an endless first line: NUL bytes, never a newline.
-type zeros struct{ n int64 }
-
-func (z *zeros) Read(p []byte) (int, error) {
-	clear(p)
-	z.n += int64(len(p))
-	return len(p), nil
-}
-
-// KEY - reads at most a key's length and a line end: a 500 MB first line
-// used to be read whole (1 GB of memory) before being refused.
-func TestReadKeyLineIsBounded(t *testing.T) {
-	z := &zeros{}
-	if _, err := readKeyLine(z); err == nil || !strings.Contains(err.Error(), "longer than any key") {
-		t.Fatalf("endless line: %v", err)
-	}
-	if z.n > maxKeyLine+1 {
-		t.Fatalf("read %d bytes of an endless line, want at most %d", z.n, maxKeyLine+1)
-	}
-	// Nothing after the line is consumed: ensure hands the rest to CMD.
-	r := strings.NewReader("sha256:ab\r\nrest of stdin")
-	line, err := readKeyLine(r)
-	if err != nil || line != "sha256:ab\r" {
-		t.Fatalf("got %q %v", line, err)
-	}
-	if rest, _ := io.ReadAll(r); string(rest) != "rest of stdin" {
-		t.Fatalf("left %q on stdin", rest)
-	}
-	if line, err := readKeyLine(strings.NewReader("k")); err != nil || line != "k" {
-		t.Fatalf("a key without a newline: %q %v", line, err)
-	}
-	if _, err := readKeyLine(strings.NewReader("")); err == nil {
-		t.Fatal("empty stdin gave a key")
-	}
-	long := strings.Repeat("a", maxKeyLine-2) + "\n" // the longest key
-	if line, err := readKeyLine(strings.NewReader(long)); err != nil || len(line) != maxKeyLine-2 {
-		t.Fatalf("the longest key: %d bytes, %v", len(line), err)
-	}
-}
 
 // -v ensure prints CMD shell-quoted: pasted into sh, it gives CMD's words.
 func TestShellQuote(t *testing.T) {
@@ -69,40 +28,4 @@ func TestShellQuote(t *testing.T) {
 	if string(out) != want.String() {
 		t.Fatalf("sh read %q back as %s, want %s", q, out, want.String())
 	}
-}
-
-// countReader counts what is read from it.
-type countReader struct {
-	r *strings.Reader
-	n int
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += n
-	return n, err
-}
-
-// FuzzReadKeyLine: KEY - on any stdin reads at most a key's line, never
-// past its newline, and yields a line without one.
-func FuzzReadKeyLine(f *testing.F) {
-	f.Add("sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\nrest")
-	f.Add("named-key\r\n")
-	f.Add(strings.Repeat("\x00", 300))
-	f.Fuzz(func(t *testing.T, in string) {
-		r := &countReader{r: strings.NewReader(in)}
-		line, err := readKeyLine(r)
-		if r.n > maxKeyLine+1 {
-			t.Fatalf("read %d bytes", r.n)
-		}
-		if err != nil {
-			return
-		}
-		if strings.Contains(line, "\n") || !strings.HasPrefix(in, line) {
-			t.Fatalf("line %q from %q", line, in)
-		}
-		if i := strings.IndexByte(in, '\n'); i >= 0 && r.n != i+1 {
-			t.Fatalf("read %d bytes, the first line ends at %d", r.n, i+1)
-		}
-	})
 }

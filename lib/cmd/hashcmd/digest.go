@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"runtime"
 	"sync"
 	"time"
 
@@ -76,14 +74,7 @@ func digestCommand(global *memoOptions) *cli.Command {
 			}
 			r := &digestRun{o: &o, stdin: c.App.Reader, stdout: bufio.NewWriterSize(c.App.Writer, 64<<10), stderr: c.App.ErrWriter, name: c.App.Name}
 			defer r.stdout.Flush()
-			var memoNote string
-			r.h.Memo, memoNote = openMemo(&o.memo)
-			if o.verbose {
-				if memoNote != "" {
-					r.warnf("digest memo off: %s", memoNote)
-				}
-				r.h.OnDone = r.logEvent
-			}
+			r.useMemo(&o.memo, o.verbose)
 			var err error
 			if o.check {
 				err = r.checkAll(c.Context, c.Args().Slice())
@@ -134,6 +125,19 @@ func (r *digestRun) logEvent(e digest.Event) {
 	r.warnf("%s: %s digest read %d bytes of %d file(s) in %v (%.2f GB/s)", e.Path, e.Kind, e.Bytes, e.Files, e.Elapsed.Round(time.Microsecond), gbps)
 }
 
+// useMemo gives r's hasher the memo the options choose; verbose: say on
+// stderr why there is none, and how each digest was obtained.
+func (r *digestRun) useMemo(o *memoOptions, verbose bool) {
+	var note string
+	r.h.Memo, note = openMemo(o)
+	if verbose {
+		if note != "" {
+			r.warnf("digest memo off: %s", note)
+		}
+		r.h.OnDone = r.logEvent
+	}
+}
+
 func (r *digestRun) flushMemo() {
 	if r.h.Memo == nil {
 		return
@@ -143,67 +147,16 @@ func (r *digestRun) flushMemo() {
 	}
 }
 
+// digestAll digests names in parallel and hands the results to emit in
+// order (digest.Hasher.Each), "-" reading stdin.
+func (r *digestRun) digestAll(ctx context.Context, names []string, emit func(i int, res result)) {
+	r.h.Each(ctx, names, r.stdin, r.path, func(i int, d digest.Digest, err error) { emit(i, result{d, err}) })
+}
+
 // result is the outcome of digesting one name.
 type result struct {
 	d   digest.Digest
 	err error
-}
-
-// digestAll digests names on up to GOMAXPROCS goroutines and hands the
-// results to emit in order, each as soon as it and all before it are done.
-// "-" is standard input, read when its turn comes in order (so a second "-"
-// reads the empty rest, as in sha256sum).
-func (r *digestRun) digestAll(ctx context.Context, names []string, emit func(i int, res result)) {
-	n := len(names)
-	res := make([]result, n)
-	done := make([]chan struct{}, n)
-	for i := range done {
-		done[i] = make(chan struct{})
-	}
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	workers := min(runtime.GOMAXPROCS(0), n)
-	for range workers {
-		wg.Go(func() {
-			path := r.path
-			if path == nil {
-				path = r.h.Path
-			}
-			for i := range jobs {
-				d, err := path(ctx, names[i])
-				res[i] = result{d, err}
-				close(done[i])
-			}
-		})
-	}
-	go func() {
-		defer close(jobs)
-		for i, name := range names {
-			if name == "-" {
-				continue
-			}
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for i, name := range names {
-		if name == "-" {
-			s, err := r.h.Reader(ctx, r.stdin)
-			emit(i, result{digest.Digest{Kind: digest.Stream, Sum: s}, err})
-			continue
-		}
-		select {
-		case <-done[i]:
-			emit(i, res[i])
-		case <-ctx.Done():
-			wg.Wait()
-			return
-		}
-	}
-	wg.Wait()
 }
 
 func (r *digestRun) digestArgs(ctx context.Context, names []string) error {
@@ -239,147 +192,4 @@ func pathMessage(err error) error {
 		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
 	}
 	return err
-}
-
-// checkAll runs -c on each list (stdin when there is none) and returns
-// the worst outcome.
-func (r *digestRun) checkAll(ctx context.Context, lists []string) error {
-	if len(lists) == 0 {
-		lists = []string{"-"}
-	}
-	var worst error
-	for _, l := range lists {
-		err := r.check(ctx, l)
-		if err != nil && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if base.Code(err) > base.Code(worst) {
-			worst = err
-		}
-		if e := (*base.Error)(nil); errors.As(err, &e) && e.Err != nil {
-			r.warnf("%v", e.Err) // printed here so that later lists still run
-			worst = &base.Error{Code: e.Code}
-		}
-	}
-	return worst
-}
-
-// check runs -c on the list at name.
-func (r *digestRun) check(ctx context.Context, name string) error {
-	var in io.Reader = r.stdin
-	listName := "standard input"
-	if name != "-" {
-		f, err := openList(name)
-		if err != nil {
-			return &base.Error{Code: base.ExitTrouble, Err: pathMessage(err)}
-		}
-		defer f.Close()
-		in, listName = f, name
-	}
-	lr := digest.NewListReader(in, name == "-")
-	var entries []digest.ListEntry
-	malformed := 0
-	for {
-		e, err := lr.Next()
-		if err == io.EOF {
-			break
-		}
-		if errors.Is(err, digest.ErrListFormat) {
-			malformed++
-			if r.o.warn {
-				r.warnf("%s: %d: %v", listName, e.Line, err)
-			}
-			continue
-		}
-		if err != nil {
-			return &base.Error{Code: base.ExitTrouble, Err: fmt.Errorf("%s: %w", listName, err)}
-		}
-		entries = append(entries, e)
-	}
-	if len(entries) == 0 {
-		return &base.Error{Code: base.ExitTrouble, Err: fmt.Errorf("%s: no properly formatted checksum lines found", listName)}
-	}
-	r.h.Refresh = true
-	names := make([]string, len(entries))
-	for i, e := range entries {
-		names[i] = e.Name
-	}
-	var mismatched, unreadable, verified int
-	r.digestAll(ctx, names, func(i int, res result) {
-		e := entries[i]
-		if res.err != nil {
-			if errors.Is(res.err, context.Canceled) {
-				return
-			}
-			if r.o.ignore && errors.Is(res.err, fs.ErrNotExist) {
-				return
-			}
-			unreadable++
-			if !r.o.status {
-				r.warnf("%v", pathMessage(res.err))
-				r.print(digest.CheckName(e.Name) + ": FAILED open or read\n")
-			}
-			return
-		}
-		verified++
-		ok := res.d.Sum == e.Sum
-		if !ok {
-			mismatched++
-		}
-		if r.o.status || (ok && r.o.quiet) {
-			return
-		}
-		verdict := "OK"
-		if !ok {
-			verdict = "FAILED"
-		}
-		r.print(digest.CheckName(e.Name) + ": " + verdict + "\n")
-	})
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if !r.o.status {
-		if malformed > 0 {
-			r.warnf("WARNING: %s improperly formatted", plural(malformed, "line is", "lines are"))
-		}
-		if unreadable > 0 {
-			r.warnf("WARNING: %s could not be read", plural(unreadable, "listed file", "listed files"))
-		}
-		if mismatched > 0 {
-			r.warnf("WARNING: %s did NOT match", plural(mismatched, "computed checksum", "computed checksums"))
-		}
-	}
-	switch {
-	case unreadable > 0 || (r.o.strict && malformed > 0):
-		return &base.Error{Code: base.ExitTrouble}
-	case mismatched > 0:
-		return &base.Error{Code: base.ExitNo}
-	case verified == 0 && r.o.ignore:
-		if !r.o.status {
-			r.warnf("%s: no file was verified", listName)
-		}
-		return &base.Error{Code: base.ExitNo}
-	}
-	return nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// openList opens a checksum list. Any readable file will do, a FIFO too
-// (sha256sum -c <(...) is common).
-func openList(name string) (*os.File, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		f.Close()
-		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("is a directory")}
-	}
-	return f, nil
 }

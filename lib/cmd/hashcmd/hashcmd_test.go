@@ -32,7 +32,7 @@ func TestDeps(t *testing.T) {
 		"github.com/aiperf/toolkit/lib/cmd/packcmd",
 	}
 	var shapeFound bool
-	for _, pkg := range []string{"github.com/aiperf/toolkit/cmd/aiperf-hash", "github.com/aiperf/toolkit/lib/cachekey", "github.com/aiperf/toolkit/lib/cmd/shape"} {
+	for _, pkg := range []string{"github.com/aiperf/toolkit/cmd/aiperf-hash", "github.com/aiperf/toolkit/lib/cachekey", "github.com/aiperf/toolkit/lib/cmd/shape", "github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)

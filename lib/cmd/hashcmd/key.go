@@ -2,21 +2,18 @@ package hashcmd
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/shape"
+	"github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"
 	"github.com/aiperf/toolkit/lib/digest"
-	"github.com/aiperf/toolkit/lib/trace"
+	"github.com/aiperf/toolkit/lib/request"
+	"github.com/aiperf/toolkit/lib/tokenizer/identity"
 	"github.com/urfave/cli/v2"
 )
 
@@ -51,8 +48,8 @@ they cannot change a byte of the store.`
 
 type keyOptions struct {
 	memo    memoOptions
-	tok     shape.Tokenize
-	tokRun  shape.TokenizeRun
+	tok     tokenizeshape.Tokenize
+	tokRun  tokenizeshape.TokenizeRun
 	pack    shape.Pack
 	packRun shape.PackRun
 	explain bool
@@ -63,8 +60,8 @@ type keyOptions struct {
 // key's.
 func keyFlags(o *keyOptions) []cli.Flag {
 	var flags []cli.Flag
-	flags = append(flags, shape.TokenizeFlags(&o.tok)...)
-	flags = append(flags, withoutV(shape.TokenizeRunFlags(&o.tokRun))...)
+	flags = append(flags, tokenizeshape.TokenizeFlags(&o.tok)...)
+	flags = append(flags, withoutV(tokenizeshape.TokenizeRunFlags(&o.tokRun))...)
 	flags = append(flags, shape.PackFlags(&o.pack)...)
 	flags = append(flags, withoutV(shape.PackRunFlags(&o.packRun))...)
 	flags = append(flags,
@@ -108,32 +105,13 @@ func keyCommand(global *memoOptions) *cli.Command {
 // describe checks the flags as the stages do, digests the inputs and the
 // tokenizer and returns the canonical description.
 func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string) (string, error) {
-	chk, err := o.tok.Check()
+	chk, req, err := o.check()
 	if err != nil {
 		return "", err
 	}
-	req, err := o.pack.Check()
-	if err != nil {
-		return "", err
-	}
-	// The limits leave the key alone, but a stage refuses a bad one, and
-	// a key for a command line the stage refuses is no use.
-	if err := o.tokRun.Check(); err != nil {
-		return "", err
-	}
-	if _, err := o.packRun.Check(); err != nil {
-		return "", err
-	}
-	var memoNote string
-	r.h.Memo, memoNote = openMemo(&o.memo)
-	if o.verbose {
-		if memoNote != "" {
-			r.warnf("digest memo off: %s", memoNote)
-		}
-		r.h.OnDone = r.logEvent
-	}
+	r.useMemo(&o.memo, o.verbose)
 
-	tok, err := shape.TokenizerIdentity(ctx, &r.h, &o.tok)
+	tok, err := identity.Of(ctx, &r.h, o.tok.Tokenizer, o.tok.IsBuiltin())
 	if err != nil {
 		return "", err
 	}
@@ -141,10 +119,64 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 	if len(inputs) == 0 {
 		inputs = []string{"-"}
 	}
+	digests, head, err := digestInputs(ctx, r, inputs)
+	if err != nil {
+		return "", err
+	}
+
+	typ := o.tok.Type
+	if typ == "" {
+		// Keyed by the format tokenize detects, so that naming it with
+		// --type gives the same key as leaving it out.
+		if typ, err = detectType(inputs[0], head, o.tokRun.MaxLineBytes); err != nil {
+			return "", err
+		}
+	}
+	if tokenizeshape.NeedsModel(typ) && req.Model == "" {
+		return "", base.UsageError("key: --model is required: aiperf-pack needs it to format the prompts and messages of a %s trace (and refuses to pack them without it)", typ)
+	}
+
+	b := cachekey.New(shape.Salt())
+	for _, f := range append(o.tok.Fields(chk, typ), o.pack.Fields(req)...) {
+		if f.IsList {
+			b.List(f.Name, f.List)
+		} else {
+			b.Field(f.Name, f.Value)
+		}
+	}
+	b.Tokenizer(tok)
+	for _, d := range digests {
+		b.Input(d)
+	}
+	return b.Explain()
+}
+
+// check checks the flags of both stages as the stages do.
+func (o *keyOptions) check() (tokenizeshape.Checked, request.Options, error) {
+	chk, err := o.tok.Check()
+	if err != nil {
+		return chk, request.Options{}, err
+	}
+	req, err := o.pack.Check()
+	if err != nil {
+		return chk, req, err
+	}
+	// The limits leave the key alone, but a stage refuses a bad one, and
+	// a key for a command line the stage refuses is no use.
+	if err := o.tokRun.Check(); err != nil {
+		return chk, req, err
+	}
+	_, err = o.packRun.Check()
+	return chk, req, err
+}
+
+// digestInputs digests the trace inputs in order, as aiperf-tokenize reads
+// them; head keeps the start of stdin when it is one of them.
+func digestInputs(ctx context.Context, r *digestRun, inputs []string) ([]digest.Digest, *headReader, error) {
 	var head *headReader
 	if slices.Contains(inputs, "-") {
 		if f, ok := r.stdin.(*os.File); ok && isTerminal(f) {
-			return "", base.UsageError("key: the trace would be read from a terminal: give INPUT (or pipe it in)")
+			return nil, nil, base.UsageError("key: the trace would be read from a terminal: give INPUT (or pipe it in)")
 		}
 		// Its head is kept for detecting its format: stdin is read once.
 		head = &headReader{r: r.stdin}
@@ -169,134 +201,10 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 		digests = append(digests, res.d)
 	})
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	if failed {
-		return "", &base.Error{Code: base.ExitTrouble} // each error was printed
+		return nil, nil, &base.Error{Code: base.ExitTrouble} // each error was printed
 	}
-
-	typ := o.tok.Type
-	if typ == "" {
-		// Keyed by the format tokenize detects, so that naming it with
-		// --type gives the same key as leaving it out.
-		if typ, err = detectType(inputs[0], head, o.tokRun.MaxLineBytes); err != nil {
-			return "", err
-		}
-	}
-	if shape.NeedsModel(typ) && req.Model == "" {
-		return "", base.UsageError("key: --model is required: aiperf-pack needs it to format the prompts and messages of a %s trace (and refuses to pack them without it)", typ)
-	}
-
-	b := cachekey.New(shape.Salt())
-	for _, f := range append(o.tok.Fields(chk, typ), o.pack.Fields(req)...) {
-		if f.IsList {
-			b.List(f.Name, f.List)
-		} else {
-			b.Field(f.Name, f.Value)
-		}
-	}
-	b.Tokenizer(tok)
-	for _, d := range digests {
-		b.Input(d)
-	}
-	return b.Explain()
-}
-
-// headMax bounds the head of stdin key keeps to detect the trace's format:
-// a first record longer than that (or a pretty-printed inputs_json document
-// longer than that) needs --type.
-const headMax = 8 << 20
-
-// headReader reads r and keeps its first headMax bytes.
-type headReader struct {
-	r    io.Reader
-	head []byte
-	all  bool // head holds the whole stream
-}
-
-func (h *headReader) Read(p []byte) (int, error) {
-	n, err := h.r.Read(p)
-	if keep := min(n, headMax-len(h.head)); keep > 0 {
-		h.head = append(h.head, p[:keep]...)
-	}
-	if err == io.EOF && len(h.head) < headMax {
-		h.all = true
-	}
-	return n, err
-}
-
-// errHeadEnd stops a detection that reads past the head key kept.
-var errHeadEnd = fmt.Errorf("its first %d MiB do not tell its format", headMax>>20)
-
-// detectType names the format of the trace at name ("-": the head of stdin
-// that h kept) as aiperf-tokenize detects it, with its words when it
-// cannot (tokenize would refuse the trace).
-func detectType(name string, h *headReader, maxLine int) (string, error) {
-	opt := trace.Options{MaxLineBytes: maxLine}
-	var (
-		tr  *trace.Reader
-		err error
-	)
-	if name == "-" {
-		var in io.Reader = bytes.NewReader(h.head)
-		if !h.all {
-			in = io.MultiReader(in, errReader{errHeadEnd})
-		}
-		tr, err = trace.NewReader(in, "<stdin>", opt)
-		if errors.Is(err, errHeadEnd) {
-			return "", base.UsageError("key: the trace on stdin: %v: give --type", errHeadEnd)
-		}
-	} else {
-		tr, err = trace.Open(name, opt)
-	}
-	if err != nil {
-		return "", err
-	}
-	defer tr.Close()
-	return tr.Type(), nil
-}
-
-type errReader struct{ err error }
-
-func (r errReader) Read([]byte) (int, error) { return 0, r.err }
-
-// traceInput digests a trace input as aiperf-tokenize reads it: a file (or
-// a link to one) by its bytes; a directory by the files it takes from it
-// (see traceFiles), under the directory rule (kind "listed").
-func traceInput(ctx context.Context, h *digest.Hasher, name string) (digest.Digest, error) {
-	fi, err := os.Stat(name)
-	if err != nil || !fi.IsDir() {
-		return h.Path(ctx, name)
-	}
-	files, err := traceFiles(name)
-	if err != nil {
-		return digest.Digest{}, err
-	}
-	if len(files) == 0 {
-		// tokenize refuses it; and every such folder would share one key
-		return digest.Digest{}, &fs.PathError{Op: "read", Path: name, Err: errors.New("no *.jsonl file below it: aiperf-tokenize reads nothing from it")}
-	}
-	s, err := h.Listed(ctx, name, files)
-	return digest.Digest{Kind: digest.Listed, Sum: s}, err
-}
-
-// traceFiles lists, relative to dir and '/'-separated, the files
-// aiperf-tokenize may read from a trace directory (trace.DirFiles). It
-// recurses in every mode: a raw_payload directory reads only its top
-// level, so a nested *.jsonl changes its key but not its store (a miss,
-// never a wrong hit).
-func traceFiles(dir string) ([]string, error) {
-	files, err := trace.DirFiles(dir)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(files))
-	for i, p := range files {
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = filepath.ToSlash(rel)
-	}
-	return out, nil
+	return digests, head, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/packcmd"
 	"github.com/aiperf/toolkit/lib/cmd/shape"
+	"github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"
 	"github.com/aiperf/toolkit/lib/cmd/tokenizecmd"
 	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/store"
@@ -84,12 +85,21 @@ func stageApps() map[string]*cli.App {
 	return map[string]*cli.App{shape.TokenizeStage: tokenizecmd.New(), shape.PackStage: packcmd.New()}
 }
 
+// shaping returns the names of a stage's shaping flags.
+func shaping(stage string) []string {
+	flags := shape.PackFlags(&shape.Pack{})
+	if stage == shape.TokenizeStage {
+		flags = tokenizeshape.TokenizeFlags(&tokenizeshape.Tokenize{})
+	}
+	return shape.Shaping(stage, flags)
+}
+
 // classify returns what is wrong with the classification of app's flags:
 // each must be shaping or excluded (not both), each classified flag must
 // exist, and each needs a test case in shapingCases or excludedCases.
 func classify(stage string, app *cli.App) []string {
 	var bad []string
-	shaping := shape.Shaping(stage)
+	shaping := shaping(stage)
 	var excluded []string
 	for _, e := range shape.Excluded {
 		if e.Stage == stage {
@@ -254,7 +264,7 @@ func TestFlagsChangeStoreAndKey(t *testing.T) {
 	packBase := []string{"--model", "m"}
 	for _, tc := range [][]flagCase{shapingCases, excludedCases} {
 		for _, c := range tc {
-			shaping := slices.Contains(shape.Shaping(c.stage), c.flag)
+			shaping := slices.Contains(shaping(c.stage), c.flag)
 			t.Run(c.stage+"/"+c.flag, func(t *testing.T) {
 				dir := t.TempDir()
 				tok0, pk0 := c.args(dir, false)

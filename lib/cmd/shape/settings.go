@@ -1,20 +1,14 @@
 package shape
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/aiperf/toolkit/lib/cachekey"
-	"github.com/aiperf/toolkit/lib/digest"
 	"github.com/aiperf/toolkit/lib/request"
-	"github.com/aiperf/toolkit/lib/tokenizer/locate"
-	"github.com/aiperf/toolkit/lib/trace"
 )
 
 // A store records the settings it was built with: the description of its
@@ -27,13 +21,6 @@ import (
 // text: a store built with other flags than its key describes is refused
 // instead of cached under that key for good.
 
-// NeedsModel reports whether a trace of format typ gives records that
-// aiperf-pack formats (prompts and messages), which need --model: all but
-// the formats of verbatim request bodies.
-func NeedsModel(typ string) bool {
-	return typ != trace.TypeRawPayload && typ != trace.TypeInputsJSON
-}
-
 // tokenizeSalt names the salt fields that aiperf-tokenize's build decides
 // (the records it writes); aiperf-pack's build decides the others.
 var tokenizeSalt = []string{"salt.records", "salt.algorithm.trace", "salt.algorithm.synthesis", "salt.algorithm.corpus"}
@@ -41,21 +28,6 @@ var tokenizeSalt = []string{"salt.records", "salt.algorithm.trace", "salt.algori
 // tokenizeSide reports whether a description field is aiperf-tokenize's.
 func tokenizeSide(name string) bool {
 	return strings.HasPrefix(name, "tokenize.") || strings.HasPrefix(name, "tokenizer.") || slices.Contains(tokenizeSalt, name)
-}
-
-// Settings returns aiperf-tokenize's part of a store's settings, for the
-// end line of its records: the salt, the fields of the checked settings for
-// a trace of format typ, and the tokenizer's identity (tok nil: it could
-// not be named, and the part leaves it out).
-func (s *Tokenize) Settings(c Checked, typ string, tok *cachekey.Tokenizer) (string, error) {
-	b := cachekey.New(Salt())
-	for _, f := range s.Fields(c, typ) {
-		b.Field(f.Name, f.Value)
-	}
-	if tok != nil {
-		b.Tokenizer(*tok)
-	}
-	return b.Explain()
 }
 
 // Records is the settings part a records stream carried on its end line
@@ -161,7 +133,7 @@ func combineShards(shards []string) string {
 	seen := map[int]bool{}
 	count := -1
 	for _, s := range shards {
-		i, n, err := parseShard(s)
+		i, n, err := ParseShard(s)
 		if err != nil || (count != -1 && n != count) || seen[i] {
 			count = -2
 			break
@@ -174,26 +146,4 @@ func combineShards(shards []string) string {
 	sorted := slices.Clone(shards)
 	sort.Strings(sorted)
 	return strings.Join(slices.Compact(sorted), "+")
-}
-
-// TokenizerIdentity names the tokenizer of --tokenizer by the files
-// aiperf-tokenize reads (lib/tokenizer/locate finds them for the stage and
-// for aiperf-hash key alike), through h (and its memo, if it has one).
-func TokenizerIdentity(ctx context.Context, h *digest.Hasher, s *Tokenize) (cachekey.Tokenizer, error) {
-	if s.IsBuiltin() {
-		return cachekey.BuiltinTokenizer(), nil
-	}
-	f, err := locate.Find(s.Tokenizer)
-	if err != nil {
-		return cachekey.Tokenizer{}, err // the words of aiperf-tokenize, which finds it the same way
-	}
-	paths := []string{f.File}
-	if f.Config != "" {
-		paths = append(paths, f.Config)
-	}
-	t, err := cachekey.TokenizerFiles(ctx, h, f.Name, f.Revision, paths...)
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-		return t, fmt.Errorf("tokenizer: %s: %w", pe.Path, pe.Err)
-	}
-	return t, err
 }

@@ -11,17 +11,19 @@
 // defined anywhere else is unclassified, and the classification test in
 // lib/cmd/hashcmd fails until it is moved here.
 //
+// aiperf-tokenize's half (its settings read traces) is the subpackage
+// tokenizeshape, so that aiperf-pack, which imports this one, links no
+// trace parser (the root's TestLeanBinaries checks it).
+//
 // The package links neither the tokenizer, the synthesis, the store writer
 // nor the pack pipeline (lib/cmd/hashcmd's TestDeps checks it): aiperf-hash
 // must stay small and start fast.
 package shape
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -30,7 +32,6 @@ import (
 	"github.com/aiperf/toolkit/lib/internal/units"
 	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/request"
-	"github.com/aiperf/toolkit/lib/trace"
 	"github.com/urfave/cli/v2"
 )
 
@@ -97,88 +98,8 @@ type Field struct {
 	IsList bool
 }
 
-// Tokenize are the aiperf-tokenize settings that shape records bytes.
-type Tokenize struct {
-	Type      string
-	Tokenizer string
-	BlockSize int // 0: the trace format's own (trace.KVBlockSize)
-	Seed      uint64
-	Start     float64 // ms; <0 = unset
-	End       float64 // ms; <0 = unset
-	MaxISL    int
-	MaxOSL    int
-	Shard     string
-}
-
-// BuiltinTokenizer is the --tokenizer value naming the builtin tokenizer.
-const BuiltinTokenizer = "builtin"
-
-// IsBuiltin reports whether the --tokenizer value names the builtin one.
-func (s *Tokenize) IsBuiltin() bool { return s.Tokenizer == "" || s.Tokenizer == BuiltinTokenizer }
-
-// TokenizeFlags returns the flags of aiperf-tokenize that shape its output,
-// bound to s.
-func TokenizeFlags(s *Tokenize) []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "type", Usage: "trace `FORMAT`: " + strings.Join(trace.Types, ", ") + " (default: detect from the first record)", Destination: &s.Type},
-		&cli.StringFlag{Name: "tokenizer", Value: BuiltinTokenizer, Usage: "`builtin` (Qwen3) or a tokenizer.json, a folder holding one, or a Hugging Face cache snapshot", Destination: &s.Tokenizer},
-		&cli.IntFlag{Name: "block-size", Usage: fmt.Sprintf("tokens per hash_id block (default: %d for %s, else %d)", trace.KVBlockSize(trace.TypeBailian), trace.TypeBailian, trace.KVBlockSize(trace.TypeMooncake)), Destination: &s.BlockSize},
-		&cli.Uint64Flag{Name: "seed", Usage: "seed of the prompt synthesis", Destination: &s.Seed},
-		&cli.Float64Flag{Name: "start-offset", Value: -1, Usage: "drop trace rows with a timestamp before `MS`", Destination: &s.Start},
-		&cli.Float64Flag{Name: "end-offset", Value: -1, Usage: "drop trace rows with a timestamp after `MS`", Destination: &s.End},
-		&cli.IntFlag{Name: "max-isl", Usage: "drop trace rows with input_length above `N`", Destination: &s.MaxISL},
-		&cli.IntFlag{Name: "max-osl", Usage: "cap output_length (max_tokens) at `N`", Destination: &s.MaxOSL},
-		&cli.StringFlag{Name: "shard", Usage: "emit only sessions i, i+N, ... of the trace (`i/N`, 0-based); packing every shard gives the unsharded store", Destination: &s.Shard},
-	}
-}
-
-// Checked are tokenize settings turned into stage options.
-type Checked struct {
-	Trace      trace.Options
-	ShardIndex int
-	ShardCount int
-}
-
-// Check validates the settings and converts them; its errors are the usage
-// errors of aiperf-tokenize.
-func (s *Tokenize) Check() (Checked, error) {
-	topt, err := s.traceOptions()
-	if err != nil {
-		return Checked{}, base.UsageError("%v", err)
-	}
-	idx, cnt, err := parseShard(s.Shard)
-	if err != nil {
-		return Checked{}, base.UsageError("--shard %q: %v", s.Shard, err)
-	}
-	return Checked{Trace: topt, ShardIndex: idx, ShardCount: cnt}, nil
-}
-
-func (s *Tokenize) traceOptions() (trace.Options, error) {
-	o := trace.Options{Type: s.Type, MaxInputLength: s.MaxISL, MaxOutputLength: s.MaxOSL}
-	if s.Type != "" && !slices.Contains(trace.Types, s.Type) {
-		// Checked here, not only when the trace is opened, so that
-		// aiperf-hash key refuses what the stage refuses.
-		return o, fmt.Errorf("--type %q: unknown trace format (want one of %s)", s.Type, strings.Join(trace.Types, ", "))
-	}
-	for _, v := range []struct {
-		ms  float64
-		dst **int64
-		nm  string
-	}{{s.Start, &o.StartOffsetNS, "--start-offset"}, {s.End, &o.EndOffsetNS, "--end-offset"}} {
-		if v.ms >= 0 {
-			ns := int64(v.ms*1e6 + 0.5)
-			*v.dst = &ns
-		} else if v.ms != -1 {
-			return o, fmt.Errorf("%s must not be negative", v.nm)
-		}
-	}
-	if s.MaxISL < 0 || s.MaxOSL < 0 || s.BlockSize < 0 {
-		return o, errors.New("--max-isl, --max-osl and --block-size must not be negative")
-	}
-	return o, nil
-}
-
-func parseShard(s string) (int, int, error) {
+// ParseShard parses --shard ("" is the whole trace, 0/1).
+func ParseShard(s string) (int, int, error) {
 	if s == "" {
 		return 0, 1, nil
 	}
@@ -189,59 +110,6 @@ func parseShard(s string) (int, int, error) {
 		return 0, 0, errors.New("want i/N with 0 <= i < N")
 	}
 	return i, n, nil
-}
-
-// Fields returns the key fields of checked settings for a trace of format
-// typ (--type, or the format aiperf-tokenize detects when it is absent),
-// one per flag but --tokenizer (a key records the tokenizer's identity
-// instead of its path: see cachekey.Tokenizer). Values are canonical, the
-// ones the stage works with, so that a flag given its default value keys
-// as its absence does: the format, the block size (0 is the format's own),
-// the offsets as nanoseconds, the shard as i/N.
-func (s *Tokenize) Fields(c Checked, typ string) []Field {
-	ns := func(p *int64) string {
-		if p == nil {
-			return "unset"
-		}
-		return strconv.FormatInt(*p, 10)
-	}
-	return []Field{
-		{Name: "tokenize.type", Value: typ},
-		{Name: "tokenize.block-size", Value: strconv.Itoa(cmp.Or(s.BlockSize, trace.KVBlockSize(typ)))},
-		{Name: "tokenize.seed", Value: strconv.FormatUint(s.Seed, 10)},
-		{Name: "tokenize.start-offset", Value: ns(c.Trace.StartOffsetNS)},
-		{Name: "tokenize.end-offset", Value: ns(c.Trace.EndOffsetNS)},
-		{Name: "tokenize.max-isl", Value: strconv.Itoa(s.MaxISL)},
-		{Name: "tokenize.max-osl", Value: strconv.Itoa(s.MaxOSL)},
-		{Name: "tokenize.shard", Value: fmt.Sprintf("%d/%d", c.ShardIndex, c.ShardCount)},
-	}
-}
-
-// TokenizeRun are aiperf-tokenize's other settings: none changes a byte of
-// its output.
-type TokenizeRun struct {
-	Verify       bool
-	MaxLineBytes int
-	Verbose      bool
-}
-
-// Check validates the settings as aiperf-tokenize does (aiperf-hash key
-// refuses what the stage refuses, limits included).
-func (r *TokenizeRun) Check() error {
-	if r.MaxLineBytes < 1 {
-		return base.UsageError("--max-line-bytes must be positive")
-	}
-	return nil
-}
-
-// TokenizeRunFlags returns aiperf-tokenize's flags that are not in the key,
-// bound to r.
-func TokenizeRunFlags(r *TokenizeRun) []cli.Flag {
-	return []cli.Flag{
-		&cli.BoolFlag{Name: "verify", Usage: "re-encode every synthesized prompt and fail (exit 1) unless it has exactly input_length tokens", Destination: &r.Verify},
-		&cli.IntFlag{Name: "max-line-bytes", Value: trace.DefaultMaxLineBytes, Usage: "refuse a trace line longer than `N` bytes (memory stays within a small multiple of the longest line)", Destination: &r.MaxLineBytes},
-		&cli.BoolFlag{Name: "v", Usage: "print a summary on stderr", Destination: &r.Verbose},
-	}
 }
 
 // Pack are the aiperf-pack settings that shape the store's bytes.
@@ -406,17 +274,11 @@ var Excluded = []Exclusion{
 }
 
 // Shaping returns the names of the flags of a stage that shape its output
-// bytes: the flags TokenizeFlags and PackFlags define, but those Excluded
-// lists (such as --include-usage, checked with the request options it
-// belongs to, but the default whenever it is allowed).
-func Shaping(stage string) []string {
-	var flags []cli.Flag
-	switch stage {
-	case TokenizeStage:
-		flags = TokenizeFlags(&Tokenize{})
-	case PackStage:
-		flags = PackFlags(&Pack{})
-	}
+// bytes: of flags (the stage's shaping definitions: tokenizeshape's
+// TokenizeFlags, PackFlags), those Excluded does not list (such as
+// --include-usage, checked with the request options it belongs to, but the
+// default whenever it is allowed).
+func Shaping(stage string, flags []cli.Flag) []string {
 	var names []string
 	for _, f := range flags {
 		name := f.Names()[0]

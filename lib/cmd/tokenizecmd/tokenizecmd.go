@@ -13,17 +13,18 @@ import (
 
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"github.com/aiperf/toolkit/lib/cmd/shape"
+	"github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"
 	"github.com/aiperf/toolkit/lib/digest"
 	"github.com/aiperf/toolkit/lib/synth"
 	"github.com/aiperf/toolkit/lib/tokenize"
 	"github.com/aiperf/toolkit/lib/tokenizer"
+	"github.com/aiperf/toolkit/lib/tokenizer/identity"
 	"github.com/aiperf/toolkit/lib/trace"
 	"github.com/urfave/cli/v2"
 )
 
 // LoadTokenizer loads "builtin" or a path.
-func LoadTokenizer(s *shape.Tokenize) (*tokenizer.Tokenizer, error) {
+func LoadTokenizer(s *tokenizeshape.Tokenize) (*tokenizer.Tokenizer, error) {
 	if s.IsBuiltin() {
 		return tokenizer.Builtin()
 	}
@@ -33,8 +34,8 @@ func LoadTokenizer(s *shape.Tokenize) (*tokenizer.Tokenizer, error) {
 // options are one run of the command: its settings, its input and the
 // streams it reads and writes.
 type options struct {
-	shape.Tokenize
-	shape.TokenizeRun
+	tokenizeshape.Tokenize
+	tokenizeshape.TokenizeRun
 
 	input  string    // a trace file or directory; "" or "-" is stdin
 	stdin  io.Reader // read when input is stdin
@@ -47,7 +48,7 @@ func New() *cli.App {
 	var o options
 	// Every flag is defined in lib/cmd/shape, which classifies it for cache
 	// keys (aiperf-hash key reads the same definitions).
-	flags := append(shape.TokenizeFlags(&o.Tokenize), shape.TokenizeRunFlags(&o.TokenizeRun)...)
+	flags := append(tokenizeshape.TokenizeFlags(&o.Tokenize), tokenizeshape.TokenizeRunFlags(&o.TokenizeRun)...)
 	return &cli.App{
 		Name:      "aiperf-tokenize",
 		Usage:     "turn a trace into records JSONL (exact-length prompts from input_length and hash_ids)",
@@ -113,7 +114,7 @@ func run(ctx context.Context, o options) error {
 			// that cannot be named (a verbatim trace never loads it) is
 			// left out, and a cache check then says so.
 			var tok *cachekey.Tokenizer
-			if t, err := shape.TokenizerIdentity(ctx, &digest.Hasher{}, &o.Tokenize); err == nil {
+			if t, err := identity.Of(ctx, &digest.Hasher{}, o.Tokenize.Tokenizer, o.Tokenize.IsBuiltin()); err == nil {
 				tok = &t
 			}
 			return o.Tokenize.Settings(chk, typ, tok)
