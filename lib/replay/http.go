@@ -114,6 +114,7 @@ func parseEndpoint(base, path string, insecure bool) (endpoint, error) {
 // conn is one pooled connection.
 type conn struct {
 	nc    net.Conn
+	io    sock // nc's reads and request writes
 	uses  int
 	abort atomic.Int32 // abortReason set by pool.abortAll
 }
@@ -233,7 +234,7 @@ func (p *pool) dial(ctx context.Context) (*conn, error) {
 		}
 		nc = tc
 	}
-	c := &conn{nc: nc}
+	c := &conn{nc: nc, io: newSock(nc)}
 	p.mu.Lock()
 	if p.reason != abortNone {
 		p.mu.Unlock()

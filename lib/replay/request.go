@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -317,8 +316,7 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 		} else if reused {
 			c.nc.SetDeadline(time.Time{})
 		}
-		bufs := net.Buffers(append(append(rs.vec[:0], hdr), rs.parts...))
-		if _, err := bufs.WriteTo(c.nc); err != nil {
+		if err := c.io.writeParts(append(append(rs.vec[:0], hdr), rs.parts...)); err != nil {
 			r.pool.drop(c)
 			if reused && attempt == 0 && retryable(err) {
 				continue
@@ -334,7 +332,7 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 				c.nc.SetReadDeadline(r.clk.at(cancelAt))
 			}
 		}
-		rs.rr.init(c.nc, rs.buf, r.clk.now)
+		rs.rr.init(c.io, rs.buf, r.clk.now)
 		h, err := rs.rr.readHead()
 		if err != nil {
 			r.pool.drop(c)
