@@ -1,8 +1,12 @@
 package replay
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"net"
+	"strings"
 	"testing"
 )
 
@@ -32,6 +36,7 @@ func benchResponse(b *testing.B, raw []byte, n int) {
 	now := func() int64 { clock++; return clock }
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		rs.rec.ChunkOffsetsNS = rs.rec.ChunkOffsetsNS[:0]
 		rs.rec.FirstTokenNS, rs.rec.FirstOutputNS = 0, 0
@@ -105,4 +110,93 @@ func BenchmarkQueuedReads(b *testing.B) {
 			b.ReportMetric(float64(reads)/float64(b.N), "reads/op")
 		})
 	}
+}
+
+// rawServer answers every request on a loopback port with the same bytes,
+// as scripts/bench/replaybench serve does but without net/http: it reads
+// the head and the Content-Length body and writes raw in one write. It
+// allocates nothing per request, so a benchmark's allocs/op are the
+// client's.
+func rawServer(b *testing.B, raw []byte) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 64<<10)
+				n := 0
+				for {
+					end := bytes.Index(buf[:n], []byte("\r\n\r\n"))
+					if end < 0 {
+						m, err := c.Read(buf[n:])
+						if err != nil {
+							return
+						}
+						n += m
+						continue
+					}
+					end += 4
+					cl := 0
+					if i := bytes.Index(buf[:end], []byte("Content-Length: ")); i >= 0 {
+						j := i + len("Content-Length: ")
+						for ; buf[j] >= '0' && buf[j] <= '9'; j++ {
+							cl = cl*10 + int(buf[j]-'0')
+						}
+					}
+					for n < end+cl {
+						m, err := c.Read(buf[n:])
+						if err != nil {
+							return
+						}
+						n += m
+					}
+					n = copy(buf, buf[end+cl:n])
+					if _, err := c.Write(raw); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + l.Addr().String()
+}
+
+// BenchmarkRun replays single-turn streamed chats against rawServer at
+// concurrency 64, records encoded to io.Discard: the whole request path
+// (send, head, framing, events, chunks, record) per op. cpu-µs/op is the
+// process's CPU time (the server's share included, the same in every run)
+// per request: steadier than ns/op on a loaded machine.
+func BenchmarkRun(b *testing.B) {
+	url := rawServer(b, benchStream())
+	st := singleTurns(b, 1000, 0, func(i int) []byte { return chatBody(strings.Repeat("word ", 300), 16, true) })
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	stats, err := Run(context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 64,
+		RequestCount: int64(b.N), Records: io.Discard})
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if stats.Errors != 0 || stats.Records != int64(b.N) {
+		b.Fatalf("%d records, %d errors", stats.Records, stats.Errors)
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
+}
+
+// cpuPerOp returns a function that reports the process's CPU time per op
+// since cpuPerOp was called ("cpu-ns/op"): on a machine shared with other
+// work, steadier than ns/op, which also counts the time others held the
+// CPU.
+func cpuPerOp(b *testing.B) func() {
+	c0 := cpuTime()
+	return func() { b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op") }
 }

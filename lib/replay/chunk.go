@@ -34,68 +34,163 @@ var errMalformed = errors.New("malformed JSON")
 // chunk reads one streamed chunk (an OpenAI chat.completion.chunk or
 // text_completion object) and reports whether it carried non-empty
 // content and non-empty reasoning text.
+//
+// It walks the chunk once, as laxObject would, reading choices[].text and
+// choices[].delta (or .message) .content / .reasoning_content / .reasoning
+// as it passes them, and usage and error once their values have been
+// walked. A member whose value turns out malformed leaves no trace: the
+// text it appended is cut off again, so the reply holds exactly what the
+// members before it gave (as when every value was checked before it was
+// read; FuzzChunkSinglePass holds it to that on any bytes).
 func (rp *reply) chunk(data []byte) (content, reasoning bool, err error) {
 	i := laxSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false, false, errMalformed
 	}
-	end, err := laxObject(data, i, 0, func(key, v []byte) error {
-		switch string(key) {
-		case `"choices"`:
-			if v[0] != '[' {
-				return nil
-			}
-			_, err := laxArray(v, 0, 1, func(ch []byte) error {
-				if ch[0] != '{' {
-					return nil
-				}
-				_, err := laxObject(ch, 0, 2, func(k, v []byte) error {
-					switch string(k) {
-					case `"delta"`, `"message"`:
-						if v[0] == '{' {
-							c, r := rp.message(v)
-							content, reasoning = content || c, reasoning || r
-						}
-					case `"text"`:
-						if appendText(&rp.content, v) {
-							content = true
-						}
-					}
-					return nil
-				})
-				return err
-			})
-			return err
-		case `"usage"`:
-			if v[0] == '{' {
-				rp.readUsage(v)
-			}
-		case `"error"`:
-			rp.readError(v)
-		}
-		return nil
-	})
+	var f textFlags
+	end, err := rp.chunkObject(data, i, &f)
 	if err == nil && laxSpace(data, end) != len(data) {
 		err = errMalformed
 	}
 	if err != nil {
-		return content, reasoning, errMalformed
+		return f.content, f.reasoning, errMalformed
 	}
-	return content, reasoning, nil
+	return f.content, f.reasoning, nil
 }
 
-// message reads a delta or message object (already walked by its parent).
-func (rp *reply) message(v []byte) (content, reasoning bool) {
-	laxObject(v, 0, 3, func(k, v []byte) error {
-		switch string(k) {
-		case `"content"`:
-			content = appendText(&rp.content, v) || content
-		case `"reasoning_content"`, `"reasoning"`:
-			reasoning = appendText(&rp.reasoning, v) || reasoning
+// textFlags say whether a chunk carried non-empty content and reasoning.
+type textFlags struct{ content, reasoning bool }
+
+// chunkObject walks the chunk object at b[i] == '{' (laxObject at depth 0).
+func (rp *reply) chunkObject(b []byte, i int, f *textFlags) (int, error) {
+	i = laxSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		vs, key, err := laxMember(b, i)
+		if err != nil {
+			return vs, err
 		}
-		return nil
-	})
-	return content, reasoning
+		switch string(key) {
+		case `"choices"`:
+			if vs < len(b) && b[vs] == '[' {
+				saved, nc, nr := *f, len(rp.content), len(rp.reasoning)
+				if i, err = rp.choices(b, vs, f); err != nil {
+					*f, rp.content, rp.reasoning = saved, rp.content[:nc], rp.reasoning[:nr]
+				}
+			} else {
+				i, err = laxSkip(b, vs, 0)
+			}
+		case `"usage"`:
+			if i, err = laxSkip(b, vs, 0); err == nil && b[vs] == '{' {
+				rp.readUsage(b[vs:i])
+			}
+		case `"error"`:
+			if i, err = laxSkip(b, vs, 0); err == nil {
+				rp.readError(b[vs:i])
+			}
+		default:
+			i, err = laxSkip(b, vs, 0)
+		}
+		if err != nil {
+			return i, err
+		}
+		var end bool
+		if i, end, err = laxNext(b, i, '}'); end || err != nil {
+			return i, err
+		}
+	}
+}
+
+// choices walks the choices array at b[i] == '[' (laxArray at depth 1).
+func (rp *reply) choices(b []byte, i int, f *textFlags) (int, error) {
+	i = laxSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i < len(b) && b[i] == '{' {
+			i, err = rp.choice(b, i, f)
+		} else {
+			i, err = laxSkip(b, i, 1)
+		}
+		if err != nil {
+			return i, err
+		}
+		var end bool
+		if i, end, err = laxNext(b, i, ']'); end || err != nil {
+			return i, err
+		}
+	}
+}
+
+// choice walks one choice object at b[i] == '{' (laxObject at depth 2).
+func (rp *reply) choice(b []byte, i int, f *textFlags) (int, error) {
+	i = laxSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		vs, key, err := laxMember(b, i)
+		if err != nil {
+			return vs, err
+		}
+		switch string(key) {
+		case `"delta"`, `"message"`:
+			if vs < len(b) && b[vs] == '{' {
+				i, err = rp.message(b, vs, f)
+			} else {
+				i, err = laxSkip(b, vs, 2)
+			}
+		case `"text"`:
+			if i, err = laxSkip(b, vs, 2); err == nil && appendText(&rp.content, b[vs:i]) {
+				f.content = true
+			}
+		default:
+			i, err = laxSkip(b, vs, 2)
+		}
+		if err != nil {
+			return i, err
+		}
+		var end bool
+		if i, end, err = laxNext(b, i, '}'); end || err != nil {
+			return i, err
+		}
+	}
+}
+
+// message walks a delta or message object at b[i] == '{' (laxObject at
+// depth 3).
+func (rp *reply) message(b []byte, i int, f *textFlags) (int, error) {
+	i = laxSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		vs, key, err := laxMember(b, i)
+		if err != nil {
+			return vs, err
+		}
+		if i, err = laxSkip(b, vs, 3); err != nil {
+			return i, err
+		}
+		switch string(key) {
+		case `"content"`:
+			if appendText(&rp.content, b[vs:i]) {
+				f.content = true
+			}
+		case `"reasoning_content"`, `"reasoning"`:
+			if appendText(&rp.reasoning, b[vs:i]) {
+				f.reasoning = true
+			}
+		}
+		var end bool
+		if i, end, err = laxNext(b, i, '}'); end || err != nil {
+			return i, err
+		}
+	}
 }
 
 // appendText appends the escaped content of the JSON string v to dst and

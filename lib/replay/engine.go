@@ -80,6 +80,7 @@ type runner struct {
 	ep    endpoint
 	pool  *pool
 	clk   clock
+	now   func() int64 // clk.now, bound once (a method value allocates)
 	sink  *sink
 	mode  string // p.Schedule
 	runID string
@@ -258,11 +259,19 @@ type start struct {
 }
 
 func (r *runner) newSession(st start) *session {
-	sess := &session{
+	sess := new(session)
+	r.initSession(sess, st)
+	return sess
+}
+
+// initSession makes sess the session run st (a run that has ended may be
+// made the next one: nothing holds a session once its run is over).
+func (r *runner) initSession(sess *session, st start) {
+	*sess = session{
 		s:     st.s,
 		turns: r.st.SessionLen(st.s),
 		id:    r.st.SessionID(st.s),
-		corr:  r.runID + "-s" + strconv.FormatInt(st.run, 10),
+		corr:  r.numberedID("-s", st.run),
 		num:   st.run,
 		slot:  r.ceiling > 0,
 		wait:  st.ceilingWait,
@@ -270,7 +279,13 @@ func (r *runner) newSession(st start) *session {
 	if sess.turns > 1 {
 		sess.hist = r.sessionHistory(st.s)
 	}
-	return sess
+}
+
+// numberedID returns the run's ID, sep and n ("<run id>-<n>" for a
+// request, "<run id>-s<n>" for a session run), built in one allocation.
+func (r *runner) numberedID(sep string, n int64) string {
+	var b [64]byte
+	return string(strconv.AppendInt(append(append(b[:0], r.runID...), sep...), n, 10))
 }
 
 // sessionHistory decides how a multi-turn session's turns go out: nil
@@ -352,6 +367,7 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 		return nil, fmt.Errorf("connecting to %s: %v", r.ep.addr, netMessage(err))
 	}
 	r.clk = newClock()
+	r.now = r.clk.now
 	r.t0 = r.clk.now()
 	if at := r.o.StartAt; !at.IsZero() {
 		// The shared instant is the schedule's zero, even when this shard
@@ -668,7 +684,7 @@ func (r *runner) drive(sess *session, at int64) {
 		// The run is over.
 		if r.mode == ScheduleConcurrency {
 			if st, ok := r.nextStart(); ok {
-				sess = r.newSession(st)
+				r.initSession(sess, st)
 				at = r.clk.now()
 				continue
 			}

@@ -113,9 +113,13 @@ func parseEndpoint(base, path string, insecure bool) (endpoint, error) {
 
 // conn is one pooled connection.
 type conn struct {
-	nc    net.Conn
-	uses  int
-	abort atomic.Int32 // abortReason set by pool.abortAll
+	nc   net.Conn
+	io   sock // nc's reads and request writes
+	uses int
+	// deadline: a request set a deadline on nc, which the next request on
+	// it must clear (only the request holding the connection touches it).
+	deadline bool
+	abort    atomic.Int32 // abortReason set by pool.abortAll
 }
 
 // Reasons a pool aborts connections in use.
@@ -233,7 +237,7 @@ func (p *pool) dial(ctx context.Context) (*conn, error) {
 		}
 		nc = tc
 	}
-	c := &conn{nc: nc}
+	c := &conn{nc: nc, io: newSock(nc)}
 	p.mu.Lock()
 	if p.reason != abortNone {
 		p.mu.Unlock()
@@ -509,16 +513,19 @@ func parseHead(b []byte, h *head) error {
 			h.contentLength = n
 		case asciiEqualFold(name, "transfer-encoding"):
 			// The last coding decides the framing; only chunked is read.
-			codings := bytes.Split(value, []byte(","))
-			last := bytes.TrimSpace(codings[len(codings)-1])
+			last := value
+			if i := bytes.LastIndexByte(value, ','); i >= 0 {
+				last = bytes.TrimSpace(value[i+1:])
+			}
 			if asciiEqualFold(last, "chunked") {
 				h.chunked = true
 			} else if len(last) > 0 && !asciiEqualFold(last, "identity") {
 				return protoErrorf("unsupported Transfer-Encoding %q", clip(value, 40))
 			}
 		case asciiEqualFold(name, "connection"):
-			for _, tok := range bytes.Split(value, []byte(",")) {
-				tok = bytes.TrimSpace(tok)
+			for rest := value; rest != nil; {
+				var tok []byte
+				tok, rest = cutToken(rest)
 				if asciiEqualFold(tok, "close") {
 					h.close = true
 				} else if asciiEqualFold(tok, "keep-alive") {
@@ -526,8 +533,9 @@ func parseHead(b []byte, h *head) error {
 				}
 			}
 		case asciiEqualFold(name, "content-encoding"):
-			for _, tok := range bytes.Split(value, []byte(",")) {
-				tok = bytes.TrimSpace(tok)
+			for rest := value; rest != nil; {
+				var tok []byte
+				tok, rest = cutToken(rest)
 				var c uint8
 				switch {
 				case len(tok) == 0 || asciiEqualFold(tok, "identity"):
@@ -563,6 +571,15 @@ func parseHead(b []byte, h *head) error {
 		h.contentLength = -1 // Transfer-Encoding overrides Content-Length
 	}
 	return nil
+}
+
+// cutToken returns the first element of a comma-separated header value,
+// trimmed, and the rest after its comma (nil after the last element).
+func cutToken(v []byte) (tok, rest []byte) {
+	if i := bytes.IndexByte(v, ','); i >= 0 {
+		return bytes.TrimSpace(v[:i]), v[i+1:]
+	}
+	return bytes.TrimSpace(v), nil
 }
 
 func cutLine(b []byte) (line, rest []byte) {

@@ -88,20 +88,10 @@ func laxObject(b []byte, i, depth int, fn func(key, value []byte) error) (int, e
 		return i + 1, nil
 	}
 	for {
-		if i >= len(b) || b[i] != '"' {
-			return i, errLax
+		vs, key, err := laxMember(b, i)
+		if err != nil {
+			return vs, err
 		}
-		ks := i
-		var err error
-		if i, err = laxString(b, i); err != nil {
-			return i, err
-		}
-		key := b[ks:i]
-		i = laxSpace(b, i)
-		if i >= len(b) || b[i] != ':' {
-			return i, errLax
-		}
-		vs := laxSpace(b, i+1)
 		if i, err = laxSkip(b, vs, depth); err != nil {
 			return i, err
 		}
@@ -110,19 +100,46 @@ func laxObject(b []byte, i, depth int, fn func(key, value []byte) error) (int, e
 				return i, err
 			}
 		}
-		i = laxSpace(b, i)
-		if i >= len(b) {
-			return i, errLax
-		}
-		switch b[i] {
-		case ',':
-			i = laxSpace(b, i+1)
-		case '}':
-			return i + 1, nil
-		default:
-			return i, errLax
+		var end bool
+		if i, end, err = laxNext(b, i, '}'); end || err != nil {
+			return i, err
 		}
 	}
+}
+
+// laxMember reads an object member's key at b[i] (quotes included) and
+// its colon, and returns where its value starts.
+func laxMember(b []byte, i int) (vs int, key []byte, err error) {
+	if i >= len(b) || b[i] != '"' {
+		return i, nil, errLax
+	}
+	ks := i
+	if i, err = laxString(b, i); err != nil {
+		return i, nil, err
+	}
+	key = b[ks:i]
+	i = laxSpace(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return i, nil, errLax
+	}
+	return laxSpace(b, i+1), key, nil
+}
+
+// laxNext reads what follows a member or element at b[i]: a comma (then
+// i is where the next one starts) or the closing bracket (end; i is past
+// it).
+func laxNext(b []byte, i int, closing byte) (next int, end bool, err error) {
+	i = laxSpace(b, i)
+	if i >= len(b) {
+		return i, false, errLax
+	}
+	switch b[i] {
+	case ',':
+		return laxSpace(b, i+1), false, nil
+	case closing:
+		return i + 1, true, nil
+	}
+	return i, false, errLax
 }
 
 // laxArray walks the array at b[i] == '[', calling fn (when not nil) with
@@ -146,17 +163,9 @@ func laxArray(b []byte, i, depth int, fn func(value []byte) error) (int, error) 
 				return i, err
 			}
 		}
-		i = laxSpace(b, i)
-		if i >= len(b) {
-			return i, errLax
-		}
-		switch b[i] {
-		case ',':
-			i = laxSpace(b, i+1)
-		case ']':
-			return i + 1, nil
-		default:
-			return i, errLax
+		var end bool
+		if i, end, err = laxNext(b, i, ']'); end || err != nil {
+			return i, err
 		}
 	}
 }

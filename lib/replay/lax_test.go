@@ -146,6 +146,7 @@ var benchChunk = []byte(`{"id":"chatcmpl-123","object":"chat.completion.chunk","
 func BenchmarkChunkLax(b *testing.B) {
 	var rp reply
 	b.SetBytes(int64(len(benchChunk)))
+	defer cpuPerOp(b)()
 	for b.Loop() {
 		rp.content = rp.content[:0]
 		rp.chunk(benchChunk)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -200,7 +199,7 @@ func (r *runner) sendTurn(sess *session, intended int64) bool {
 		Record:         i,
 		Session:        sess.id,
 		Turn:           int(e.Turn),
-		RequestID:      r.runID + "-" + strconv.FormatInt(seq, 10),
+		RequestID:      r.numberedID("-", seq),
 		CorrelationID:  sess.corr,
 		SessionNum:     int(sess.num),
 		Shard:          r.o.Shard,
@@ -314,11 +313,12 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 		if r.o.Timeout > 0 {
 			timeoutAt = R.SentNS + int64(r.o.Timeout)
 			c.nc.SetDeadline(r.clk.at(timeoutAt))
-		} else if reused {
+			c.deadline = true
+		} else if c.deadline {
 			c.nc.SetDeadline(time.Time{})
+			c.deadline = false
 		}
-		bufs := net.Buffers(append(append(rs.vec[:0], hdr), rs.parts...))
-		if _, err := bufs.WriteTo(c.nc); err != nil {
+		if err := c.io.writeParts(append(append(rs.vec[:0], hdr), rs.parts...)); err != nil {
 			r.pool.drop(c)
 			if reused && attempt == 0 && retryable(err) {
 				continue
@@ -332,9 +332,10 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 			cancelAt = r.clk.now() + int64(r.o.CancelAfter)
 			if timeoutAt == 0 || cancelAt < timeoutAt {
 				c.nc.SetReadDeadline(r.clk.at(cancelAt))
+				c.deadline = true
 			}
 		}
-		rs.rr.init(c.nc, rs.buf, r.clk.now)
+		rs.rr.init(c.io, rs.buf, r.now)
 		h, err := rs.rr.readHead()
 		if err != nil {
 			r.pool.drop(c)

@@ -1,0 +1,171 @@
+package replay
+
+import (
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// rawSock reads and writes a plain TCP connection with raw system calls
+// (syscall.RawSyscall) inside the connection's own poller (RawConn), so
+// that deadlines, readiness waits and closing behave exactly as with
+// net.Conn's Read and net.Buffers, and the errors are the same values.
+//
+// Why: net.Conn's Read and Write enter the Go scheduler's system-call
+// state around each call (entersyscall). A replay makes about four such
+// calls a request and is idle between them (it waits for the server), so
+// nearly every first call after an idle moment woke the runtime's monitor
+// thread (sysmon), which then polled every 20 µs for a millisecond or more:
+// about a tenth of the client's CPU on a loaded 2-core machine, in context
+// switches. A non-blocking socket read or write never blocks (a full or
+// empty socket returns EAGAIN and the poller waits), so the scheduler has
+// nothing to hand off while one runs.
+type rawSock struct {
+	tc      *net.TCPConn
+	rc      syscall.RawConn
+	readFn  func(fd uintptr) bool // s.read, bound once (a method value allocates)
+	writeFn func(fd uintptr) bool
+
+	p     []byte   // the read's buffer
+	v     [][]byte // what the write has left
+	iov   []syscall.Iovec
+	n     int   // bytes read
+	wrote int64 // bytes written
+	errno syscall.Errno
+	empty bool // a writev wrote nothing and said nothing
+}
+
+// newSock returns the sock of a new connection.
+func newSock(c net.Conn) sock {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return &netSock{c: c}
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return &netSock{c: c}
+	}
+	s := &rawSock{tc: tc, rc: rc}
+	s.readFn, s.writeFn = s.read, s.writev
+	return s
+}
+
+func (s *rawSock) read(fd uintptr) bool {
+	for {
+		n, e := sysRead(fd, s.p)
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false // the poller waits for readability and calls again
+		}
+		s.n, s.errno = n, e
+		return true
+	}
+}
+
+// Read is net.Conn's Read: the same bytes, io.EOF at the end, the same
+// *net.OpError otherwise.
+func (s *rawSock) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	s.p, s.n, s.errno = p, 0, 0
+	err := s.rc.Read(s.readFn)
+	s.p = nil
+	switch {
+	case err != nil: // the poller's: a deadline, a closed connection
+		return 0, s.opError("read", err)
+	case s.errno != 0:
+		return 0, &net.OpError{Op: "read", Net: "tcp", Source: s.tc.LocalAddr(), Addr: s.tc.RemoteAddr(), Err: os.NewSyscallError("read", s.errno)}
+	case s.n == 0:
+		return 0, io.EOF
+	}
+	return s.n, nil
+}
+
+// maxIOV is the most iovecs one writev takes (Linux's UIO_MAXIOV, the
+// standard library's bound).
+const maxIOV = 1024
+
+func (s *rawSock) writev(fd uintptr) bool {
+	for len(s.v) > 0 {
+		s.iov = s.iov[:0]
+		for _, b := range s.v {
+			if len(b) == 0 {
+				continue
+			}
+			iv := syscall.Iovec{Base: &b[0]}
+			iv.SetLen(len(b))
+			s.iov = append(s.iov, iv)
+			if len(s.iov) == maxIOV {
+				break
+			}
+		}
+		if len(s.iov) == 0 {
+			break
+		}
+		w, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(unsafe.SliceData(s.iov))), uintptr(len(s.iov)))
+		clear(s.iov)
+		if e == syscall.EINTR {
+			continue
+		}
+		if e == syscall.EAGAIN {
+			return false // the poller waits for room and calls again
+		}
+		if e != 0 {
+			s.errno = e
+			return true
+		}
+		s.wrote += int64(w)
+		if s.wrote == 0 {
+			s.empty = true // reported as net.Buffers reports it
+			return true
+		}
+		consumeParts(&s.v, int64(w))
+	}
+	return true
+}
+
+// writeParts is net.Buffers.WriteTo on the connection; it may change
+// the elements of v.
+func (s *rawSock) writeParts(v [][]byte) error {
+	s.v, s.wrote, s.errno, s.empty = v, 0, 0, false
+	err := s.rc.Write(s.writeFn)
+	s.v = nil
+	switch {
+	case err != nil:
+		return s.opError("writev", err)
+	case s.errno != 0:
+		return &net.OpError{Op: "writev", Net: "tcp", Source: s.tc.LocalAddr(), Addr: s.tc.RemoteAddr(), Err: os.NewSyscallError("writev", s.errno)}
+	case s.empty:
+		return &net.OpError{Op: "writev", Net: "tcp", Source: s.tc.LocalAddr(), Addr: s.tc.RemoteAddr(), Err: io.ErrUnexpectedEOF}
+	}
+	return nil
+}
+
+// opError gives an error of the poller (RawConn's "raw-read" or
+// "raw-write") the operation name net.Conn's own call reports.
+func (s *rawSock) opError(op string, err error) error {
+	if oe, ok := err.(*net.OpError); ok {
+		e := *oe
+		e.Op = op
+		return &e
+	}
+	return err
+}
+
+// consumeParts drops the first n bytes of *v.
+func consumeParts(v *[][]byte, n int64) {
+	for len(*v) > 0 {
+		l := int64(len((*v)[0]))
+		if l > n {
+			(*v)[0] = (*v)[0][n:]
+			return
+		}
+		n -= l
+		*v = (*v)[1:]
+	}
+}

@@ -1,0 +1,141 @@
+package replay
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tcpPair returns both ends of a loopback TCP connection.
+func tcpPair(t *testing.T) (client *net.TCPConn, server net.Conn) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(); s.Close() })
+	return c.(*net.TCPConn), s
+}
+
+// anon replaces a connection's addresses in an error message.
+func anon(msg string, c net.Conn) string {
+	return strings.NewReplacer(c.LocalAddr().String(), "LOCAL", c.RemoteAddr().String(), "REMOTE").Replace(msg)
+}
+
+// A connection's sock moves the same bytes as net.Conn and net.Buffers:
+// a write far larger than the socket buffers (partial writes, waits for
+// room) arrives whole and in order, and reads return what was sent, then
+// io.EOF.
+func TestSockBytes(t *testing.T) {
+	c, s := tcpPair(t)
+	sk := newSock(c)
+	var parts [][]byte
+	var want []byte
+	for i := range 40 {
+		p := bytes.Repeat([]byte{byte('a' + i%26)}, 100_000+i)
+		parts = append(parts, p, nil) // empty parts are skipped
+		want = append(want, p...)
+	}
+	got := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(s)
+		got <- b
+	}()
+	if err := sk.writeParts(parts); err != nil {
+		t.Fatal(err)
+	}
+	c.CloseWrite()
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Fatalf("server got %d bytes, want %d (equal: %v)", len(b), len(want), bytes.Equal(b, want))
+	}
+
+	go func() {
+		s.Write([]byte("hello"))
+		s.Close()
+	}()
+	var b []byte
+	buf := make([]byte, 3)
+	for {
+		n, err := sk.Read(buf)
+		b = append(b, buf[:n]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if string(b) != "hello" {
+		t.Fatalf("read %q, want hello", b)
+	}
+	if n, err := sk.Read(nil); n != 0 || err != nil {
+		t.Errorf("empty read: %d, %v", n, err)
+	}
+}
+
+// Its errors are net.Conn's: a deadline, a reset connection, a write to
+// a closed one.
+func TestSockErrors(t *testing.T) {
+	c, _ := tcpPair(t)
+	c.SetReadDeadline(time.Now().Add(-time.Second))
+	_, want := c.Read(make([]byte, 10))
+	_, err := newSock(c).Read(make([]byte, 10))
+	if !errors.Is(err, os.ErrDeadlineExceeded) || err.Error() != want.Error() {
+		t.Errorf("deadline: got %v, want %v", err, want)
+	}
+	c.SetDeadline(time.Time{})
+
+	// A reset: the server closes with SO_LINGER 0, which sends an RST (on
+	// loopback it has arrived when Close returns).
+	reset := func() *net.TCPConn {
+		c, s := tcpPair(t)
+		s.(*net.TCPConn).SetLinger(0)
+		s.Close()
+		return c
+	}
+	c1 := reset()
+	_, want = c1.Read(make([]byte, 10))
+	c2 := reset()
+	_, err = newSock(c2).Read(make([]byte, 10))
+	if err == nil || want == nil || anon(err.Error(), c2) != anon(want.Error(), c1) {
+		t.Errorf("reset read: got %v, want %v", err, want)
+	}
+
+	c1 = reset()
+	bufs := net.Buffers{[]byte("a"), []byte("b")}
+	_, want = bufs.WriteTo(c1)
+	c2 = reset()
+	err = newSock(c2).writeParts([][]byte{[]byte("a"), []byte("b")})
+	if err == nil || want == nil || anon(err.Error(), c2) != anon(want.Error(), c1) {
+		t.Errorf("reset write: got %v, want %v", err, want)
+	}
+
+	c3, _ := tcpPair(t)
+	sk := newSock(c3)
+	c3.Close()
+	bufs = net.Buffers{[]byte("a")}
+	_, want = bufs.WriteTo(c3)
+	err = sk.writeParts([][]byte{[]byte("a")})
+	if err == nil || want == nil || err.Error() != want.Error() {
+		t.Errorf("closed write: got %v, want %v", err, want)
+	}
+	_, want = c3.Read(make([]byte, 1))
+	_, err = sk.Read(make([]byte, 1))
+	if err == nil || want == nil || err.Error() != want.Error() {
+		t.Errorf("closed read: got %v, want %v", err, want)
+	}
+}
