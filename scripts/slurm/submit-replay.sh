@@ -4,7 +4,7 @@
 # task has been scheduled and has opened the store by then), then (afterany) one
 # aiperf-replay report that merges the shards into WORK/replay/merged. WORK and STORE must be on
 # storage every node sees; the nodes' clocks should agree (NTP): the merged summary states the
-# spread of the shards' first sends.
+# spread of the shards' schedule starts.
 #
 #   scripts/slurm/submit-replay.sh [-n N] [--bin DIR] [--lead SECONDS] [--wait] [--sbatch ARG]...
 #       WORK STORE URL [--replay FLAG...] [--report FLAG...]

@@ -12,10 +12,16 @@ import (
 	"github.com/aiperf/toolkit/lib/result"
 )
 
-// maxShardSpread is the spread of the shards' first sends past which
+// maxShardSpread is the spread of the shards' schedule starts past which
 // report warns: the shards did not start together (clocks that disagree,
 // or a shard that started late), so the merged schedule is not the one
 // meant. NTP keeps machines within a few milliseconds of each other.
+//
+// A shard's start is its first send less that send's offset in its
+// schedule (sent − (intended − zero), the zero being the run info's
+// start): the first sends themselves differ by the trace's offsets in a
+// fixed schedule (shard 1's first session may come 50 ms after shard 0's
+// by design), which is no disagreement of clocks.
 const maxShardSpread = 10 * time.Millisecond
 
 // runDirs replaces each argument that is a run directory (aiperf-replay
@@ -72,7 +78,7 @@ func shardNote(ew io.Writer, files []string, runs []*result.RunInfo) (string, er
 		if offered == "" {
 			offered = r.Offered
 		}
-		first, err := firstSend(f)
+		first, err := scheduleStart(f, r.StartNS)
 		if err != nil {
 			return "", err
 		}
@@ -89,9 +95,9 @@ func shardNote(ew io.Writer, files []string, runs []*result.RunInfo) (string, er
 	}
 	if spread, early, late := result.ShardSpread(firsts); len(firsts) > 1 {
 		d := time.Duration(spread)
-		note += fmt.Sprintf("; first sends within %s (earliest shard %d, latest shard %d)", d.Round(time.Microsecond), early, late)
+		note += fmt.Sprintf("; schedules started within %s (earliest shard %d, latest shard %d)", d.Round(time.Microsecond), early, late)
 		if d > maxShardSpread {
-			fmt.Fprintf(ew, "aiperf-replay: warning: the shards' first sends are %s apart (shard %d first, shard %d last), more than %s: "+
+			fmt.Fprintf(ew, "aiperf-replay: warning: the shards' schedules started %s apart (shard %d first, shard %d last), more than %s: "+
 				"their clocks disagree or a shard started late, so the merged schedule is not the one meant (check NTP and --start-at)\n",
 				d.Round(time.Microsecond), early, late, maxShardSpread)
 		}
@@ -99,9 +105,11 @@ func shardNote(ew io.Writer, files []string, runs []*result.RunInfo) (string, er
 	return note, nil
 }
 
-// firstSend returns the earliest sent_unix_ns of a records file (0 when
-// it has no record).
-func firstSend(name string) (int64, error) {
+// scheduleStart returns when a shard's schedule started, as its first send
+// shows it: that send's time less its offset in the schedule whose zero is
+// zero (the run info's start; without one, the send's own time). 0 when
+// the file has no record.
+func scheduleStart(name string, zero int64) (int64, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return 0, &base.Error{Code: base.ExitTrouble, Err: err}
@@ -109,17 +117,21 @@ func firstSend(name string) (int64, error) {
 	defer f.Close()
 	dec := result.NewDecoder(f, displayName(name))
 	var r result.Record
-	var first int64
+	var first, start int64
 	for {
 		err := dec.Next(&r)
 		if err == io.EOF {
-			return first, nil
+			return start, nil
 		}
 		if err != nil {
 			return 0, &base.Error{Code: base.ExitTrouble, Err: err}
 		}
-		if first == 0 || r.SentNS < first {
+		if r.SentNS > 0 && (first == 0 || r.SentNS < first) {
 			first = r.SentNS
+			start = r.SentNS
+			if zero > 0 && r.IntendedNS >= zero {
+				start = zero + r.LatenessNS()
+			}
 		}
 	}
 }
