@@ -36,6 +36,9 @@ const (
 	// Step draws a step line: from each point horizontally to the next
 	// point's X, then vertically to its Y (a CDF, a count over time).
 	Step
+	// Markers draws each point as a circle of radius 4 where it lies, not
+	// binned: for a few points that each matter (the steps of a sweep).
+	Markers
 )
 
 // Series is one named set of points.
@@ -306,6 +309,8 @@ func (c *Chart) legend(b *buf, l *layout) {
 			switch it.kind {
 			case Points:
 				b.f(`<rect x="%s" y="%d" width="8" height="8" fill="%s"/>`, num(x+6), y-4, it.color)
+			case Markers:
+				b.f(`<circle cx="%s" cy="%d" r="4" fill="%s" stroke="#fff"/>`, num(x+10), y, it.color)
 			default:
 				b.f(`<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s" stroke-width="2"%s/>`, num(x), y, num(x+20), y, it.color, dashAttr(it.dash))
 			}
@@ -379,6 +384,8 @@ func (c *Chart) series(b *buf, l *layout, s Series, color string) bool {
 	switch s.Kind {
 	case Points:
 		drawn = c.points(b, l, s, color)
+	case Markers:
+		drawn = markers(b, l, s, color)
 	default:
 		drawn = line(b, l, s, color)
 	}
@@ -449,6 +456,21 @@ func (c *Chart) points(b *buf, l *layout, s Series, color string) bool {
 		}
 	}
 	return true
+}
+
+// markers draws each finite point as a circle, white-edged so that
+// markers on one spot and the lines beneath stay apart.
+func markers(b *buf, l *layout, s Series, color string) bool {
+	drawn := false
+	n := min(len(s.X), len(s.Y))
+	for i := 0; i < n; i++ {
+		if !finite(s.X[i]) || !finite(s.Y[i]) {
+			continue
+		}
+		b.f(`<circle cx="%s" cy="%s" r="4" fill="%s" stroke="#fff"/>`, num(l.px(s.X[i])), num(l.py(s.Y[i])), color)
+		drawn = true
+	}
+	return drawn
 }
 
 func line(b *buf, l *layout, s Series, color string) bool {
