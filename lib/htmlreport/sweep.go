@@ -37,7 +37,8 @@ const (
 )
 
 // sweepCSS are the sweep page's own rules.
-const sweepCSS = `table.steps td { text-align: right; font-variant-numeric: tabular-nums; }
+const sweepCSS = `table.steps td { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.steps td.why { white-space: normal; max-width: 260px; }
 table.steps td.text { text-align: left; }
 td.pass { color: #1a7f1a; } td.fail { color: #c21d1d; } td.notoffered { color: #b35900; }
 p.answer { font-size: 14px; line-height: 1.5; }
