@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -184,4 +185,24 @@ func TestSweepConcurrencyAndEmpty(t *testing.T) {
 	if !strings.Contains(string(got), "No load meets the SLOs: even one session") {
 		t.Error("a sweep without an answer does not say so")
 	}
+}
+
+// FuzzWriteSweep: any sweep.json that lib/sweep reads (a hand-edited one:
+// huge, negative or odd values, unknown verdicts and axes) makes a whole
+// page whose charts parse and hold only finite coordinates.
+func FuzzWriteSweep(f *testing.F) {
+	good, err := json.Marshal(rateSweep())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"v":1,"settings":{"by":"x","min_good":"1e400","goodput":"time_to_first_token:-1 request_latency:1e308"},"steps":[{"step":1,"kind":"k","by":"rate","load":1e308,"session_rate":-5,"good_fraction":1e300,"verdict":"<b>"}],"answer":{"found":true,"load":1e-300}}`))
+	f.Add([]byte(`{"v":1,"steps":[{"step":1,"by":"concurrency","load":3,"throughput":-1e308,"time_to_first_token_ms":{"p50":-1,"p99":1e308},"verdict":"pass"}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, err := sweep.ParseState(b, "sweep.json")
+		if err != nil {
+			return
+		}
+		checkPage(t, sweepPage(t, st), sweepCharts)
+	})
 }
