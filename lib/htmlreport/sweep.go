@@ -315,11 +315,13 @@ func WriteSweep(w io.Writer, p SweepPage) error {
 		fmt.Fprintf(&b, "No load meets the SLOs: %s.", esc(a.Note))
 	default:
 		fmt.Fprintf(&b, "<strong>%s %s</strong>", fmtNum(a.Load), esc(v.unit))
-		hi := "none above it failed"
-		if a.Hi > 0 {
-			hi = fmtNum(a.Hi) + " did not"
+		// the bracket as sweep.json holds it (Lo and Hi are not saved)
+		lo, hi := a.Bracket[0], a.Bracket[1]
+		above := "none above it failed"
+		if hi > 0 {
+			above = fmtNum(hi) + " did not"
 		}
-		fmt.Fprintf(&b, ", bracket [%s, %s]: %s met the SLOs, %s. ", fmtNum(a.Lo), fmtNum(math.Max(a.Hi, a.Lo)), fmtNum(a.Lo), hi)
+		fmt.Fprintf(&b, ", bracket [%s, %s]: %s met the SLOs, %s. ", fmtNum(lo), fmtNum(math.Max(hi, lo)), fmtNum(lo), above)
 		fmt.Fprintf(&b, "Limited by <code>%s</code>", esc(a.Limit))
 		if t := limitText[a.Limit]; t != "" {
 			fmt.Fprintf(&b, ": %s", esc(t))

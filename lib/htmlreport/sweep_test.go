@@ -15,7 +15,8 @@ import (
 
 // rateSweep is a hand-made sweep on the rate axis: the two probes at a
 // concurrency (drawn at their achieved session rate), search steps that
-// pass, fail and could not be offered, and an answer.
+// pass, fail and could not be offered, and an answer as sweep.json holds
+// it (its bracket, not Lo and Hi).
 func rateSweep() *sweep.State {
 	step := func(n int, kind, by string, load, rate, good float64, ttft float64, verdict, unoffered string) sweep.Step {
 		return sweep.Step{N: n, Kind: kind, By: by, Load: load, Dir: "step-0" + string(rune('0'+n)),
@@ -36,7 +37,7 @@ func rateSweep() *sweep.State {
 			step(6, sweep.KindSearch, sweep.ByRate, 22.8, 20, 0.9, 160, sweep.NotOffered, "send lateness p99 31.00 ms above --max-lateness 20ms"),
 			step(7, sweep.KindSearch, sweep.ByRate, 20.77, 20.5, 0.96, 60, sweep.Pass, ""),
 		},
-		Answer:     &sweep.Answer{Found: true, By: sweep.ByRate, Load: 20.77, Lo: 20.77, Hi: 22.8, Bracket: [2]float64{20.77, 22.8}, Converged: true, Limit: "client", Steps: 7},
+		Answer:     &sweep.Answer{Found: true, By: sweep.ByRate, Load: 20.77, Bracket: [2]float64{20.77, 22.8}, Converged: true, Limit: "client", Steps: 7},
 		ElapsedSec: 35,
 	}
 }
