@@ -23,10 +23,10 @@ type SweepPage struct {
 
 // Colours of the sweep's charts: verdicts, the measured lines and the
 // reference lines.
-var verdictColors = []struct{ verdict, color string }{
-	{sweep.Pass, "#2ca02c"},
-	{sweep.Fail, "#d62728"},
-	{sweep.NotOffered, "#ff7f0e"},
+var verdictColors = []struct{ verdict, color, shape string }{
+	{sweep.Pass, "#2ca02c", ""},
+	{sweep.Fail, "#d62728", "square"},
+	{sweep.NotOffered, "#ff7f0e", "diamond"},
 }
 
 const (
@@ -38,7 +38,7 @@ const (
 
 // sweepCSS are the sweep page's own rules.
 const sweepCSS = `table.steps td { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.steps td.why { white-space: normal; max-width: 260px; }
+table.steps td.why { white-space: normal; min-width: 180px; max-width: 300px; }
 table.steps td.text { text-align: left; }
 td.pass { color: #1a7f1a; } td.fail { color: #c21d1d; } td.notoffered { color: #b35900; }
 p.answer { font-size: 14px; line-height: 1.5; }
@@ -121,7 +121,7 @@ func (v *sweepView) line(name, color string, dash bool, f func(*sweep.Step) floa
 func (v *sweepView) markers(fs ...func(*sweep.Step) float64) []plot.Series {
 	var out []plot.Series
 	for _, vc := range verdictColors {
-		s := plot.Series{Name: vc.verdict, Kind: plot.Markers, Color: vc.color}
+		s := plot.Series{Name: vc.verdict, Kind: plot.Markers, Color: vc.color, Shape: vc.shape}
 		for _, i := range v.order {
 			st := &v.st.Steps[i]
 			if st.Verdict != vc.verdict {
@@ -342,7 +342,7 @@ func WriteSweep(w io.Writer, p SweepPage) error {
 
 	var figs []figure
 	add := func(c *plot.Chart, caption string) {
-		figs = append(figs, figure{c.SVG(), esc(caption + " Markers are the steps, coloured by verdict; the dashed purple line is the answer.")})
+		figs = append(figs, figure{c.SVG(), esc(caption + " Markers are the steps, by verdict; the dashed purple line is the answer.")})
 	}
 	add(v.throughputChart())
 	add(v.goodChart())
@@ -353,7 +353,7 @@ func WriteSweep(w io.Writer, p SweepPage) error {
 
 	b.WriteString("<h2>How the charts are drawn</h2>\n<p class=\"how\">")
 	b.WriteString(esc("Each step is drawn at its offered load (" + v.unit + "), the lines joining the steps in load order. " +
-		"Green markers passed, red ones missed the SLOs, orange ones could not be offered by the client (never a pass). " +
+		"Green circles passed, red squares missed the SLOs, orange diamonds could not be offered by the client (never a pass). " +
 		"Every value is the step's own, as sweep.json holds it; each step's run directory holds its records and report."))
 	b.WriteString("</p>\n</body>\n</html>\n")
 	_, err := io.WriteString(w, b.String())

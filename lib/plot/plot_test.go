@@ -243,6 +243,21 @@ func TestMarkers(t *testing.T) {
 	if n := len(root.find("legend")[0].Nodes); n != 2 || root.find("legend")[0].Nodes[0].XMLName.Local != "circle" {
 		t.Errorf("legend: %d elements, want a circle and its name", n)
 	}
+	// other shapes: a square and a diamond, in the plot and the legend
+	c.Series = []Series{
+		{Name: "fail", Kind: Markers, Shape: "square", X: []float64{5}, Y: []float64{0.5}},
+		{Name: "not offered", Kind: Markers, Shape: "diamond", X: []float64{5}, Y: []float64{0.5}},
+	}
+	root = parse(t, c.SVG())
+	checkCoordinates(t, root)
+	for i, want := range []string{"rect", "path"} {
+		if got := root.find("series")[i].Nodes; len(got) != 1 || got[0].XMLName.Local != want {
+			t.Errorf("series %d: %v, want one %s", i, got, want)
+		}
+		if got := root.find("legend")[0].Nodes[2*i].XMLName.Local; got != want {
+			t.Errorf("legend %d: a %s, want a %s", i, got, want)
+		}
+	}
 }
 
 // TestPointsBinned: 100,000 points make a bounded chart, every cell that
