@@ -1,6 +1,6 @@
 // Package plot draws small charts as SVG, with nothing but the standard
 // library: linear axes with nice ticks, point clouds binned to the pixel
-// grid, lines, step lines and a legend.
+// grid, lines, step lines, markers and a legend.
 //
 // A chart is made for one self-contained page: no script, no font, no
 // external reference, no id that two charts on a page could share. It
