@@ -60,12 +60,7 @@ func Write(w io.Writer, p Page, c *Collector) error {
 	t0, t1 := span(c)
 	win := chooseWindows(t0, t1)
 
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
-	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
-	fmt.Fprintf(&b, "<title>%s</title>\n", esc(title))
-	b.WriteString(style)
-	b.WriteString("</head>\n<body>\n")
-	fmt.Fprintf(&b, "<h1>%s</h1>\n", esc(title))
+	writeHead(&b, title, "")
 	b.WriteString("<p class=\"meta\">")
 	if p.RunID != "" {
 		fmt.Fprintf(&b, "Run <code>%s</code>. ", esc(p.RunID))
@@ -158,18 +153,9 @@ func Write(w io.Writer, p Page, c *Collector) error {
 		{lateChart.SVG(), esc("How late each request was sent against its schedule (sent − intended; the schedule's honesty: an open-loop client should keep it near 0); every request is a point, failed ones included; "+perWindow+". ") + esc(lateNote)},
 		{errorsOverTime(c, win).SVG(), esc(fmt.Sprintf("Failed requests per %s window by send time (the last window may be partial), one line per kind (error type and HTTP code), the %d most frequent apart.", win, errorKinds))},
 	}
-	section := func(h string, figs []figure) {
-		fmt.Fprintf(&b, "<h2>%s</h2>\n<div class=\"charts\">\n", esc(h))
-		for _, f := range figs {
-			b.WriteString("<figure>\n")
-			b.Write(f.svg)
-			fmt.Fprintf(&b, "<figcaption>%s</figcaption>\n</figure>\n", f.caption)
-		}
-		b.WriteString("</div>\n")
-	}
-	section("Latency over time", over)
-	section("Distributions", distr)
-	section("Load and the schedule", load)
+	writeSection(&b, "Latency over time", over)
+	writeSection(&b, "Distributions", distr)
+	writeSection(&b, "Load and the schedule", load)
 
 	b.WriteString("<h2>How the charts are drawn</h2>\n<p class=\"how\">")
 	b.WriteString(esc(fmt.Sprintf("Times are seconds since the run's first send. Windows are %s long (1, 2 or 5 times a power of ten seconds, at most %d over the run). "+
@@ -183,6 +169,32 @@ func Write(w io.Writer, p Page, c *Collector) error {
 	b.WriteString("</body>\n</html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeHead writes a page's start, up to its h1: the page frame every
+// report of the package shares; css, when not "", is a page's own rules
+// beside the shared ones.
+func writeHead(b *strings.Builder, title, css string) {
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
+	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
+	fmt.Fprintf(b, "<title>%s</title>\n", esc(title))
+	b.WriteString(style)
+	if css != "" {
+		fmt.Fprintf(b, "<style>\n%s</style>\n", css)
+	}
+	b.WriteString("</head>\n<body>\n")
+	fmt.Fprintf(b, "<h1>%s</h1>\n", esc(title))
+}
+
+// writeSection writes a heading and its charts, each with its caption.
+func writeSection(b *strings.Builder, h string, figs []figure) {
+	fmt.Fprintf(b, "<h2>%s</h2>\n<div class=\"charts\">\n", esc(h))
+	for _, f := range figs {
+		b.WriteString("<figure>\n")
+		b.Write(f.svg)
+		fmt.Fprintf(b, "<figcaption>%s</figcaption>\n</figure>\n", f.caption)
+	}
+	b.WriteString("</div>\n")
 }
 
 // span returns the first send and the last end of the collected requests.

@@ -280,7 +280,7 @@ func checkPage(t *testing.T, page []byte, want int) {
 		root.walk(func(n *node) {
 			for _, a := range n.Attrs {
 				switch a.Name.Local {
-				case "x", "y", "x1", "x2", "y1", "y2", "d", "transform":
+				case "x", "y", "x1", "x2", "y1", "y2", "cx", "cy", "d", "transform":
 				default:
 					continue
 				}

@@ -1,6 +1,6 @@
 // Package plot draws small charts as SVG, with nothing but the standard
 // library: linear axes with nice ticks, point clouds binned to the pixel
-// grid, lines, step lines and a legend.
+// grid, lines, step lines, markers and a legend.
 //
 // A chart is made for one self-contained page: no script, no font, no
 // external reference, no id that two charts on a page could share. It
@@ -36,6 +36,9 @@ const (
 	// Step draws a step line: from each point horizontally to the next
 	// point's X, then vertically to its Y (a CDF, a count over time).
 	Step
+	// Markers draws each point as a circle of radius 4 where it lies, not
+	// binned: for a few points that each matter (the steps of a sweep).
+	Markers
 )
 
 // Series is one named set of points.
@@ -44,6 +47,9 @@ type Series struct {
 	Kind  Kind
 	Color string // a CSS colour; "" takes the next one of Palette
 	Dash  bool   // a dashed line (Line, Step)
+	// Shape is a Markers series' marker: "" (a circle), "square" or
+	// "diamond", so that series differ by more than their colour.
+	Shape string
 	X, Y  []float64
 }
 
@@ -94,9 +100,9 @@ type layout struct {
 }
 
 type legendItem struct {
-	name, color string
-	kind        Kind
-	dash        bool
+	name, color, shape string
+	kind               Kind
+	dash               bool
 }
 
 // PlotWidth returns the width in pixels of the chart's plot area: what a
@@ -200,7 +206,7 @@ func (c *Chart) layout() *layout {
 		if s.Name == "" {
 			continue
 		}
-		it := legendItem{name: s.Name, color: seriesColor(s, i), kind: s.Kind, dash: s.Dash}
+		it := legendItem{name: s.Name, color: seriesColor(s, i), shape: s.Shape, kind: s.Kind, dash: s.Dash}
 		width := 24 + float64(len([]rune(s.Name)))*charWidth + 14
 		if len(row) > 0 && used+width > avail {
 			l.legend = append(l.legend, row)
@@ -306,6 +312,8 @@ func (c *Chart) legend(b *buf, l *layout) {
 			switch it.kind {
 			case Points:
 				b.f(`<rect x="%s" y="%d" width="8" height="8" fill="%s"/>`, num(x+6), y-4, it.color)
+			case Markers:
+				marker(b, it.shape, x+10, float64(y), it.color)
 			default:
 				b.f(`<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s" stroke-width="2"%s/>`, num(x), y, num(x+20), y, it.color, dashAttr(it.dash))
 			}
@@ -379,6 +387,8 @@ func (c *Chart) series(b *buf, l *layout, s Series, color string) bool {
 	switch s.Kind {
 	case Points:
 		drawn = c.points(b, l, s, color)
+	case Markers:
+		drawn = markers(b, l, s, color)
 	default:
 		drawn = line(b, l, s, color)
 	}
@@ -449,6 +459,34 @@ func (c *Chart) points(b *buf, l *layout, s Series, color string) bool {
 		}
 	}
 	return true
+}
+
+// markers draws each finite point as a circle, white-edged so that
+// markers on one spot and the lines beneath stay apart.
+func markers(b *buf, l *layout, s Series, color string) bool {
+	drawn := false
+	n := min(len(s.X), len(s.Y))
+	for i := 0; i < n; i++ {
+		if !finite(s.X[i]) || !finite(s.Y[i]) {
+			continue
+		}
+		marker(b, s.Shape, l.px(s.X[i]), l.py(s.Y[i]), color)
+		drawn = true
+	}
+	return drawn
+}
+
+// marker draws one marker of a shape centred on (x, y), about 8 pixels
+// across.
+func marker(b *buf, shape string, x, y float64, color string) {
+	switch shape {
+	case "square":
+		b.f(`<rect x="%s" y="%s" width="7" height="7" fill="%s" stroke="#fff"/>`, num(x-3.5), num(y-3.5), color)
+	case "diamond":
+		b.f(`<path d="M%s %sl4.5 4.5l-4.5 4.5l-4.5 -4.5z" fill="%s" stroke="#fff"/>`, num(x), num(y-4.5), color)
+	default:
+		b.f(`<circle cx="%s" cy="%s" r="4" fill="%s" stroke="#fff"/>`, num(x), num(y), color)
+	}
 }
 
 func line(b *buf, l *layout, s Series, color string) bool {

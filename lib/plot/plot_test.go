@@ -83,7 +83,7 @@ func checkCoordinates(t *testing.T, root *node) {
 	root.walk(func(n *node) {
 		for _, a := range n.Attrs {
 			switch a.Name.Local {
-			case "x", "y", "x1", "x2", "y1", "y2", "width", "height", "d", "transform", "viewBox":
+			case "x", "y", "x1", "x2", "y1", "y2", "cx", "cy", "width", "height", "d", "transform", "viewBox":
 			default:
 				continue
 			}
@@ -214,6 +214,49 @@ func TestEmptyAndSinglePoint(t *testing.T) {
 				t.Errorf("empty note %q", empty[0].Text)
 			}
 		})
+	}
+}
+
+// TestMarkers: each finite point is one circle at its place (the plot
+// area's corners for the range's ends), non-finite ones are left out, and
+// the legend shows a circle.
+func TestMarkers(t *testing.T) {
+	c := Chart{
+		X:      Axis{FixMin: true, Min: 0, FixMax: true, Max: 10},
+		Y:      Axis{FixMin: true, Min: 0, FixMax: true, Max: 1},
+		Series: []Series{{Name: "pass", Kind: Markers, Color: "#2ca02c", X: []float64{0, 5, math.NaN(), 10}, Y: []float64{0, 0.5, 1, math.Inf(1)}}},
+	}
+	root := parse(t, c.SVG())
+	checkCoordinates(t, root)
+	l := c.layout()
+	var got []string
+	for _, n := range root.find("series")[0].Nodes {
+		got = append(got, n.attr("cx")+","+n.attr("cy"))
+	}
+	want := []string{
+		num(float64(l.left)) + "," + num(float64(l.top+l.ph)),
+		num(float64(l.left)+float64(l.pw)/2) + "," + num(float64(l.top)+float64(l.ph)/2),
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("markers at %q, want %q", got, want)
+	}
+	if n := len(root.find("legend")[0].Nodes); n != 2 || root.find("legend")[0].Nodes[0].XMLName.Local != "circle" {
+		t.Errorf("legend: %d elements, want a circle and its name", n)
+	}
+	// other shapes: a square and a diamond, in the plot and the legend
+	c.Series = []Series{
+		{Name: "fail", Kind: Markers, Shape: "square", X: []float64{5}, Y: []float64{0.5}},
+		{Name: "not offered", Kind: Markers, Shape: "diamond", X: []float64{5}, Y: []float64{0.5}},
+	}
+	root = parse(t, c.SVG())
+	checkCoordinates(t, root)
+	for i, want := range []string{"rect", "path"} {
+		if got := root.find("series")[i].Nodes; len(got) != 1 || got[0].XMLName.Local != want {
+			t.Errorf("series %d: %v, want one %s", i, got, want)
+		}
+		if got := root.find("legend")[0].Nodes[2*i].XMLName.Local; got != want {
+			t.Errorf("legend %d: a %s, want a %s", i, got, want)
+		}
 	}
 }
 

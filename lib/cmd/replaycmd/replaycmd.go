@@ -130,7 +130,7 @@ func New() *cli.App {
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
 		},
-		Commands: []*cli.Command{reportCommand(), sweepCommand(), compareCommand()},
+		Commands: []*cli.Command{reportCommand(), sweepWithReport(), compareCommand()},
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/htmlreport"
+	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/replay"
 	"github.com/aiperf/toolkit/lib/result"
@@ -35,6 +37,7 @@ type sweepOptions struct {
 	stepRequests   int64
 	stepDuration   string
 	maxLateness    string
+	page           string // --html
 }
 
 func sweepCommand() *cli.Command {
@@ -92,6 +95,7 @@ func sweepCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Usage: "`N` seeds the arrival process", Destination: &o.seed},
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count output tokens of answers without usage with `builtin`, none or a tokenizer.json", Destination: &o.tokenizer},
 			&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no line per step on stderr", Destination: &o.quiet},
+			&cli.StringFlag{Name: "html", Usage: "after the last step, write the sweep as one self-contained HTML page to `FILE` (the steps, the answer, throughput, goodput, good fraction and latency percentiles against offered load)", Destination: &o.page},
 		},
 		Action: func(c *cli.Context) error { return runSweep(c, &o) },
 	}
@@ -166,6 +170,11 @@ func runSweep(c *cli.Context, o *sweepOptions) error {
 		return err
 	}
 	statePath := filepath.Join(o.out, sweepFile)
+	if o.page != "" { // after DIR is made: the page may go in it
+		if err := checkHTML(o.page, r.storePath, statePath); err != nil {
+			return err
+		}
+	}
 	settings := o.settings(st, r.storePath, goodput)
 	prior, err := sweep.LoadState(statePath)
 	if err != nil {
@@ -217,6 +226,11 @@ func runSweep(c *cli.Context, o *sweepOptions) error {
 	if err := state.Save(statePath); err != nil {
 		return err
 	}
+	if o.page != "" {
+		if err := writeSweepHTML(o.page, statePath, state); err != nil {
+			return err
+		}
+	}
 	if err := writeSweepTable(c.App.Writer, steps, ans, state.ElapsedSec); err != nil {
 		return err
 	}
@@ -224,6 +238,19 @@ func runSweep(c *cli.Context, o *sweepOptions) error {
 		return base.No("no load meets the SLOs: %s", ans.Note)
 	}
 	return nil
+}
+
+// writeSweepHTML writes the sweep's page atomically.
+func writeSweepHTML(path, statePath string, state *sweep.State) error {
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := htmlreport.WriteSweep(f, htmlreport.SweepPage{Source: statePath, State: state}); err != nil {
+		return fmt.Errorf("%s: %w", path, f.Named(err))
+	}
+	return f.Commit()
 }
 
 // settings are the sweep's settings that decide what a step measures.
