@@ -365,7 +365,7 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 	if r.ceiling > 0 {
 		warm = int(min(r.ceiling, 64))
 	}
-	warm = min(warm, int(r.gen.n))
+	warm = r.warmFor(min(warm, int(r.gen.n)))
 	if err := r.pool.warm(ctx, warm); err != nil {
 		r.pool.close()
 		return nil, fmt.Errorf("connecting to %s: %v", r.ep.addr, netMessage(err))

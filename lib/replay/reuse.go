@@ -104,3 +104,13 @@ func (r *runner) endSession(sess *session) {
 		sess.conn = nil
 	}
 }
+
+// warmFor is how many of n connections to dial before the clock starts:
+// one, for the check that the server is there, when requests do not take
+// connections from the pool.
+func (r *runner) warmFor(n int) int {
+	if r.o.ConnectionReuse == ReuseNever || r.o.ConnectionReuse == ReuseSticky {
+		return min(n, 1)
+	}
+	return n
+}
