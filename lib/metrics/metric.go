@@ -11,22 +11,30 @@ package metrics
 type unit struct {
 	tag       string
 	perSecond float64 // 0 for units that are not times
+	bytes     float64 // bytes in one of the unit; 0 for units that are not sizes
 }
 
 var (
-	unitNS       = unit{"ns", 1e9}
-	unitMS       = unit{"ms", 1e3}
-	unitSec      = unit{"sec", 1}
+	unitNS       = unit{tag: "ns", perSecond: 1e9}
+	unitMS       = unit{tag: "ms", perSecond: 1e3}
+	unitSec      = unit{tag: "sec", perSecond: 1}
 	unitTokens   = unit{tag: "tokens"}
 	unitRequests = unit{tag: "requests"}
 	unitPercent  = unit{tag: "%"}
 	unitReqRate  = unit{tag: "requests/sec"}
 	unitTokRate  = unit{tag: "tokens/sec"}
 	unitUserRate = unit{tag: "tokens/sec/user"}
+	unitBytes    = unit{tag: "B", bytes: 1}
+	unitKB       = unit{tag: "KB", bytes: 1024}
+	unitCount    = unit{tag: "count"}
+	unitRatio    = unit{tag: "ratio"}
 )
 
 // convFactor is what a value in from is multiplied by to express it in to.
 func convFactor(from, to unit) float64 {
+	if from.bytes != 0 && to.bytes != 0 {
+		return from.bytes / to.bytes // aiperf's MetricSizeUnit.convert_to
+	}
 	if from == to || from.perSecond == 0 || to.perSecond == 0 {
 		return 1
 	}
@@ -46,6 +54,7 @@ const (
 	flagList                             // one list of values per request (inter_chunk_latency)
 	flagInt                              // per-request values are integers in the base unit
 	flagBoth                             // computed for failed requests as well (ours: send_lateness)
+	flagHTTPTrace                        // HTTP_TRACE_ONLY: from the record's http phases; console only with WriteTraceTiming
 )
 
 type kind uint8
@@ -100,6 +109,21 @@ const (
 	mClientLateness
 	mCachedTokens
 	mCachedPrompt
+	mHTTPBlocked
+	mHTTPConnReused
+	mHTTPConnecting
+	mHTTPTLS
+	mHTTPDNS
+	mHTTPSending
+	mHTTPWaiting
+	mHTTPReceiving
+	mHTTPDuration
+	mHTTPDataSent
+	mHTTPDataReceived
+	mHTTPChunksSent
+	mHTTPChunksReceived
+	mHTTPConnOverhead
+	mHTTPTotal
 	numRecord // record metrics end here
 )
 
@@ -166,6 +190,25 @@ var defs = [numIDs]def{
 	// denominator of prefix_cache_hit_rate).
 	mCachedTokens: {"cached_tokens", "Cached Tokens", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole | flagInt, kindRecord, 0},
 	mCachedPrompt: {"cached_prompt_tokens", "Cached Prompt Tokens", unitTokens, unitTokens, flagNoConsole | flagInternal | flagInt, kindRecord, 0},
+	// aiperf's HTTP trace metrics (k6's names; its
+	// src/aiperf/metrics/types/http_trace_metrics.py), from the record's
+	// http phases. connecting holds the TLS handshake, as aiperf's does;
+	// tls_handshaking (k6's, not aiperf's) is the handshake alone.
+	mHTTPBlocked:        {"http_req_blocked", "HTTP Blocked", unitNS, unitMS, httpFlags, kindRecord, 2000},
+	mHTTPDNS:            {"http_req_dns_lookup", "HTTP DNS Lookup", unitNS, unitMS, httpFlags, kindRecord, 2010},
+	mHTTPConnecting:     {"http_req_connecting", "HTTP Connecting", unitNS, unitMS, httpFlags, kindRecord, 2020},
+	mHTTPTLS:            {"http_req_tls_handshaking", "HTTP TLS Handshaking", unitNS, unitMS, httpFlags, kindRecord, 2025},
+	mHTTPSending:        {"http_req_sending", "HTTP Sending", unitNS, unitMS, httpFlags, kindRecord, 2030},
+	mHTTPWaiting:        {"http_req_waiting", "HTTP Waiting (TTFB)", unitNS, unitMS, httpFlags, kindRecord, 2040},
+	mHTTPReceiving:      {"http_req_receiving", "HTTP Receiving", unitNS, unitMS, httpFlags, kindRecord, 2050},
+	mHTTPConnReused:     {"http_req_connection_reused", "HTTP Connection Reused", unitRatio, unitRatio, httpFlags, kindRecord, 2060},
+	mHTTPDataSent:       {"http_req_data_sent", "HTTP Data Sent", unitBytes, unitKB, httpFlags, kindRecord, 2070},
+	mHTTPChunksSent:     {"http_req_chunks_sent", "HTTP Chunks Sent", unitCount, unitCount, httpFlags, kindRecord, 2080},
+	mHTTPDataReceived:   {"http_req_data_received", "HTTP Data Received", unitBytes, unitKB, httpFlags, kindRecord, 2090},
+	mHTTPChunksReceived: {"http_req_chunks_received", "HTTP Chunks Received", unitCount, unitCount, httpFlags, kindRecord, 2100},
+	mHTTPConnOverhead:   {"http_req_connection_overhead", "HTTP Connection Overhead", unitNS, unitMS, httpFlags, kindRecord, 2110},
+	mHTTPDuration:       {"http_req_duration", "HTTP Duration (excl. conn)", unitNS, unitMS, httpFlags, kindRecord, 2120},
+	mHTTPTotal:          {"http_req_total", "HTTP Total Time", unitNS, unitMS, httpFlags, kindRecord, 2130},
 
 	mRequestCount:          {"request_count", "Request Count", unitRequests, unitRequests, flagLargerIsBetter | flagNoRecord, kindAggregate, 1100},
 	mErrorCount:            {"error_request_count", "Error Request Count", unitRequests, unitRequests, flagErrorOnly | flagNoRecord, kindAggregate, 0},
@@ -197,6 +240,9 @@ var defs = [numIDs]def{
 	mTotalCachedTokens: {"total_cached_tokens", "Total Cached Tokens", unitTokens, unitTokens, flagLargerIsBetter | flagNoConsole, kindDerived, 0},
 	mCacheHitRate:      {"prefix_cache_hit_rate", "Prefix Cache Hit Rate", unitPercent, unitPercent, flagLargerIsBetter | flagNoConsole, kindDerived, 0},
 }
+
+// httpFlags are the flags of the http_req_* metrics.
+const httpFlags = flagHTTPTrace | flagNoConsole | flagInt
 
 var byTag = func() map[string]id {
 	m := make(map[string]id, numIDs)

@@ -121,6 +121,7 @@ func (e *evaluator) eval(r *result.Record, x *values) {
 
 	latency := c[len(c)-1]
 	x.set(mLatency, float64(latency))
+	x.setHTTP(r.HTTP)
 	x.startNS, x.maxRespNS = r.SentNS, r.SentNS+latency
 	if r.IntendedNS > 0 && r.EndNS >= r.IntendedNS {
 		x.set(mScheduleLatency, float64(r.EndNS-r.IntendedNS))

@@ -51,6 +51,7 @@ type session struct {
 	hist    *history
 	slot    bool  // holds a concurrency slot
 	wait    int64 // the ceiling's hold on the first turn (start.ceilingWait)
+	conn    *conn // ReuseSticky: the connection the next turn goes on
 }
 
 // due is a later turn waiting for its time.
@@ -74,19 +75,21 @@ func (h *dueHeap) Pop() any {
 }
 
 type runner struct {
-	p     *Plan
-	o     Options // p.Options
-	st    *store.Reader
-	ep    endpoint
-	pool  *pool
-	clk   clock
-	now   func() int64 // clk.now, bound once (a method value allocates)
-	sink  *sink
-	mode  string // p.Schedule
-	runID string
-	hdr   []byte // request head up to "Content-Length: "
-	t0    int64  // the schedule's start (clock reading)
-	zero  int64  // fixed: the trace time that maps to t0
+	p    *Plan
+	o    Options // p.Options
+	st   *store.Reader
+	ep   endpoint
+	pool *pool
+	clk  clock
+	now  func() int64 // clk.now, bound once (a method value allocates)
+	// sessHdr starts the session id header line (nil: none is sent).
+	sessHdr []byte
+	sink    *sink
+	mode    string // p.Schedule
+	runID   string
+	hdr     []byte // request head up to "Content-Length: "
+	t0      int64  // the schedule's start (clock reading)
+	zero    int64  // fixed: the trace time that maps to t0
 
 	// the start of session runs
 	gen genState
@@ -178,6 +181,7 @@ func newRunner(p *Plan) *runner {
 	rand.Read(id[:])
 	r.runID = hex.EncodeToString(id[:])
 	r.hdr = r.header()
+	r.sessHdr = sessionHeader(&o)
 	r.secret = newRedactor(o.APIKey, o.Headers)
 	r.tok.load = o.Tokenizer
 	r.ceiling = int64(o.Concurrency)
@@ -361,7 +365,7 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 	if r.ceiling > 0 {
 		warm = int(min(r.ceiling, 64))
 	}
-	warm = min(warm, int(r.gen.n))
+	warm = r.warmFor(min(warm, int(r.gen.n)))
 	if err := r.pool.warm(ctx, warm); err != nil {
 		r.pool.close()
 		return nil, fmt.Errorf("connecting to %s: %v", r.ep.addr, netMessage(err))
@@ -682,6 +686,7 @@ func (r *runner) drive(sess *session, at int64) {
 		}
 	end:
 		// The run is over.
+		r.endSession(sess)
 		if r.mode == ScheduleConcurrency {
 			if st, ok := r.nextStart(); ok {
 				r.initSession(sess, st)

@@ -120,6 +120,7 @@ type conn struct {
 	// it must clear (only the request holding the connection touches it).
 	deadline bool
 	abort    atomic.Int32 // abortReason set by pool.abortAll
+	dialed   dialTimes    // how long opening it took (conntiming.go)
 }
 
 // Reasons a pool aborts connections in use.
@@ -145,6 +146,8 @@ type pool struct {
 	refillWG sync.WaitGroup
 
 	dials atomic.Int64
+	// dialTCP connects (tests slow it down); nil: dialer.DialContext.
+	dialTCP func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // maxRefills bounds the background dials that keep a spare connection.
@@ -216,28 +219,11 @@ func (p *pool) warm(ctx context.Context, n int) error {
 }
 
 func (p *pool) dial(ctx context.Context) (*conn, error) {
-	nc, err := p.dialer.DialContext(ctx, "tcp", p.ep.addr)
+	nc, dt, err := p.open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p.dials.Add(1)
-	if p.ep.tls != nil {
-		// The handshake is part of the dial, under the same timeout: a
-		// server that accepts and never answers must not hang the run.
-		hctx, cancel := context.WithTimeout(ctx, p.dialer.Timeout)
-		tc := tls.Client(nc, p.ep.tls)
-		err := tc.HandshakeContext(hctx)
-		if err != nil && ctx.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("TLS handshake: no answer within %v", p.dialer.Timeout)
-		}
-		cancel()
-		if err != nil {
-			nc.Close()
-			return nil, err
-		}
-		nc = tc
-	}
-	c := &conn{nc: nc, io: newSock(nc)}
+	c := &conn{nc: nc, io: newSock(nc), dialed: dt}
 	p.mu.Lock()
 	if p.reason != abortNone {
 		p.mu.Unlock()
@@ -290,7 +276,9 @@ func (p *pool) abortAll(reason int32) {
 	p.idle = nil
 }
 
-// close waits for background dials and closes the idle connections.
+// close waits for background dials and closes every connection: idle
+// ones, and those sessions held for their next turn (no request is in
+// flight when it is called).
 func (p *pool) close() {
 	p.mu.Lock()
 	p.closed = true
@@ -298,7 +286,7 @@ func (p *pool) close() {
 	p.refillWG.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, c := range p.idle {
+	for c := range p.all {
 		c.nc.Close()
 		delete(p.all, c)
 	}
@@ -367,6 +355,8 @@ type respReader struct {
 	firstByte int64 // time of the first read that returned bytes
 	lastRead  int64 // time of the read that returned the bytes at buf[r:w]
 	err       error // sticky read error, reported once the buffer is drained
+	nread     int64 // bytes read
+	reads     int64 // reads that returned bytes
 }
 
 func (rr *respReader) init(rd interface{ Read([]byte) (int, error) }, buf []byte, now func() int64) {
@@ -392,6 +382,8 @@ func (rr *respReader) fill() error {
 	if n > 0 {
 		t := rr.now()
 		rr.lastRead = t
+		rr.nread += int64(n)
+		rr.reads++
 		if rr.firstByte == 0 {
 			rr.firstByte = t
 		}

@@ -116,6 +116,14 @@ type Options struct {
 	// MaxStartLag in the past is refused.
 	StartAt time.Time
 
+	// ConnectionReuse is ReusePooled (default, ""), ReuseNever or
+	// ReuseSticky (reuse.go).
+	ConnectionReuse string
+	// SessionHeader names the header that carries a session run's id on
+	// every turn ("": DefaultSessionHeader); NoSessionHeader sends none.
+	SessionHeader   string
+	NoSessionHeader bool
+
 	History string // HistoryAuto (default), HistoryOn or HistoryOff
 	Seed    uint64 // seeds the arrival process and the choice of cancelled requests
 
@@ -223,6 +231,9 @@ func (o *Options) check() error {
 		}
 	}
 	if err := o.checkShard(); err != nil {
+		return err
+	}
+	if err := o.checkReuse(); err != nil {
 		return err
 	}
 	for _, h := range o.Headers {

@@ -67,7 +67,8 @@ type reqState struct {
 	t        int64  // time of the read being parsed
 	emit     func(event, data []byte) error
 	bodyFn   func(p []byte, t int64) error
-	mode     int // how the body is read
+	mode     int    // how the body is read
+	http     rsHTTP // the HTTP timing (conntiming.go)
 }
 
 // Body modes.
@@ -221,6 +222,7 @@ func (r *runner) sendTurn(sess *session, intended int64) bool {
 	rs.parts = sess.hist.parts(rs.parts[:0], body, e)
 	R.InputTokens = sess.hist.inputTokens(R.InputTokens)
 	r.exchange(rs, sess, seq)
+	rs.timeDone()
 	r.count(rs)
 
 	sess.prevEnd = R.EndNS
@@ -276,8 +278,10 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 	hdr = strconv.AppendInt(hdr, int64(total), 10)
 	hdr = append(hdr, "\r\nX-Request-ID: "...)
 	hdr = append(hdr, R.RequestID...)
-	hdr = append(hdr, "\r\nX-Correlation-ID: "...)
-	hdr = append(hdr, sess.corr...)
+	if r.sessHdr != nil {
+		hdr = append(hdr, r.sessHdr...)
+		hdr = append(hdr, sess.corr...)
+	}
 	hdr = append(hdr, "\r\n\r\n"...)
 	rs.hdr = hdr
 
@@ -294,8 +298,9 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 		var c *conn
 		var reused bool
 		var err error
+		asked := r.clk.now()
 		if attempt == 0 {
-			c, reused, err = r.pool.get(r.abortCtx)
+			c, reused, err = r.connFor(sess)
 		} else {
 			// The idle connection was stale: so may be every other idle
 			// one (a server's keep-alive timeout closes them all during a
@@ -309,6 +314,7 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 			return
 		}
 		R.SentNS = r.clk.now()
+		rs.timeConn(c, reused, asked, R.SentNS)
 		var timeoutAt int64
 		if r.o.Timeout > 0 {
 			timeoutAt = R.SentNS + int64(r.o.Timeout)
@@ -327,6 +333,7 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 			R.Err, R.Cancelled = r.failure(c, err, false, 0, timeoutAt)
 			return
 		}
+		rs.timeSent(r.clk.now(), len(hdr)+total)
 		var cancelAt int64
 		if cancel {
 			cancelAt = r.clk.now() + int64(r.o.CancelAfter)
@@ -381,11 +388,7 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 		if R.EndNS == 0 || !h.hasBody() {
 			R.EndNS = r.clk.now()
 		}
-		if clean && !h.close {
-			r.pool.put(c)
-		} else {
-			r.pool.drop(c)
-		}
+		r.release(sess, c, clean && !h.close)
 		r.finish(rs, &h)
 		return
 	}

@@ -243,6 +243,15 @@ func Parse(line []byte, r *Record) error {
 				return err
 			}
 			r.Usage = u
+		case "http":
+			if string(v) == "null" {
+				return nil
+			}
+			h, err := parseHTTP(v)
+			if err != nil {
+				return err
+			}
+			r.HTTP = h
 		}
 		return nil
 	})

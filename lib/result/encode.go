@@ -86,6 +86,9 @@ func Append(dst []byte, r *Record) []byte {
 		dst = appendInt(dst, "cached_tokens", u.CachedTokens, u.HasCached)
 		dst = append(dst, '}')
 	}
+	if r.HTTP != nil {
+		dst = appendHTTP(dst, r.HTTP)
+	}
 	return append(dst, '}', '\n')
 }
 

@@ -120,6 +120,10 @@ type Record struct {
 	ClientOutputTokens    int64
 	ClientReasoningTokens int64
 
+	// HTTP is the request's connection phases and bytes ("http", see
+	// HTTP); nil when they were not timed.
+	HTTP *HTTP
+
 	// Run describes the run; the first record a run writes carries it, the
 	// others leave it nil ("run", see RunInfo).
 	Run *RunInfo

@@ -57,9 +57,10 @@ type options struct {
 	sm                     smOptions
 	kvCapacity             int // prefix.go
 	html                   string
-	trials                 int     // --trials (trials.go)
-	trialPause             string  // --trial-pause
-	confidence             float64 // --confidence-level
+	trials                 int         // --trials (trials.go)
+	trialPause             string      // --trial-pause
+	confidence             float64     // --confidence-level
+	conn                   connOptions // conn.go
 }
 
 // New returns the aiperf-replay application.
@@ -126,7 +127,7 @@ func New() *cli.App {
 			&cli.IntFlag{Name: "trials", Usage: "run the schedule `N` times into DIR/trial-1 ... DIR/trial-N and summarize the run-level figures across them (mean, confidence interval) in DIR/trials.json", Destination: &o.trials},
 			&cli.StringFlag{Name: "trial-pause", Usage: "with --trials: wait `D` between trials", Destination: &o.trialPause},
 			&cli.Float64Flag{Name: "confidence-level", Value: 0.95, Usage: "with --trials: the confidence `LEVEL` of the intervals (0 < LEVEL < 1)", Destination: &o.confidence},
-		}, serverMetricsFlags(&o.sm)...),
+		}, append(serverMetricsFlags(&o.sm), connFlags(&o.conn)...)...),
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
 		},
@@ -281,6 +282,7 @@ func (o *options) replayOptions(c *cli.Context) (replay.Options, error) {
 		}
 		ro.Tokenizer = func() (*tokenizer.Tokenizer, error) { return t, nil }
 	}
+	o.conn.apply(&ro)
 	return ro, nil
 }
 
@@ -489,6 +491,7 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stat
 	}
 	if !o.quiet {
 		metrics.WriteConsole(w, sum, "")
+		writeTraceTiming(w, o.conn.showTraceTiming, sum)
 		if ps != nil {
 			ps.writeBox(w)
 		}
@@ -555,7 +558,7 @@ func createOutputs(dir, storePath string) (*atomicfile.File, string, error) {
 
 func reportCommand() *cli.Command {
 	var out, goodput, streaming, sliceDuration, htmlPath string
-	var allowMissing bool
+	var allowMissing, showTrace bool
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "recompute the summary from one or many records files (shards)",
@@ -581,6 +584,7 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "streaming", Value: "auto", Usage: "streaming metrics (TTFT, ITL, ...): `auto` (from the records), true or false", Destination: &streaming},
 			sliceDurationFlag(&sliceDuration),
 			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained HTML page to `FILE` (summary, latencies over time, CDFs, load, lateness, errors)", Destination: &htmlPath},
+			showTraceTimingFlag(&showTrace),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -679,6 +683,9 @@ func reportCommand() *cli.Command {
 				}
 			}
 			if err := metrics.WriteConsole(c.App.Writer, sum, ""); err != nil {
+				return err
+			}
+			if err := writeTraceTiming(c.App.Writer, showTrace, sum); err != nil {
 				return err
 			}
 			note, err := shardNote(c.App.ErrWriter, files, runs)

@@ -162,6 +162,7 @@ func (o *options) inputConfig(storePath string, schedule string) json.RawMessage
 	if o.stopOnSaturation {
 		cfg["stop_on_saturation"] = o.saturationWindow
 	}
+	o.conn.config(cfg)
 	b, _ := json.Marshal(cfg)
 	return b
 }

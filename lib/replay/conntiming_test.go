@@ -1,0 +1,290 @@
+package replay
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/mock"
+	"github.com/aiperf/toolkit/lib/result"
+	"github.com/aiperf/toolkit/lib/store"
+)
+
+// slowTLS serves h over TLS with a handshake that waits d before the
+// server's hello.
+func slowTLS(t testing.TB, h http.Handler, d time.Duration) string {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(h)
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes the pool's spare dials leave when it closes
+	ts.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		if d > 0 {
+			time.Sleep(d)
+		}
+		return nil, nil
+	}}
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// checkPhases checks what every timed record must satisfy: the phases
+// from the send add up to the record's latency, and bytes went both ways.
+func checkPhases(t *testing.T, r *result.Record) *result.HTTP {
+	t.Helper()
+	h := r.HTTP
+	if r.Err != nil || h == nil {
+		t.Fatalf("record %d: error %v, http %+v", r.Record, r.Err, h)
+	}
+	if sum := h.SendingNS + h.WaitingNS + h.ReceivingNS; sum != r.EndNS-r.SentNS {
+		t.Errorf("record %d: sending+waiting+receiving = %d, want end-sent = %d", r.Record, sum, r.EndNS-r.SentNS)
+	}
+	if h.WaitingNS != r.FirstByteNS-r.SentNS-h.SendingNS {
+		t.Errorf("record %d: waiting %d does not end at the first byte", r.Record, h.WaitingNS)
+	}
+	if h.DataSent <= 0 || h.DataReceived <= 0 || h.ChunksSent != 1 || h.ChunksReceived < 1 || h.TLSNS > h.ConnectingNS {
+		t.Errorf("record %d: %+v", r.Record, h)
+	}
+	return h
+}
+
+// TestHTTPTimingTLS: with a handshake the server delays, a request that
+// opens its connection reports tls_handshaking and connecting of at least
+// the delay; one on a pooled connection reports 0 for both.
+func TestHTTPTimingTLS(t *testing.T) {
+	const delay = 20 * time.Millisecond
+	srv, err := mock.New(mock.Config{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := slowTLS(t, srv, delay)
+	st := singleTurns(t, 4, 0, func(int) []byte { return chatBody("q", 3, true) })
+
+	recs, _ := replayAll(t, context.Background(), st, Options{URL: url, Insecure: true, Concurrency: 1, ConnectionReuse: ReuseNever})
+	if len(recs) != 4 {
+		t.Fatalf("%d records", len(recs))
+	}
+	for i := range recs {
+		h := checkPhases(t, &recs[i])
+		if h.Reused || h.TLSNS < int64(delay) || h.ConnectingNS < h.TLSNS || h.DNSNS != 0 {
+			t.Errorf("never: record %d: %+v, want a new connection with tls >= %v", i, h, delay)
+		}
+	}
+
+	recs, _ = replayAll(t, context.Background(), st, Options{URL: url, Insecure: true, Concurrency: 1})
+	for i := range recs {
+		h := checkPhases(t, &recs[i])
+		if !h.Reused || h.ConnectingNS != 0 || h.TLSNS != 0 || h.DNSNS != 0 {
+			t.Errorf("pooled: record %d: %+v, want a reused connection with no connecting time", i, h)
+		}
+	}
+}
+
+// slowDial connects after waiting d (a TCP connect on loopback cannot be
+// delayed from user space: the kernel completes it before accept).
+func slowDial(d time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if d > 0 {
+			time.Sleep(d)
+		}
+		var nd net.Dialer
+		return nd.DialContext(ctx, network, addr)
+	}
+}
+
+// TestDialTimes: the pool times the connect and the handshake of a dial,
+// and a connection it hands out again is reused.
+func TestDialTimes(t *testing.T) {
+	const dConn, dTLS = 15 * time.Millisecond, 10 * time.Millisecond
+	url := slowTLS(t, http.NotFoundHandler(), dTLS)
+	for _, host := range []string{"", "localhost"} {
+		u := url
+		if host != "" {
+			u = strings.Replace(url, "127.0.0.1", host, 1)
+		}
+		ep, err := parseEndpoint(u, "/", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := newPool(ep, 5*time.Second)
+		p.dialTCP = slowDial(dConn)
+		c, reused, err := p.get(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reused || c.dialed.connect < int64(dConn) || c.dialed.tls < int64(dTLS) {
+			t.Errorf("%s: reused %v, %+v: want connect >= %v, tls >= %v", u, reused, c.dialed, dConn, dTLS)
+		}
+		if host == "" && c.dialed.dns != 0 {
+			t.Errorf("%s: dns %d for an address", u, c.dialed.dns)
+		}
+		p.put(c)
+		c2, reused, err := p.get(context.Background())
+		if err != nil || !reused || c2 != c {
+			t.Errorf("%s: second get: %v, reused %v", u, err, reused)
+		}
+		p.close()
+	}
+}
+
+// BenchmarkDialTimes reports the median timed connect and handshake
+// (µs) when the dialer and the server's handshake add no delay and when
+// they add 5 ms each: the difference of the two is what the timing saw of
+// the known delays (the issue's ±1 ms check; the delay-free run holds the
+// handshake's own CPU and the scheduling of a loaded machine).
+func BenchmarkDialTimes(b *testing.B) {
+	for _, d := range []time.Duration{0, 5 * time.Millisecond} {
+		b.Run(d.String(), func(b *testing.B) {
+			url := slowTLS(b, http.NotFoundHandler(), d)
+			ep, err := parseEndpoint(url, "/", true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := newPool(ep, 5*time.Second)
+			p.dialTCP = slowDial(d)
+			defer p.close()
+			var conns, tlss []float64
+			for b.Loop() {
+				c, err := p.dial(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				conns = append(conns, float64(c.dialed.connect)/1e3)
+				tlss = append(tlss, float64(c.dialed.tls)/1e3)
+				p.drop(c)
+			}
+			b.ReportMetric(median(conns), "connect-p50-us")
+			b.ReportMetric(median(tlss), "tls-p50-us")
+		})
+	}
+}
+
+// sessionStore is n sessions of turns turns each.
+func sessionStore(t testing.TB, n, turns int) *store.Reader {
+	spec := &store.Spec{}
+	for s := range n {
+		spec.Sessions = append(spec.Sessions, fmt.Sprintf("s%d", s))
+		for turn := range turns {
+			spec.Records = append(spec.Records, store.Record{
+				Entry:   store.Entry{Line: uint64(turns*s + turn + 1), Session: uint32(s), Turn: uint32(turn), InputTokens: 5},
+				Payload: chatBody("q", 2, true)})
+		}
+	}
+	return openSpec(t, spec)
+}
+
+// seen records, per value of a header, the remote addresses its requests
+// came from.
+type seen struct {
+	mu    sync.Mutex
+	ports map[string]map[string]bool
+	none  int // requests without the header
+}
+
+func watch(name string, h http.Handler) (*seen, http.Handler) {
+	s := &seen{ports: map[string]map[string]bool{}}
+	return s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := r.Header.Get(name)
+		s.mu.Lock()
+		if v == "" {
+			s.none++
+		} else {
+			if s.ports[v] == nil {
+				s.ports[v] = map[string]bool{}
+			}
+			s.ports[v][r.RemoteAddr] = true
+		}
+		s.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// TestStickySessions: with ReuseSticky every turn of a session arrives on
+// one connection (one remote port) and carries the session header, named
+// as the options say; without a header name none is sent.
+func TestStickySessions(t *testing.T) {
+	srv, err := mock.New(mock.Config{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sessions, turns = 6, 3
+	st := sessionStore(t, sessions, turns)
+	for _, tc := range []struct {
+		name, header string
+		none         bool
+	}{{"default", "", false}, {"named", "X-Session-Affinity", false}, {"no header", "", true}} {
+		want := tc.header
+		if want == "" {
+			want = DefaultSessionHeader
+		}
+		s, h := watch(want, srv)
+		url := serve(t, h)
+		recs, stats := replayAll(t, context.Background(), st, Options{URL: url, Concurrency: 3,
+			ConnectionReuse: ReuseSticky, SessionHeader: tc.header, NoSessionHeader: tc.none})
+		if len(recs) != sessions*turns {
+			t.Fatalf("%s: %d records", tc.name, len(recs))
+		}
+		byCorr := map[string][]bool{}
+		for _, r := range recs {
+			if r.Err != nil || r.HTTP == nil {
+				t.Fatalf("%s: %v", tc.name, r.Err)
+			}
+			byCorr[r.CorrelationID] = append(byCorr[r.CorrelationID], r.HTTP.Reused)
+		}
+		for corr, reused := range byCorr {
+			n := 0
+			for _, u := range reused {
+				if !u {
+					n++
+				}
+			}
+			if len(reused) != turns || n != 1 {
+				t.Errorf("%s: session %s: reused %v, want one new connection for %d turns", tc.name, corr, reused, turns)
+			}
+		}
+		if stats.Dials != sessions+1 { // one dial checks the server is there
+			t.Errorf("%s: %d dials for %d sticky sessions", tc.name, stats.Dials, sessions)
+		}
+		if tc.none {
+			if s.none != sessions*turns || len(s.ports) != 0 {
+				t.Errorf("%s: %d requests without %s, %d with", tc.name, s.none, want, len(s.ports))
+			}
+			continue
+		}
+		if s.none != 0 || len(s.ports) != sessions {
+			t.Errorf("%s: %d requests without %s; %d session ids, want %d", tc.name, s.none, want, len(s.ports), sessions)
+		}
+		for id, ports := range s.ports {
+			if len(ports) != 1 {
+				t.Errorf("%s: session %s came from %d remote ports: %v", tc.name, id, len(ports), ports)
+			}
+		}
+	}
+}
+
+func TestReuseOptions(t *testing.T) {
+	st := singleTurns(t, 1, 0, func(int) []byte { return chatBody("q", 2, true) })
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{ConnectionReuse: "often"}, `connection-reuse "often": unknown strategy`},
+		{Options{SessionHeader: "Bad Name"}, `session-header`},
+		{Options{SessionHeader: "X-Request-ID"}, `session-header`},
+		{Options{SessionHeader: "X-S", Headers: []Header{{"x-s", "1"}}}, `X-S is also given as a header`},
+	} {
+		tc.o.URL = "http://127.0.0.1:1"
+		_, err := Run(context.Background(), st, tc.o)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
+		}
+	}
+}
