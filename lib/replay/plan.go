@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/request"
@@ -123,8 +124,8 @@ func NewPlan(st *store.Reader, o Options) (*Plan, error) {
 func (p *Plan) describeStore() {
 	m := p.Meta
 	p.Streaming, p.Model = m.Streaming, m.Model
-	switch m.Endpoint {
-	case request.Chat, request.Completions:
+	switch {
+	case slices.Contains(request.Endpoints, m.Endpoint):
 		p.Endpoint = m.Endpoint
 	default: // early stores named the path here
 		for _, e := range []string{request.Chat, request.Completions} {
@@ -147,13 +148,13 @@ func (p *Plan) describeStore() {
 func (p *Plan) settle(o *Options) error {
 	switch o.Endpoint {
 	case "":
-	case request.Chat, request.Completions:
+	case request.Chat, request.Completions, request.Embeddings, request.Responses, request.Messages:
 		if p.Endpoint != "" && o.Endpoint != p.Endpoint {
 			return optErr("endpoint", " %s: the store holds %s bodies (for %s); the %s endpoint would refuse every one",
 				o.Endpoint, p.Endpoint, request.Path(p.Endpoint), o.Endpoint)
 		}
 	default:
-		return optErr("endpoint", " %q: want chat or completions", o.Endpoint)
+		return optErr("endpoint", " %q: want one of %s", o.Endpoint, strings.Join(request.Endpoints, ", "))
 	}
 	switch {
 	case o.Path != "":
