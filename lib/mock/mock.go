@@ -191,9 +191,15 @@ func (s *Server) Stats() Stats {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/v1/chat/completions":
-		s.completion(w, r, true)
+		s.completion(w, r, apiChat)
 	case "/v1/completions":
-		s.completion(w, r, false)
+		s.completion(w, r, apiCompletions)
+	case "/v1/responses":
+		s.completion(w, r, apiResponses)
+	case "/v1/messages":
+		s.completion(w, r, apiMessages)
+	case "/v1/embeddings":
+		s.completion(w, r, apiEmbeddings)
 	case "/v1/models":
 		if r.Method != http.MethodGet {
 			methodNotAllowed(w, http.MethodGet)
