@@ -5,7 +5,8 @@ package replay
 // chat and completions chunks do not have:
 //
 //   - embeddings: {"data":[{"embedding":[...]}],"usage":{"prompt_tokens"}}:
-//     only usage is read (no text; ISL from usage, OSL 0).
+//     an embedding makes the answer a content response (its time is the
+//     request latency) without text; usage gives the ISL; OSL is 0.
 //   - responses (OpenAI Responses API), streamed: events whose "type" is
 //     response.output_text.delta (text) or response.reasoning_text.delta /
 //     response.reasoning_summary_text.delta (reasoning) carry a string
@@ -76,6 +77,22 @@ func (rp *reply) eventMember(key, v []byte, ev *apiEvent, f *textFlags) {
 	case `"content"`:
 		if v[0] == '[' {
 			rp.partList(v, 1, f)
+		}
+	case `"data"`:
+		// An embedding is the answer's content: without one the request
+		// has no response to time (aiperf's EmbeddingResponseData).
+		if v[0] == '[' {
+			laxArray(v, 0, 1, func(item []byte) error {
+				if item[0] == '{' {
+					laxObject(item, 0, 2, func(k, v []byte) error {
+						if string(k) == `"embedding"` && (v[0] == '[' || v[0] == '"') {
+							f.content = true
+						}
+						return nil
+					})
+				}
+				return nil
+			})
 		}
 	}
 }

@@ -59,10 +59,16 @@ func TestEndpointChunks(t *testing.T) {
 		"messages whole":   {"Hello", "think", result.Usage{PromptTokens: 4, CompletionTokens: 3, TotalTokens: 7, CachedTokens: 2, HasCached: true}},
 	} {
 		var rp reply
+		got := false
 		for i, c := range endpointChunks[name] {
-			if _, _, err := rp.chunk([]byte(c)); err != nil {
+			content, reasoning, err := rp.chunk([]byte(c))
+			if err != nil {
 				t.Fatalf("%s: chunk %d: %v", name, i, err)
 			}
+			got = got || content || reasoning
+		}
+		if !got {
+			t.Errorf("%s: no content response", name)
 		}
 		if string(rp.content) != want.content || string(rp.reasoning) != want.reasoning || !rp.hasUsage || rp.usage != want.usage {
 			t.Errorf("%s: content %q reasoning %q usage %+v (has %v); want %q %q %+v", name, rp.content, rp.reasoning, rp.usage, rp.hasUsage, want.content, want.reasoning, want.usage)
