@@ -287,6 +287,14 @@ func (rp *reply) readError(v []byte) {
 	case '"':
 		e.Message, _ = jsonx.Unquote(v)
 	case '{':
+		// An Anthropic error event wraps the error: {"type":"error",
+		// "error":{"type","message"}}.
+		jsonx.Fields(v, 0, func(k, inner []byte, _ int) error {
+			if string(k) == `"error"` && inner[0] == '{' {
+				v = inner
+			}
+			return nil
+		})
 		jsonx.Fields(v, 0, func(k, v []byte, _ int) error {
 			switch string(k) {
 			case `"message"`:

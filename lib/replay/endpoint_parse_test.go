@@ -136,3 +136,13 @@ func filepathSafe(s string) string {
 	}
 	return string(b)
 }
+
+// TestAnthropicErrorEvent: the error inside an Anthropic error event is
+// the one reported.
+func TestAnthropicErrorEvent(t *testing.T) {
+	var rp reply
+	rp.readError([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
+	if rp.srvErr == nil || rp.srvErr.Type != "overloaded_error" || rp.srvErr.Message != "Overloaded" {
+		t.Fatalf("got %+v", rp.srvErr)
+	}
+}

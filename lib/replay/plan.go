@@ -136,7 +136,10 @@ func (p *Plan) describeStore() {
 	}
 	if p.Store.Entry(0).Flags&store.FlagVerbatim != 0 {
 		c := request.Inspect(p.Store.Payload(0))
-		p.Endpoint, p.Streaming = c.Endpoint, c.Stream
+		if !request.Refines(p.Endpoint, c.Endpoint) {
+			p.Endpoint = c.Endpoint
+		}
+		p.Streaming = c.Stream
 		if c.HasModel && p.Model == "" {
 			p.Model = c.Model
 		}

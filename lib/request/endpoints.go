@@ -27,6 +27,21 @@ import (
 // record sets none (aiperf's MessagesEndpoint.DEFAULT_MAX_TOKENS).
 const DefaultMessagesMaxTokens = 16384
 
+// Refines reports whether a verbatim body that Inspect says is for the
+// claimed endpoint may be for endpoint: an Anthropic messages body has
+// "messages" as a chat body does, and a responses or embeddings body has
+// "input", which Inspect names no endpoint for. The store's metadata then
+// says which it is.
+func Refines(endpoint, claimed string) bool {
+	switch endpoint {
+	case Messages:
+		return claimed == Chat
+	case Responses, Embeddings:
+		return claimed == ""
+	}
+	return false
+}
+
 // validateMore checks the options of the endpoints in this file.
 func (o *Options) validateMore() error {
 	switch {

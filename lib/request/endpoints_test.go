@@ -103,3 +103,21 @@ func TestEndpointOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestRefines(t *testing.T) {
+	for _, c := range []struct {
+		endpoint, claimed string
+		want              bool
+	}{
+		{Messages, Chat, true}, {Responses, "", true}, {Embeddings, "", true},
+		{Chat, Chat, false}, {Messages, Completions, false}, {Responses, Chat, false}, {Chat, "", false},
+	} {
+		if got := Refines(c.endpoint, c.claimed); got != c.want {
+			t.Errorf("Refines(%q, %q) = %v", c.endpoint, c.claimed, got)
+		}
+	}
+	// Inspect names no endpoint for a responses body.
+	if c := Inspect([]byte(`{"input":"x","model":"m"}`)); c.Endpoint != "" {
+		t.Errorf("responses body claims %q", c.Endpoint)
+	}
+}
