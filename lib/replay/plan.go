@@ -151,7 +151,7 @@ func (p *Plan) describeStore() {
 func (p *Plan) settle(o *Options) error {
 	switch o.Endpoint {
 	case "":
-	case request.Chat, request.Completions, request.Embeddings, request.Responses, request.Messages:
+	case request.Chat, request.Completions, request.Embeddings, request.Responses, request.Messages, request.Raw:
 		if p.Endpoint != "" && o.Endpoint != p.Endpoint {
 			return optErr("endpoint", " %s: the store holds %s bodies (for %s); the %s endpoint would refuse every one",
 				o.Endpoint, p.Endpoint, request.Path(p.Endpoint), o.Endpoint)
@@ -172,6 +172,9 @@ func (p *Plan) settle(o *Options) error {
 		p.Path = request.Path(p.Endpoint)
 	default:
 		p.Path = request.Path(request.Chat)
+	}
+	if p.Path == "" { // a raw store names no path
+		return optErr("path", " is required: the store holds raw bodies, which name no endpoint path")
 	}
 	ep, err := parseEndpoint(o.URL, p.Path, o.Insecure)
 	if err != nil {

@@ -22,6 +22,9 @@ import (
 // None of them has stream_options: the Responses API reports usage in its
 // response.completed event and the Messages API in message_start and
 // message_delta, unasked.
+//
+// raw: payload records only, stored as they came, for the path replay's
+// --path gives (aiperf's raw endpoint); a formatted record is an error.
 
 // DefaultMessagesMaxTokens is the max_tokens of a messages body whose
 // record sets none (aiperf's MessagesEndpoint.DEFAULT_MAX_TOKENS).
@@ -34,6 +37,8 @@ const DefaultMessagesMaxTokens = 16384
 // says which it is.
 func Refines(endpoint, claimed string) bool {
 	switch endpoint {
+	case Raw:
+		return true // whatever the body says, it goes to --path as it is
 	case Messages:
 		return claimed == Chat
 	case Responses, Embeddings:
@@ -82,6 +87,8 @@ func (f *Formatter) moreMembers(fs []member, rec *record.Record) ([]member, erro
 		if rec.Tools != nil {
 			fs = append(fs, member{key: "tools", value: rec.Tools})
 		}
+	case Raw:
+		return nil, fmt.Errorf("the raw endpoint takes payload records only (verbatim bodies), got %s", rec.Kind)
 	case Messages:
 		if rec.Kind == record.KindPrompt {
 			fs = append(fs, member{key: "messages", pre: `[{"role":"user","content":`, value: rec.Raw, post: `}]`})

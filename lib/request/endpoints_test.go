@@ -109,7 +109,7 @@ func TestRefines(t *testing.T) {
 		endpoint, claimed string
 		want              bool
 	}{
-		{Messages, Chat, true}, {Responses, "", true}, {Embeddings, "", true},
+		{Messages, Chat, true}, {Responses, "", true}, {Embeddings, "", true}, {Raw, Completions, true},
 		{Chat, Chat, false}, {Messages, Completions, false}, {Responses, Chat, false}, {Chat, "", false},
 	} {
 		if got := Refines(c.endpoint, c.claimed); got != c.want {

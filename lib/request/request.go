@@ -39,10 +39,13 @@ const (
 	Embeddings = "embeddings"
 	Responses  = "responses"
 	Messages   = "messages"
+	// Raw stores verbatim bodies (payload records only) for a path replay's
+	// --path gives.
+	Raw = "raw"
 )
 
 // Endpoints lists the endpoint types, in the order help texts name them.
-var Endpoints = []string{Chat, Completions, Embeddings, Responses, Messages}
+var Endpoints = []string{Chat, Completions, Embeddings, Responses, Messages, Raw}
 
 // Path returns the URL path of an endpoint type.
 func Path(endpoint string) string {
@@ -55,6 +58,8 @@ func Path(endpoint string) string {
 		return "/v1/responses"
 	case Messages:
 		return "/v1/messages"
+	case Raw:
+		return "" // replay's --path says
 	default:
 		return "/v1/chat/completions"
 	}
@@ -169,7 +174,7 @@ var ErrUsage = errors.New("usage options")
 func (o *Options) Validate() error {
 	switch o.Endpoint {
 	case Chat, Completions:
-	case Embeddings, Responses, Messages:
+	case Embeddings, Responses, Messages, Raw:
 		if err := o.validateMore(); err != nil {
 			return err
 		}
