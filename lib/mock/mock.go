@@ -1,6 +1,8 @@
 // Package mock is an OpenAI-compatible inference server for tests, demos and
 // benchmarks of the replay client: POST /v1/chat/completions and
-// /v1/completions (streamed as server-sent events or not), GET /v1/models,
+// /v1/completions (streamed as server-sent events or not), /v1/responses
+// (OpenAI Responses API events), /v1/messages (Anthropic Messages events)
+// and /v1/embeddings (api.go), GET /v1/models,
 // /health and /metrics (vLLM's engine metrics, see metrics.go). It generates tokens on a schedule (time to first token, then one
 // token per inter-token latency, with optional jitter), reports usage with
 // prompt tokens counted by a real tokenizer, and can inject faults (a reset
