@@ -136,6 +136,7 @@ test-real: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-moc
 	 out=$$($(REAL) start) && eval "$$out" || exit 1; rc=0; \
 	 AIPERF_TOKENIZE=bin/aiperf-tokenize scripts/real/check-ollama.sh "$$URL" "$$MODEL" || rc=1; \
 	 AIPERF_BIN=bin scripts/real/replay-ollama.sh "$$URL" "$$MODEL" || rc=1; \
+	 AIPERF_BIN=bin scripts/real/endpoints-ollama.sh "$$URL" "$$MODEL" || rc=1; \
 	 exit $$rc
 
 # The shipped Slurm scripts (scripts/slurm) on a real one-node Slurm (Debian's slurm-wlm and munge,

@@ -16,6 +16,9 @@ func FuzzParseRequest(f *testing.F) {
 		`{"prompt":"x","max_tokens":null}`,
 		`{"messages":{}}`,
 		` {"messages":[]} `,
+		`{"input":[{"role":"user","content":"hi","type":"message"}],"model":"m","stream":true,"max_output_tokens":5}`,
+		`{"model":"e","input":["one","two"]}`,
+		`{"input":"x","max_output_tokens":0}`,
 	} {
 		f.Add([]byte(s), true)
 		f.Add([]byte(s), false)
@@ -32,5 +35,10 @@ func FuzzParseRequest(f *testing.F) {
 			t.Fatalf("max tokens %d", q.maxTokens)
 		}
 		inputTexts(q.input, func(string) {})
+		for _, api := range []string{apiResponses, apiMessages, apiEmbeddings} {
+			if q, err := parseAPIRequest(body, api); err == nil {
+				inputTexts(q.input, func(string) {})
+			}
+		}
 	})
 }

@@ -1,6 +1,8 @@
 // Package mock is an OpenAI-compatible inference server for tests, demos and
 // benchmarks of the replay client: POST /v1/chat/completions and
-// /v1/completions (streamed as server-sent events or not), GET /v1/models,
+// /v1/completions (streamed as server-sent events or not), /v1/responses
+// (OpenAI Responses API events), /v1/messages (Anthropic Messages events)
+// and /v1/embeddings (api.go), GET /v1/models,
 // /health and /metrics (vLLM's engine metrics, see metrics.go). It generates tokens on a schedule (time to first token, then one
 // token per inter-token latency, with optional jitter), reports usage with
 // prompt tokens counted by a real tokenizer, and can inject faults (a reset
@@ -191,9 +193,15 @@ func (s *Server) Stats() Stats {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/v1/chat/completions":
-		s.completion(w, r, true)
+		s.completion(w, r, apiChat)
 	case "/v1/completions":
-		s.completion(w, r, false)
+		s.completion(w, r, apiCompletions)
+	case "/v1/responses":
+		s.completion(w, r, apiResponses)
+	case "/v1/messages":
+		s.completion(w, r, apiMessages)
+	case "/v1/embeddings":
+		s.completion(w, r, apiEmbeddings)
 	case "/v1/models":
 		if r.Method != http.MethodGet {
 			methodNotAllowed(w, http.MethodGet)

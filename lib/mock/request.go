@@ -19,6 +19,17 @@ type request struct {
 // parseRequest finds the members of body that the mock needs. chat selects
 // which input member is required.
 func parseRequest(body []byte, chat bool) (request, error) {
+	if chat {
+		return parseAPIRequest(body, apiChat)
+	}
+	return parseAPIRequest(body, apiCompletions)
+}
+
+// parseAPIRequest finds the members of a request to the api endpoint
+// (api.go): its input member is messages (chat, messages), prompt
+// (completions) or input (responses, embeddings).
+func parseAPIRequest(body []byte, api string) (request, error) {
+	chat := api == apiChat || api == apiMessages
 	var q request
 	i := jsonx.SkipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
@@ -33,7 +44,7 @@ func parseRequest(body []byte, chat bool) (request, error) {
 			q.model = v
 		case `"stream"`:
 			q.stream = string(v) == "true"
-		case `"max_tokens"`, `"max_completion_tokens"`:
+		case `"max_tokens"`, `"max_completion_tokens"`, `"max_output_tokens"`:
 			if string(v) == "null" {
 				return nil
 			}
@@ -62,8 +73,15 @@ func parseRequest(body []byte, chat bool) (request, error) {
 				}
 				q.input = v
 			}
+		case `"input"`:
+			if api == apiResponses || api == apiEmbeddings {
+				if v[0] != '"' && v[0] != '[' {
+					return errors.New("input: not a string or an array")
+				}
+				q.input = v
+			}
 		case `"prompt"`:
-			if !chat {
+			if api == apiCompletions {
 				if v[0] != '"' && v[0] != '[' {
 					return errors.New("prompt: not a string or an array")
 				}
@@ -79,6 +97,9 @@ func parseRequest(body []byte, chat bool) (request, error) {
 		return q, errors.New("data after the request object")
 	}
 	if q.input == nil {
+		if api == apiResponses || api == apiEmbeddings {
+			return q, errors.New("input: required")
+		}
 		if chat {
 			return q, errors.New("messages: required")
 		}

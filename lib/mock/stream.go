@@ -41,7 +41,8 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &
 // maxBody bounds a request body (a long-context prompt is a few MB).
 const maxBody = 256 << 20
 
-func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
+func (s *Server) completion(w http.ResponseWriter, r *http.Request, api string) {
+	chat := api == apiChat
 	arrived := time.Now()
 	if r.Method != http.MethodPost {
 		methodNotAllowed(w, http.MethodPost)
@@ -61,7 +62,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "reading the body: "+err.Error())
 		return
 	}
-	q, err := parseRequest(body, chat)
+	q, err := parseAPIRequest(body, api)
 	if err != nil {
 		s.bad.Add(1)
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
@@ -100,6 +101,7 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 
 	reply := replyPlan{
 		chat:    chat,
+		api:     eventAPI(api),
 		id:      n,
 		model:   q.model,
 		fault:   fault,
@@ -120,7 +122,9 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, chat bool) {
 	}
 	clock := s.schedule(start, &rg)
 	defer func() { release(clock.end(reply.tokens)) }()
-	if q.stream {
+	if api == apiEmbeddings {
+		s.embed(ctx, w, &reply, &q, clock) // api.go
+	} else if q.stream {
 		// Headers go first, as a server answers before its prefill; the
 		// prompt is counted within the time to first token.
 		h := w.Header()
@@ -150,7 +154,7 @@ func (s *Server) plan(p *replyPlan, q *request, rg *rng, clock *tokenClock) {
 		clock.first = clock.first.Add(time.Duration(p.prompt-p.cached) * s.cfg.PrefillPerToken)
 	}
 	p.tokens, p.finish = s.budget(q.maxTokens, p.prompt, rg)
-	if p.chat {
+	if p.chat || p.api != "" {
 		p.reasoning = min(s.cfg.ReasoningTokens, p.tokens)
 	}
 }
@@ -267,7 +271,8 @@ type replyPlan struct {
 	finish    string
 	offset    uint64
 	fault     string
-	usage     bool // stream_options.include_usage
+	usage     bool   // stream_options.include_usage
+	api       string // apiResponses or apiMessages (api.go); "" for chat and completions
 
 	arrived   time.Time
 	lastToken time.Time // when the last token went out (metrics.go)
@@ -339,24 +344,10 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rc *http.Res
 				return
 			}
 		}
-		b = append(b[:0], "data: "...)
-		b = s.appendHead(b, p, object)
-		if p.chat {
-			b = append(b, `,"choices":[{"index":0,"delta":{`...)
-			if i == 0 {
-				b = append(b, `"role":"assistant",`...)
-			}
-			if i < p.reasoning {
-				b = append(b, `"reasoning_content":"`...)
-			} else {
-				b = append(b, `"content":"`...)
-			}
-			b = append(b, s.text.piece(p.offset, i)...)
-			b = append(b, `"},"finish_reason":null}]}`...)
+		if p.api != "" {
+			b = s.appendEventToken(b[:0], p, i) // api.go
 		} else {
-			b = append(b, `,"choices":[{"index":0,"text":"`...)
-			b = append(b, s.text.piece(p.offset, i)...)
-			b = append(b, `","logprobs":null,"finish_reason":null}]}`...)
+			b = s.appendChunkToken(b[:0], p, i, object)
 		}
 		if i == cut && p.fault == FaultMalformed {
 			b = b[:len(b)*2/3] // cut inside the JSON
@@ -376,7 +367,44 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rc *http.Res
 		now := time.Now()
 		s.noteWhole(p, now, now)
 	}
-	b = append(b[:0], "data: "...)
+	if p.api != "" {
+		b = s.appendEventTail(b[:0], p)
+	} else {
+		b = s.appendChunkTail(b[:0], p, object)
+	}
+	*bp = b
+	if _, err := w.Write(b); err == nil {
+		rc.Flush()
+	}
+}
+
+// appendChunkToken appends the chat or completions chunk of token i.
+func (s *Server) appendChunkToken(b []byte, p *replyPlan, i int, object string) []byte {
+	b = append(b, "data: "...)
+	b = s.appendHead(b, p, object)
+	if p.chat {
+		b = append(b, `,"choices":[{"index":0,"delta":{`...)
+		if i == 0 {
+			b = append(b, `"role":"assistant",`...)
+		}
+		if i < p.reasoning {
+			b = append(b, `"reasoning_content":"`...)
+		} else {
+			b = append(b, `"content":"`...)
+		}
+		b = append(b, s.text.piece(p.offset, i)...)
+		b = append(b, `"},"finish_reason":null}]}`...)
+	} else {
+		b = append(b, `,"choices":[{"index":0,"text":"`...)
+		b = append(b, s.text.piece(p.offset, i)...)
+		b = append(b, `","logprobs":null,"finish_reason":null}]}`...)
+	}
+	return b
+}
+
+// appendChunkTail appends the chat or completions stream's last chunks.
+func (s *Server) appendChunkTail(b []byte, p *replyPlan, object string) []byte {
+	b = append(b, "data: "...)
 	b = s.appendHead(b, p, object)
 	if p.chat {
 		b = append(b, `,"choices":[{"index":0,"delta":{},"finish_reason":"`...)
@@ -392,11 +420,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rc *http.Res
 		b = appendUsage(b, p)
 		b = append(b, "}\n\n"...)
 	}
-	b = append(b, "data: [DONE]\n\n"...)
-	*bp = b
-	if _, err := w.Write(b); err == nil {
-		rc.Flush()
-	}
+	return append(b, "data: [DONE]\n\n"...)
 }
 
 // whole writes a non-streamed reply once the last token is due.
@@ -425,6 +449,22 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, p *replyPlan,
 	if !p.chat {
 		object = "text_completion"
 	}
+	if p.api != "" {
+		b = s.appendEventWhole(b, p) // api.go
+	} else {
+		b = s.appendWhole(b, p, object)
+	}
+	if p.fault == FaultMalformed {
+		b = b[:len(b)*2/3]
+	}
+	*bp = b
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Write(b)
+}
+
+// appendWhole appends a whole chat or completions reply.
+func (s *Server) appendWhole(b []byte, p *replyPlan, object string) []byte {
 	b = s.appendHead(b, p, object)
 	if p.chat {
 		b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant",`...)
@@ -450,14 +490,7 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, p *replyPlan,
 	b = append(b, p.finish...)
 	b = append(b, `"}],`...)
 	b = appendUsage(b, p)
-	b = append(b, '}')
-	if p.fault == FaultMalformed {
-		b = b[:len(b)*2/3]
-	}
-	*bp = b
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.Write(b)
+	return append(b, '}')
 }
 
 // reset takes the connection over and closes it with a TCP reset.

@@ -119,7 +119,7 @@ func (m *metaCheck) add(rec *record.Record, pos string) error {
 			*c = claim{value: vals[i], set: true, from: pos}
 			continue
 		}
-		if c.value != vals[i] {
+		if c.value != vals[i] && !(i == setEndpoint && request.Refines(c.value, vals[i])) {
 			if i == setModel {
 				if c.from != "" { // not the options' model, given or formatted
 					m.models = true

@@ -48,13 +48,15 @@ func (rp *reply) chunk(data []byte) (content, reasoning bool, err error) {
 		return false, false, errMalformed
 	}
 	var f textFlags
-	end, err := rp.chunkObject(data, i, &f)
+	var ev apiEvent
+	end, err := rp.chunkObject(data, i, &f, &ev)
 	if err == nil && laxSpace(data, end) != len(data) {
 		err = errMalformed
 	}
 	if err != nil {
 		return f.content, f.reasoning, errMalformed
 	}
+	rp.apply(&ev, &f)
 	return f.content, f.reasoning, nil
 }
 
@@ -62,7 +64,7 @@ func (rp *reply) chunk(data []byte) (content, reasoning bool, err error) {
 type textFlags struct{ content, reasoning bool }
 
 // chunkObject walks the chunk object at b[i] == '{' (laxObject at depth 0).
-func (rp *reply) chunkObject(b []byte, i int, f *textFlags) (int, error) {
+func (rp *reply) chunkObject(b []byte, i int, f *textFlags, ev *apiEvent) (int, error) {
 	i = laxSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, nil
@@ -89,6 +91,10 @@ func (rp *reply) chunkObject(b []byte, i int, f *textFlags) (int, error) {
 		case `"error"`:
 			if i, err = laxSkip(b, vs, 0); err == nil {
 				rp.readError(b[vs:i])
+			}
+		case `"type"`, `"delta"`, `"response"`, `"message"`, `"output"`, `"content"`, `"data"`:
+			if i, err = laxSkip(b, vs, 0); err == nil {
+				rp.eventMember(key, b[vs:i], ev, f) // endpoint_parse.go
 			}
 		default:
 			i, err = laxSkip(b, vs, 0)
@@ -205,17 +211,30 @@ func appendText(dst *[]byte, v []byte) bool {
 
 // readUsage takes a usage object; the last one of a response wins, because
 // some servers send zeros on every chunk and the counts on the last.
+//
+// The Responses and Messages APIs name the counts input_tokens and
+// output_tokens (details: input_tokens_details, output_tokens_details;
+// Anthropic's cache reads: cache_read_input_tokens). Anthropic's
+// message_delta reports output tokens only: a usage with output_tokens and
+// no input count keeps the input count of the usage before it.
 func (rp *reply) readUsage(v []byte) {
 	var u result.Usage
+	var hasInput, hasOutputKey, hasTotal bool
 	laxObject(v, 0, 1, func(k, v []byte) error {
 		switch string(k) {
-		case `"prompt_tokens"`:
-			u.PromptTokens = uintOf(v)
+		case `"prompt_tokens"`, `"input_tokens"`:
+			u.PromptTokens, hasInput = uintOf(v), true
 		case `"completion_tokens"`:
 			u.CompletionTokens = uintOf(v)
+		case `"output_tokens"`:
+			u.CompletionTokens, hasOutputKey = uintOf(v), true
 		case `"total_tokens"`:
-			u.TotalTokens = uintOf(v)
-		case `"completion_tokens_details"`:
+			u.TotalTokens, hasTotal = uintOf(v), true
+		case `"cache_read_input_tokens"`:
+			if v[0] >= '0' && v[0] <= '9' {
+				u.CachedTokens, u.HasCached = uintOf(v), true
+			}
+		case `"completion_tokens_details"`, `"output_tokens_details"`:
 			if v[0] == '{' {
 				laxObject(v, 0, 2, func(k, v []byte) error {
 					if string(k) == `"reasoning_tokens"` {
@@ -224,7 +243,7 @@ func (rp *reply) readUsage(v []byte) {
 					return nil
 				})
 			}
-		case `"prompt_tokens_details"`:
+		case `"prompt_tokens_details"`, `"input_tokens_details"`:
 			// vLLM (--enable-prompt-tokens-details), SGLang and OpenAI
 			// report the prompt tokens served from the prefix cache here.
 			if v[0] == '{' {
@@ -238,6 +257,14 @@ func (rp *reply) readUsage(v []byte) {
 		}
 		return nil
 	})
+	if hasOutputKey {
+		if !hasInput && rp.hasUsage {
+			u.PromptTokens, u.CachedTokens, u.HasCached = rp.usage.PromptTokens, rp.usage.CachedTokens, rp.usage.HasCached
+		}
+		if !hasTotal {
+			u.TotalTokens = u.PromptTokens + u.CompletionTokens
+		}
+	}
 	rp.usage, rp.hasUsage = u, true
 }
 
@@ -260,6 +287,14 @@ func (rp *reply) readError(v []byte) {
 	case '"':
 		e.Message, _ = jsonx.Unquote(v)
 	case '{':
+		// An Anthropic error event wraps the error: {"type":"error",
+		// "error":{"type","message"}}.
+		jsonx.Fields(v, 0, func(k, inner []byte, _ int) error {
+			if string(k) == `"error"` && inner[0] == '{' {
+				v = inner
+			}
+			return nil
+		})
 		jsonx.Fields(v, 0, func(k, v []byte, _ int) error {
 			switch string(k) {
 			case `"message"`:

@@ -15,8 +15,12 @@ func (rp *reply) refChunk(data []byte) (content, reasoning bool, err error) {
 	if i >= len(data) || data[i] != '{' {
 		return false, false, errMalformed
 	}
+	var f textFlags
+	var ev apiEvent
 	end, err := laxObject(data, i, 0, func(key, v []byte) error {
 		switch string(key) {
+		case `"type"`, `"delta"`, `"response"`, `"message"`, `"output"`, `"content"`, `"data"`:
+			rp.eventMember(key, v, &ev, &f)
 		case `"choices"`:
 			if v[0] != '[' {
 				return nil
@@ -54,10 +58,12 @@ func (rp *reply) refChunk(data []byte) (content, reasoning bool, err error) {
 	if err == nil && laxSpace(data, end) != len(data) {
 		err = errMalformed
 	}
+	content, reasoning = content || f.content, reasoning || f.reasoning
 	if err != nil {
 		return content, reasoning, errMalformed
 	}
-	return content, reasoning, nil
+	rp.apply(&ev, &f)
+	return content || f.content, reasoning || f.reasoning, nil
 }
 
 func (rp *reply) refMessage(v []byte) (content, reasoning bool) {

@@ -17,8 +17,15 @@ func (rp *reply) strictChunk(data []byte) (content, reasoning bool, err error) {
 	if i >= len(data) || data[i] != '{' {
 		return false, false, errMalformed
 	}
+	var f textFlags
+	var ev apiEvent
 	end, err := jsonx.Fields(data, i, func(key, v []byte, _ int) error {
 		switch string(key) {
+		case `"type"`, `"delta"`, `"response"`, `"message"`, `"output"`, `"content"`, `"data"`:
+			// The endpoint members are read as the lax walker reads them
+			// (endpoint_parse.go, on a value jsonx checked); their
+			// meaning is held by TestEndpointChunks.
+			rp.eventMember(key, v, &ev, &f)
 		case `"choices"`:
 			if v[0] != '[' {
 				return nil
@@ -58,10 +65,12 @@ func (rp *reply) strictChunk(data []byte) (content, reasoning bool, err error) {
 	if err == nil && jsonx.SkipSpace(data, end) != len(data) {
 		err = errMalformed
 	}
+	content, reasoning = content || f.content, reasoning || f.reasoning
 	if err != nil {
 		return content, reasoning, errMalformed
 	}
-	return content, reasoning, nil
+	rp.apply(&ev, &f)
+	return content || f.content, reasoning || f.reasoning, nil
 }
 
 // message reads a delta or message object.
@@ -80,15 +89,22 @@ func (rp *reply) strictMessage(v []byte) (content, reasoning bool, err error) {
 
 func (rp *reply) strictUsage(v []byte) {
 	var u result.Usage
+	var in, out, total bool
 	jsonx.Fields(v, 0, func(k, v []byte, _ int) error {
 		switch string(k) {
-		case `"prompt_tokens"`:
-			u.PromptTokens = uintOf(v)
+		case `"prompt_tokens"`, `"input_tokens"`:
+			u.PromptTokens, in = uintOf(v), true
 		case `"completion_tokens"`:
 			u.CompletionTokens = uintOf(v)
+		case `"output_tokens"`:
+			u.CompletionTokens, out = uintOf(v), true
 		case `"total_tokens"`:
-			u.TotalTokens = uintOf(v)
-		case `"completion_tokens_details"`:
+			u.TotalTokens, total = uintOf(v), true
+		case `"cache_read_input_tokens"`:
+			if v[0] >= '0' && v[0] <= '9' {
+				u.CachedTokens, u.HasCached = uintOf(v), true
+			}
+		case `"completion_tokens_details"`, `"output_tokens_details"`:
 			if v[0] == '{' {
 				jsonx.Fields(v, 0, func(k, v []byte, _ int) error {
 					if string(k) == `"reasoning_tokens"` {
@@ -97,9 +113,24 @@ func (rp *reply) strictUsage(v []byte) {
 					return nil
 				})
 			}
+		case `"prompt_tokens_details"`, `"input_tokens_details"`:
+			if v[0] == '{' {
+				jsonx.Fields(v, 0, func(k, v []byte, _ int) error {
+					if string(k) == `"cached_tokens"` && v[0] >= '0' && v[0] <= '9' {
+						u.CachedTokens, u.HasCached = uintOf(v), true
+					}
+					return nil
+				})
+			}
 		}
 		return nil
 	})
+	if out && !in && rp.hasUsage {
+		u.PromptTokens, u.CachedTokens, u.HasCached = rp.usage.PromptTokens, rp.usage.CachedTokens, rp.usage.HasCached
+	}
+	if out && !total {
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
 	rp.usage, rp.hasUsage = u, true
 }
 

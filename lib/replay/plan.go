@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/request"
@@ -123,8 +124,8 @@ func NewPlan(st *store.Reader, o Options) (*Plan, error) {
 func (p *Plan) describeStore() {
 	m := p.Meta
 	p.Streaming, p.Model = m.Streaming, m.Model
-	switch m.Endpoint {
-	case request.Chat, request.Completions:
+	switch {
+	case slices.Contains(request.Endpoints, m.Endpoint):
 		p.Endpoint = m.Endpoint
 	default: // early stores named the path here
 		for _, e := range []string{request.Chat, request.Completions} {
@@ -135,7 +136,10 @@ func (p *Plan) describeStore() {
 	}
 	if p.Store.Entry(0).Flags&store.FlagVerbatim != 0 {
 		c := request.Inspect(p.Store.Payload(0))
-		p.Endpoint, p.Streaming = c.Endpoint, c.Stream
+		if !request.Refines(p.Endpoint, c.Endpoint) {
+			p.Endpoint = c.Endpoint
+		}
+		p.Streaming = c.Stream
 		if c.HasModel && p.Model == "" {
 			p.Model = c.Model
 		}
@@ -147,13 +151,13 @@ func (p *Plan) describeStore() {
 func (p *Plan) settle(o *Options) error {
 	switch o.Endpoint {
 	case "":
-	case request.Chat, request.Completions:
+	case request.Chat, request.Completions, request.Embeddings, request.Responses, request.Messages, request.Raw:
 		if p.Endpoint != "" && o.Endpoint != p.Endpoint {
 			return optErr("endpoint", " %s: the store holds %s bodies (for %s); the %s endpoint would refuse every one",
 				o.Endpoint, p.Endpoint, request.Path(p.Endpoint), o.Endpoint)
 		}
 	default:
-		return optErr("endpoint", " %q: want chat or completions", o.Endpoint)
+		return optErr("endpoint", " %q: want one of %s", o.Endpoint, strings.Join(request.Endpoints, ", "))
 	}
 	switch {
 	case o.Path != "":
@@ -168,6 +172,9 @@ func (p *Plan) settle(o *Options) error {
 		p.Path = request.Path(p.Endpoint)
 	default:
 		p.Path = request.Path(request.Chat)
+	}
+	if p.Path == "" { // a raw store names no path
+		return optErr("path", " is required: the store holds raw bodies, which name no endpoint path")
 	}
 	ep, err := parseEndpoint(o.URL, p.Path, o.Insecure)
 	if err != nil {

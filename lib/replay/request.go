@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aiperf/toolkit/lib/request"
 	"github.com/aiperf/toolkit/lib/result"
 	"github.com/aiperf/toolkit/lib/store"
 )
@@ -166,7 +167,9 @@ func (r *runner) header() []byte {
 		b = append(b, h.Value...)
 		b = append(b, "\r\n"...)
 	}
-	if r.o.APIKey != "" && !has("authorization") {
+	if r.p.Endpoint == request.Messages {
+		b = r.anthropicHeaders(b, has)
+	} else if r.o.APIKey != "" && !has("authorization") {
 		b = append(b, "Authorization: Bearer "...)
 		b = append(b, r.o.APIKey...)
 		b = append(b, "\r\n"...)

@@ -35,13 +35,31 @@ import (
 const (
 	Chat        = "chat"
 	Completions = "completions"
+	// Embeddings, Responses and Messages are formatted in endpoints.go.
+	Embeddings = "embeddings"
+	Responses  = "responses"
+	Messages   = "messages"
+	// Raw stores verbatim bodies (payload records only) for a path replay's
+	// --path gives.
+	Raw = "raw"
 )
+
+// Endpoints lists the endpoint types, in the order help texts name them.
+var Endpoints = []string{Chat, Completions, Embeddings, Responses, Messages, Raw}
 
 // Path returns the URL path of an endpoint type.
 func Path(endpoint string) string {
 	switch endpoint {
 	case Completions:
 		return "/v1/completions"
+	case Embeddings:
+		return "/v1/embeddings"
+	case Responses:
+		return "/v1/responses"
+	case Messages:
+		return "/v1/messages"
+	case Raw:
+		return "" // replay's --path says
 	default:
 		return "/v1/chat/completions"
 	}
@@ -76,7 +94,11 @@ type Options struct {
 
 // Usage reports whether streaming bodies carry
 // stream_options.include_usage.
-func (o *Options) Usage() bool { return o.Streaming && !o.NoIncludeUsage }
+// Only chat and completions bodies have stream_options: the other
+// endpoints report usage unasked.
+func (o *Options) Usage() bool {
+	return o.Streaming && !o.NoIncludeUsage && (o.Endpoint == Chat || o.Endpoint == Completions)
+}
 
 // ParseExtra turns a --extra argument into fields: "k=v" (v parsed as JSON
 // when it is valid JSON, else taken as a string) or a JSON object whose
@@ -152,8 +174,12 @@ var ErrUsage = errors.New("usage options")
 func (o *Options) Validate() error {
 	switch o.Endpoint {
 	case Chat, Completions:
+	case Embeddings, Responses, Messages, Raw:
+		if err := o.validateMore(); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf("%w %q (want chat or completions)", ErrEndpoint, o.Endpoint)
+		return fmt.Errorf("%w %q (want %s)", ErrEndpoint, o.Endpoint, strings.Join(Endpoints, ", "))
 	}
 	for _, e := range o.Extra {
 		if reserved(e.Key) {
@@ -202,6 +228,7 @@ type Formatter struct {
 	spans   []span
 	parts   [][]byte
 	so      []byte // the stream_options value being built
+	batch   []byte // the input array of an embeddings batch
 }
 
 var (
@@ -271,7 +298,7 @@ func (f *Formatter) Format(rec *record.Record) (Body, error) {
 		return Body{}, err
 	}
 	b := f.assemble(fs)
-	b.MaxTokens, b.HasMaxTokens = rec.MaxTokens, rec.HasMaxTokens
+	b.MaxTokens, b.HasMaxTokens = f.bodyMaxTokens(rec)
 	if maxSet {
 		b.MaxTokens, b.HasMaxTokens = maxTokensOfMembers(fs)
 	}
@@ -323,6 +350,10 @@ func (f *Formatter) members(rec *record.Record) (fs []member, maxSet bool, err e
 		fs = append(fs, member{key: "prompt", value: rec.Raw}, member{key: "model", value: f.model}, member{key: "stream", value: boolJSON(f.o.Streaming)})
 		if rec.HasMaxTokens {
 			fs = append(fs, member{key: "max_tokens", value: f.num})
+		}
+	default:
+		if fs, err = f.moreMembers(fs, rec); err != nil {
+			return nil, false, err
 		}
 	}
 	for _, e := range f.o.Extra {

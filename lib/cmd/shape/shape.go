@@ -125,7 +125,7 @@ func PackFlags(p *Pack) []cli.Flag {
 	o := &p.Request
 	return []cli.Flag{
 		&cli.StringFlag{Name: "model", Usage: "model `NAME` written into every formatted body", Destination: &o.Model},
-		&cli.StringFlag{Name: "endpoint", Value: request.Chat, Usage: "endpoint `TYPE`: chat (/v1/chat/completions) or completions (/v1/completions)", Destination: &o.Endpoint},
+		&cli.StringFlag{Name: "endpoint", Value: request.Chat, Usage: "endpoint `TYPE`: chat (/v1/chat/completions), completions (/v1/completions), embeddings (/v1/embeddings), responses (/v1/responses), messages (Anthropic, /v1/messages) or raw (payload records only, sent to replay's --path)", Destination: &o.Endpoint},
 		&cli.BoolFlag{Name: "streaming", Usage: `set "stream": true (server-sent events)`, Destination: &o.Streaming},
 		&cli.BoolFlag{Name: "legacy-max-tokens", Usage: "chat: write max_tokens instead of max_completion_tokens", Destination: &o.LegacyMaxTokens},
 		&cli.BoolFlag{Name: "include-usage", Usage: `with --streaming (where it is the default): "stream_options":{"include_usage":true}, added to a stream_options from --extra unless that sets it`, Destination: &o.IncludeUsage},
@@ -163,6 +163,10 @@ func (p *Pack) Check() (request.Options, error) {
 // usageHint says which usage flags conflict, by their names.
 func usageHint(o *request.Options) string {
 	switch {
+	case o.Endpoint == request.Embeddings && o.Streaming:
+		return "--streaming: the embeddings endpoint does not stream"
+	case o.Endpoint != request.Chat && o.Endpoint != request.Completions:
+		return "--include-usage and --per-chunk-usage are for chat and completions: the " + o.Endpoint + " endpoint reports usage unasked"
 	case o.IncludeUsage && o.NoIncludeUsage:
 		return "--include-usage and --no-include-usage contradict each other"
 	case o.IncludeUsage && !o.Streaming:

@@ -1,0 +1,156 @@
+package replay
+
+// The answers of the endpoints beyond chat and completions, read by the
+// same single walk of a chunk (chunk.go) through the top-level members
+// chat and completions chunks do not have:
+//
+//   - embeddings: {"data":[{"embedding":[...]}],"usage":{"prompt_tokens"}}:
+//     an embedding makes the answer a content response (its time is the
+//     request latency) without text; usage gives the ISL; OSL is 0.
+//   - responses (OpenAI Responses API), streamed: events whose "type" is
+//     response.output_text.delta (text) or response.reasoning_text.delta /
+//     response.reasoning_summary_text.delta (reasoning) carry a string
+//     "delta"; response.completed (and .failed, .incomplete) carries
+//     "response" with usage {input_tokens, output_tokens,
+//     output_tokens_details.reasoning_tokens} or error. Whole: "output"
+//     items whose "content" (and "summary") parts hold the text, by part
+//     type (output_text; reasoning_text and summary_text are reasoning).
+//   - messages (Anthropic), streamed: content_block_delta's "delta" object
+//     has "text" (text_delta) or "thinking" (thinking_delta);
+//     message_start's "message" has usage.input_tokens, message_delta a
+//     top-level usage with the final output_tokens, which keeps the input
+//     tokens seen before. Whole: "content" blocks with "text" or
+//     "thinking".
+//
+// Each such member's value is walked whole (checked) before it is read, so
+// a malformed one leaves no trace; a string delta is taken only once the
+// chunk is known to be well formed, since its "type" may follow it.
+
+// apiEvent holds what a chunk's members say that is read once the chunk is
+// whole.
+type apiEvent struct {
+	typ   []byte // the raw "type" value
+	delta []byte // a string "delta" (Responses API), raw
+}
+
+// eventMember reads a top-level member beyond chat's and completions',
+// v its whole, well-formed value.
+func (rp *reply) eventMember(key, v []byte, ev *apiEvent, f *textFlags) {
+	switch string(key) {
+	case `"type"`:
+		ev.typ = v
+	case `"delta"`:
+		switch v[0] {
+		case '"':
+			ev.delta = v
+		case '{':
+			rp.parts(v, 1, f)
+		}
+	case `"response"`, `"message"`:
+		if v[0] == '{' {
+			laxObject(v, 0, 1, func(k, v []byte) error {
+				switch string(k) {
+				case `"usage"`:
+					if v[0] == '{' {
+						rp.readUsage(v)
+					}
+				case `"error"`:
+					rp.readError(v)
+				}
+				return nil
+			})
+		}
+	case `"output"`:
+		if v[0] == '[' {
+			laxArray(v, 0, 1, func(item []byte) error {
+				if item[0] == '{' {
+					laxObject(item, 0, 2, func(k, v []byte) error {
+						if (string(k) == `"content"` || string(k) == `"summary"`) && v[0] == '[' {
+							rp.partList(v, 3, f)
+						}
+						return nil
+					})
+				}
+				return nil
+			})
+		}
+	case `"content"`:
+		if v[0] == '[' {
+			rp.partList(v, 1, f)
+		}
+	case `"data"`:
+		// An embedding is the answer's content: without one the request
+		// has no response to time (aiperf's EmbeddingResponseData).
+		if v[0] == '[' {
+			laxArray(v, 0, 1, func(item []byte) error {
+				if item[0] == '{' {
+					laxObject(item, 0, 2, func(k, v []byte) error {
+						if string(k) == `"embedding"` && (v[0] == '[' || v[0] == '"') {
+							f.content = true
+						}
+						return nil
+					})
+				}
+				return nil
+			})
+		}
+	}
+}
+
+// partList reads an array of content parts or blocks at depth.
+func (rp *reply) partList(v []byte, depth int, f *textFlags) {
+	laxArray(v, 0, depth, func(part []byte) error {
+		if part[0] == '{' {
+			rp.parts(part, depth+1, f)
+		}
+		return nil
+	})
+}
+
+// parts reads one content part, block or Anthropic delta object: its
+// "thinking" is reasoning, its "text" is reasoning for the reasoning part
+// types and content otherwise.
+func (rp *reply) parts(v []byte, depth int, f *textFlags) {
+	var text, thinking, typ []byte
+	laxObject(v, 0, depth, func(k, v []byte) error {
+		switch string(k) {
+		case `"text"`:
+			text = v
+		case `"thinking"`:
+			thinking = v
+		case `"type"`:
+			typ = v
+		}
+		return nil
+	})
+	if appendText(&rp.reasoning, thinking) {
+		f.reasoning = true
+	}
+	switch string(typ) {
+	case `"reasoning_text"`, `"summary_text"`:
+		if appendText(&rp.reasoning, text) {
+			f.reasoning = true
+		}
+	default:
+		if appendText(&rp.content, text) {
+			f.content = true
+		}
+	}
+}
+
+// apply takes a string delta by its event type, once the chunk is whole.
+func (rp *reply) apply(ev *apiEvent, f *textFlags) {
+	if ev.delta == nil {
+		return
+	}
+	switch string(ev.typ) {
+	case `"response.output_text.delta"`:
+		if appendText(&rp.content, ev.delta) {
+			f.content = true
+		}
+	case `"response.reasoning_text.delta"`, `"response.reasoning_summary_text.delta"`, `"response.reasoning.delta"`:
+		if appendText(&rp.reasoning, ev.delta) {
+			f.reasoning = true
+		}
+	}
+}
