@@ -22,14 +22,12 @@ package shape
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"github.com/aiperf/toolkit/lib/internal/units"
 	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/request"
 	"github.com/urfave/cli/v2"
@@ -226,20 +224,6 @@ func (r *PackRun) Check() (maxLine int, err error) {
 		return 0, base.UsageError("--max-line %q: %v", r.MaxLine, err)
 	}
 	return n, nil
-}
-
-// parseSize reads a positive byte count by the one rule of every binary
-// (k, M, G decimal; KiB, MiB, GiB binary: lib/internal/units), at most the
-// largest record a store holds.
-func parseSize(s string) (int, error) {
-	n, err := units.ParseSize(s)
-	if err != nil || n <= 0 {
-		return 0, errors.New("want a positive byte count such as 268435456 or 256MiB")
-	}
-	if uint64(n) > uint64(MaxRecordBytes) {
-		return 0, fmt.Errorf("more than %d bytes, the largest record a store holds", uint64(MaxRecordBytes))
-	}
-	return int(n), nil
 }
 
 // PackRunFlags returns aiperf-pack's flags that are not in the key, bound to
