@@ -15,9 +15,9 @@ var leanBans = map[string][]string{
 	// trace and loads no tokenizer (aiperf-tokenize's settings live in
 	// lib/cmd/shape/tokenizeshape, the builtin tokenizer's identity in
 	// lib/tokenizer/identity).
-	"cmd/aiperf-pack": {"lib/trace", "lib/tokenizer/builtin", "lib/tokenizer", "lib/tokenize", "lib/cmd/shape/tokenizeshape"},
+	"cmd/aiperf-pack": {"lib/trace", "lib/tokenizer/builtin", "lib/tokenizer", "lib/ingest", "lib/cmd/shape/tokenizeshape"},
 	// aiperf-cache stores and restores files: no stage, no tokenizer.
-	"cmd/aiperf-cache": {"lib/tokenize", "lib/tokenizer", "lib/tokenizer/builtin", "lib/pack", "lib/replay", "lib/trace"},
+	"cmd/aiperf-cache": {"lib/ingest", "lib/tokenizer", "lib/tokenizer/builtin", "lib/pack", "lib/replay", "lib/trace"},
 }
 
 func TestLeanBinaries(t *testing.T) {

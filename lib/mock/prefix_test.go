@@ -15,7 +15,7 @@ import (
 
 	"github.com/aiperf/toolkit/lib/prefix"
 	"github.com/aiperf/toolkit/lib/record"
-	"github.com/aiperf/toolkit/lib/tokenize"
+	"github.com/aiperf/toolkit/lib/ingest"
 	"github.com/aiperf/toolkit/lib/tokenizer"
 	"github.com/aiperf/toolkit/lib/trace"
 )
@@ -184,7 +184,7 @@ func mooncakeRecords(t *testing.T) []mooncakeRecord {
 			return
 		}
 		var out bytes.Buffer
-		if _, err := tokenize.Run(context.Background(), tr, &out, tokenize.Options{Tokenizer: tokenizer.Builtin}); err != nil {
+		if _, err := ingest.Run(context.Background(), tr, &out, ingest.Options{Tokenizer: tokenizer.Builtin}); err != nil {
 			mooncakeOnce.err = err
 			return
 		}

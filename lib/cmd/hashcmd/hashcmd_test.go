@@ -24,7 +24,7 @@ func TestDeps(t *testing.T) {
 		"github.com/dlclark/regexp2",
 		"github.com/klauspost/compress/zstd",
 		"github.com/aiperf/toolkit/lib/tokenizer",
-		"github.com/aiperf/toolkit/lib/tokenize",
+		"github.com/aiperf/toolkit/lib/ingest",
 		"github.com/aiperf/toolkit/lib/store",
 		"github.com/aiperf/toolkit/lib/pack",
 		"github.com/aiperf/toolkit/lib/synth",

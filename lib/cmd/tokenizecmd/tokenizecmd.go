@@ -15,8 +15,8 @@ import (
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"
 	"github.com/aiperf/toolkit/lib/digest"
+	"github.com/aiperf/toolkit/lib/ingest"
 	"github.com/aiperf/toolkit/lib/synth"
-	"github.com/aiperf/toolkit/lib/tokenize"
 	"github.com/aiperf/toolkit/lib/tokenizer"
 	"github.com/aiperf/toolkit/lib/tokenizer/identity"
 	"github.com/aiperf/toolkit/lib/trace"
@@ -103,7 +103,7 @@ func run(ctx context.Context, o options) error {
 	signal.Ignore(syscall.SIGPIPE)
 	prog := base.NewProgress(o.stderr)
 	start := time.Now()
-	st, err := tokenize.Run(ctx, tr, o.stdout, tokenize.Options{
+	st, err := ingest.Run(ctx, tr, o.stdout, ingest.Options{
 		Synth:      synth.Options{Seed: o.Seed, BlockSize: o.BlockSize},
 		ShardIndex: idx, ShardCount: cnt,
 		Verify:     o.Verify,
@@ -126,7 +126,7 @@ func run(ctx context.Context, o options) error {
 	})
 	prog.Done()
 	if err != nil {
-		if errors.Is(err, tokenize.ErrVerify) {
+		if errors.Is(err, ingest.ErrVerify) {
 			return base.No("%v", err)
 		}
 		return explain(err)
@@ -150,7 +150,7 @@ func explain(err error) error {
 // summary prints the -v line. Its counts say what became of every row
 // read: kept, or dropped (by reason) or skipped; of the kept rows, the
 // records this shard emitted.
-func summary(o options, name string, tr *trace.Reader, st tokenize.Stats, took time.Duration) {
+func summary(o options, name string, tr *trace.Reader, st ingest.Stats, took time.Duration) {
 	el := took.Seconds()
 	w := o.stderr
 	off, long := tr.Dropped()

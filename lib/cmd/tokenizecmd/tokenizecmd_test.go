@@ -10,7 +10,7 @@ import (
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"
-	"github.com/aiperf/toolkit/lib/tokenize"
+	"github.com/aiperf/toolkit/lib/ingest"
 )
 
 // failWriter accepts limit bytes, then fails every write with err.
@@ -59,7 +59,7 @@ func TestRunOutputError(t *testing.T) {
 		w := &failWriter{limit: 10, err: werr}
 		o := options{TokenizeRun: tokenizeshape.TokenizeRun{MaxLineBytes: 1 << 20}, stdin: strings.NewReader(rawTrace), stdout: w, stderr: &bytes.Buffer{}}
 		err := run(context.Background(), o)
-		var oe *tokenize.OutputError
+		var oe *ingest.OutputError
 		if !errors.As(err, &oe) || !errors.Is(err, werr) || err.Error() != "write <stdout>: "+werr.Error() {
 			t.Errorf("%v: got %v", werr, err)
 		}

@@ -1,4 +1,4 @@
-// Package tokenize turns trace rows into records: it names sessions, numbers
+// Package ingest turns trace rows into records: it names sessions, numbers
 // turns, keeps verbatim bodies as they are and synthesizes exact-length
 // prompts for rows that only give input_length (+ hash_ids).
 //
@@ -6,7 +6,7 @@
 // row's position in the reader's order as their line key and a dense session
 // number, so the outputs of every shard (Options.ShardIndex of ShardCount)
 // pack to the same store as an unsharded run.
-package tokenize
+package ingest
 
 import (
 	"context"
