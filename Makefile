@@ -38,7 +38,9 @@ test: fmt-check tidy-check vet lint
 	@# lib/replay reads and writes plain TCP with raw system calls, which a -race build swaps for
 	@# syscall.Read (the race detector cannot see the poller's ordering): test the shipped path too
 	go test -count=1 ./lib/replay
-	go test -race -timeout 30m ./...
+	@# a -race binary sleeps 1 s before it exits (GORACE atexit_sleep_ms=1000): once per test
+	@# binary and once per command the testscripts exec; races are still reported and fail
+	GORACE=$${GORACE:-atexit_sleep_ms=10} go test -race -timeout 30m ./...
 	@n=$$(grep -c 'fixture missing: ' $(FIXTURE_LOG)); if [ "$$n" -gt 0 ]; then \
 	  echo "make test: passed, but $$n checks were skipped: their tokenizer files are absent (make tokenizers fetches them; CI=true fails instead):"; \
 	  grep -o 'fixture missing: .*' $(FIXTURE_LOG) | sed 's/^fixture missing: /  /; s/; scripts\/golden\/fetch.sh.*//' | sort; fi

@@ -62,6 +62,13 @@ func TestScript(t *testing.T) {
 			if err != nil {
 				return err
 			}
+			// A -race binary sleeps 1 s before exiting (GORACE's atexit_sleep_ms,
+			// for other goroutines' reports to land); the scripts exec ~1,200
+			// commands, so that sleep was most of their wall time. Races are
+			// still reported and still fail the command (exit 66).
+			if os.Getenv("GORACE") == "" {
+				env.Setenv("GORACE", "atexit_sleep_ms=10")
+			}
 			env.Setenv("TESTDATA", filepath.Join(wd, "testdata"))
 			env.Setenv("ROOT", wd) // the scripts/ and examples/ the scripts-* tests run
 			env.Setenv("GPT2", filepath.Join(wd, "lib", "tokenizer", "testdata", "gpt2", "tokenizer.json.zst"))
