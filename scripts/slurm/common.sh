@@ -39,3 +39,25 @@ need_cmd() {
 		command -v "$c" >/dev/null || { echo "$(basename "$0"): $c not found on PATH" >&2; exit 2; }
 	done
 }
+
+# split_flags MARK1 ARRAY1 MARK2 ARRAY2 ARG... appends the ARGs that follow MARK1 to the array
+# named ARRAY1 and those that follow MARK2 to ARRAY2 (either mark may come again); an ARG before
+# both marks is a usage error.
+split_flags() {
+	local m1=$1 m2=$3 a into=
+	local -n split_a1=$2 split_a2=$4
+	shift 4
+	for a; do
+		case $a in
+		"$m1") into=1 ;;
+		"$m2") into=2 ;;
+		*)
+			case $into in
+			1) split_a1+=("$a") ;;
+			2) split_a2+=("$a") ;;
+			*) echo "$(basename "$0"): $a: flags go after $m1 or $m2" >&2; exit 2 ;;
+			esac
+			;;
+		esac
+	done
+}

@@ -39,20 +39,8 @@ case $SHARDS in '' | *[!0-9]* | 0) echo "submit-prep.sh: -n wants a positive num
 mkdir -p "$1"
 WORK=$(readlink -f "$1") TRACE=$(readlink -f "$2")
 shift 2
-TOKENIZE=() PACK=() into=
-for a; do
-	case $a in
-	--tokenize) into=t ;;
-	--pack) into=p ;;
-	*)
-		case $into in
-		t) TOKENIZE+=("$a") ;;
-		p) PACK+=("$a") ;;
-		*) echo "submit-prep.sh: $a: flags go after --tokenize or --pack" >&2; exit 2 ;;
-		esac
-		;;
-	esac
-done
+TOKENIZE=() PACK=()
+split_flags --tokenize TOKENIZE --pack PACK "$@"
 [ -e "$TRACE" ] || { echo "submit-prep.sh: $TRACE: no such trace" >&2; exit 2; }
 need_cmd sbatch
 mkdir -p "$WORK/logs"

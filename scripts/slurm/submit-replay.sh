@@ -41,20 +41,8 @@ case $lead in '' | *[!0-9.]*) echo "submit-replay.sh: --lead wants seconds" >&2;
 mkdir -p "$1"
 WORK=$(readlink -f "$1") STORE=$(readlink -f "$2") URL=$3
 shift 3
-REPLAY=() REPORT=() into=
-for a; do
-	case $a in
-	--replay) into=r ;;
-	--report) into=p ;;
-	*)
-		case $into in
-		r) REPLAY+=("$a") ;;
-		p) REPORT+=("$a") ;;
-		*) echo "submit-replay.sh: $a: flags go after --replay or --report" >&2; exit 2 ;;
-		esac
-		;;
-	esac
-done
+REPLAY=() REPORT=()
+split_flags --replay REPLAY --report REPORT "$@"
 [ -f "$STORE" ] || { echo "submit-replay.sh: $STORE: no such store" >&2; exit 2; }
 need_cmd sbatch
 mkdir -p "$WORK/logs" "$WORK/replay"
