@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -13,27 +12,11 @@ import (
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/result"
+	"github.com/aiperf/toolkit/lib/rundir"
 )
 
-// readRuns returns the run info of each records file: its first record's
-// (nil for a file without one, written before records carried it, or
-// empty). A file that cannot be read or decoded gives nil here; reading
-// it for the summary reports the problem.
-func readRuns(files []string) []*result.RunInfo {
-	runs := make([]*result.RunInfo, len(files))
-	for i, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			continue
-		}
-		var r result.Record
-		if result.NewDecoder(f, name).Next(&r) == nil {
-			runs[i] = r.Run
-		}
-		f.Close()
-	}
-	return runs
-}
+// readRuns returns the run info of each records file (rundir.Runs).
+func readRuns(files []string) []*result.RunInfo { return rundir.Runs(files) }
 
 // checkRuns refuses to merge the records of runs of different stores (exit
 // 2, naming the files), and warns when runs of one store had different
@@ -71,42 +54,10 @@ func short(sum string) string {
 	return sum
 }
 
-// knownRuns reports whether every file carries run info.
-func knownRuns(runs []*result.RunInfo) bool {
-	return len(runs) > 0 && !slices.Contains(runs, nil)
-}
+func knownRuns(runs []*result.RunInfo) bool { return rundir.KnownRuns(runs) }
 
-// streamingOf decides the streaming metrics of files that all carry run
-// info as the run did (replay.Stats.StreamingMetrics): they follow what the
-// answers were (the records' "streamed"), or with no successful answer,
-// what the store's bodies asked for.
 func streamingOf(files []string, runs []*result.RunInfo) (bool, error) {
-	src, c, err := openRecords(files)()
-	if err != nil {
-		return false, err
-	}
-	defer c.Close()
-	var r result.Record
-	answered := false
-	for {
-		err := src.Next(&r)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return false, &base.Error{Code: base.ExitTrouble, Err: err}
-		}
-		if r.OK() {
-			if r.Streamed {
-				return true, nil
-			}
-			answered = true
-		}
-	}
-	if answered {
-		return false, nil
-	}
-	return slices.ContainsFunc(runs, func(r *result.RunInfo) bool { return r.Streaming }), nil
+	return rundir.StreamingOf(files, runs)
 }
 
 // reportRun describes the merged runs for profile_export_aiperf.json: the

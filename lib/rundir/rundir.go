@@ -1,0 +1,123 @@
+// Package rundir reads what a run of aiperf-replay leaves behind: its
+// directory (-o DIR) and the per-request results file in it, the exports
+// beside it, the trial-K folders of --trials, the shards of a sharded
+// replay, and stdin spooled for the several passes of a summary.
+//
+// Readers find a run's results file through Results (and writers name it
+// with ResultsPath), so the file's name is known here only.
+package rundir
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ResultsFile is the name of a run's per-request results (JSONL, one
+// lib/result record a line) in its directory.
+const ResultsFile = "records.jsonl"
+
+// TrialPrefix names the run directories of --trials N -o DIR: DIR/trial-1,
+// DIR/trial-2, ...
+const TrialPrefix = "trial-"
+
+// ResultsPath is where a run writing into dir puts its results.
+func ResultsPath(dir string) string {
+	return filepath.Join(dir, ResultsFile)
+}
+
+// Results locates the results file of the run whose directory is dir; ok
+// is false when dir holds none.
+func Results(dir string) (path string, ok bool) {
+	p := ResultsPath(dir)
+	if _, err := os.Stat(p); err != nil {
+		return "", false
+	}
+	return p, true
+}
+
+// TrialDir is the directory of trial k (from 1) of a --trials run into dir.
+func TrialDir(dir string, k int) string {
+	return filepath.Join(dir, TrialPrefix+strconv.Itoa(k))
+}
+
+// Resolve replaces each argument that is a run directory by its results
+// file; "-" (stdin) and files are kept. A directory without results is an
+// error.
+func Resolve(args []string) ([]string, error) {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == "-" {
+			continue
+		}
+		if fi, err := os.Stat(a); err == nil && fi.IsDir() {
+			p, ok := Results(a)
+			if !ok {
+				return nil, fmt.Errorf("%s is a folder without a %s (a run's -o DIR holds one)", a, ResultsFile)
+			}
+			out[i] = p
+		}
+	}
+	return out, nil
+}
+
+// Expand expands one argument into results files: a file is itself, a
+// run directory its results, a trials directory (--trials N -o DIR) the
+// results of its trial-K folders in K's order.
+func Expand(arg string) ([]string, error) {
+	fi, err := os.Stat(arg)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return []string{arg}, nil
+	}
+	if p, ok := Results(arg); ok {
+		return []string{p}, nil
+	}
+	trials, err := TrialDirs(arg)
+	if err != nil {
+		return nil, err
+	}
+	if len(trials) == 0 {
+		return nil, fmt.Errorf("%s is a folder with neither a %s (a run's -o DIR) nor trial-K/ folders (--trials N -o DIR)", arg, ResultsFile)
+	}
+	var out []string
+	for _, d := range trials {
+		p, ok := Results(d)
+		if !ok {
+			return nil, fmt.Errorf("%s has no %s: an unfinished trial?", d, ResultsFile)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// TrialDirs lists dir's trial-K folders (K from 1) in K's order.
+func TrialDirs(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	type trial struct {
+		k    int
+		path string
+	}
+	var ts []trial
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), TrialPrefix)
+		if k, err := strconv.Atoi(rest); ok && err == nil && k > 0 && e.IsDir() {
+			ts = append(ts, trial{k, filepath.Join(dir, e.Name())})
+		}
+	}
+	slices.SortFunc(ts, func(a, b trial) int { return a.k - b.k })
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.path
+	}
+	return out, nil
+}
