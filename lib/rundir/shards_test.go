@@ -1,4 +1,4 @@
-package replaycmd
+package rundir
 
 import (
 	"os"
@@ -29,22 +29,23 @@ func TestScheduleStartsOfFixedShards(t *testing.T) {
 	run := func(shard int) *result.RunInfo { return &result.RunInfo{StartNS: zero, Shard: shard, Shards: 3} }
 	files := []string{write("a", 0, ms/10), write("b", 300*ms, ms/5), write("c", 600*ms, ms/10)}
 	runs := []*result.RunInfo{run(0), run(1), run(2)}
-	var ew strings.Builder
-	note, err := shardNote(&ew, files, runs)
+	note, warns, err := ShardNote(files, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(note, "schedules started within 100µs") || ew.Len() != 0 {
-		t.Errorf("note %q, warnings %q: want a 100µs spread (the lateness differences) and no warning", note, ew.String())
+	if !strings.Contains(note, "schedules started within 100µs") || len(warns) != 0 {
+		t.Errorf("note %q, warnings %q: want a 100µs spread (the lateness differences) and no warning", note, warns)
 	}
 	files[1] = write("b2", 300*ms, 40*ms)
-	ew.Reset()
-	note, err = shardNote(&ew, files, runs)
+	note, warns, err = ShardNote(files, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(note, "schedules started within 39.9ms (earliest shard 0, latest shard 1)") || !strings.Contains(ew.String(), "warning: the shards' schedules started 39.9ms apart") {
-		t.Errorf("note %q, warnings %q: want a 39.9ms spread and a warning", note, ew.String())
+	if !strings.Contains(note, "schedules started within 39.9ms (earliest shard 0, latest shard 1)") || len(warns) != 1 || !strings.HasPrefix(warns[0], "the shards' schedules started 39.9ms apart") {
+		t.Errorf("note %q, warnings %q: want a 39.9ms spread and a warning", note, warns)
+	}
+	if note, warns, err := ShardNote(files, make([]*result.RunInfo, len(files))); note != "" || warns != nil || err != nil {
+		t.Errorf("not shards: got %q, %q, %v; want nothing", note, warns, err)
 	}
 }
 
