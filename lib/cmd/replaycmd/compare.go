@@ -13,6 +13,7 @@ import (
 	"github.com/aiperf/toolkit/lib/compare"
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/result"
+	"github.com/aiperf/toolkit/lib/rundir"
 	"github.com/urfave/cli/v2"
 )
 
@@ -254,7 +255,7 @@ func trialDirs(dir string) ([]string, error) {
 	}
 	var ts []trial
 	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), trialPrefix)
+		rest, ok := strings.CutPrefix(e.Name(), rundir.TrialPrefix)
 		if k, err := strconv.Atoi(rest); ok && err == nil && k > 0 && e.IsDir() {
 			ts = append(ts, trial{k, filepath.Join(dir, e.Name())})
 		}

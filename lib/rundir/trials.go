@@ -1,0 +1,184 @@
+package rundir
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aiperf/toolkit/lib/internal/atomicfile"
+	"github.com/aiperf/toolkit/lib/metrics"
+	"github.com/aiperf/toolkit/lib/stats"
+)
+
+// TrialsFile is the summary across trials that --trials N -o DIR writes
+// into DIR.
+const TrialsFile = "trials.json"
+
+// trialFigures are the figures summarized across trials: the run-level
+// ones (the trial's value) and statistics of per-request metrics (each
+// trial's p50, p99 or avg is one value), as aiperf's --num-profile-runs
+// aggregates its runs' summaries.
+var trialFigures = []struct{ tag, stat string }{
+	{"request_throughput", "avg"},
+	{"output_token_throughput", "avg"},
+	{"total_token_throughput", "avg"},
+	{"goodput", "avg"},
+	{"time_to_first_token", "p50"}, {"time_to_first_token", "p99"}, {"time_to_first_token", "avg"},
+	{"inter_token_latency", "p50"}, {"inter_token_latency", "p99"}, {"inter_token_latency", "avg"},
+	{"request_latency", "p50"}, {"request_latency", "p99"}, {"request_latency", "avg"},
+	{"error_request_count", "avg"},
+}
+
+// TrialFigure is one figure across the trials, in trials.json.
+type TrialFigure struct {
+	Metric string    `json:"metric"`
+	Stat   string    `json:"stat"`
+	Unit   string    `json:"unit"`
+	Values []float64 `json:"values"` // one per trial, in trial order
+	Mean   float64   `json:"mean"`
+	Std    *float64  `json:"std"` // sample standard deviation (n-1); null for one trial
+	Min    float64   `json:"min"` //
+	Max    float64   `json:"max"` //
+	CV     *float64  `json:"cv"`  // std / mean; null for one trial or a zero mean
+	SE     *float64  `json:"se"`  // std / sqrt(n)
+	TCrit  *float64  `json:"t_critical"`
+	CILow  *float64  `json:"ci_low"`
+	CIHigh *float64  `json:"ci_high"`
+}
+
+// TrialsSummary is trials.json.
+type TrialsSummary struct {
+	Trials          int           `json:"trials"`
+	ConfidenceLevel float64       `json:"confidence_level"`
+	Dirs            []string      `json:"trial_dirs"`
+	Figures         []TrialFigure `json:"metrics"`
+}
+
+// SummarizeTrials computes every figure across the trials' results files
+// (one a trial, in trial order): its mean and, with two trials or more,
+// its spread and confidence interval at level. A figure missing from a
+// trial (goodput without SLOs, TTFT of unstreamed answers) is left out.
+func SummarizeTrials(files []string, o metrics.Options, level float64) (*TrialsSummary, error) {
+	ts := &TrialsSummary{Trials: len(files), ConfidenceLevel: level}
+	vals := make([][]float64, len(trialFigures))
+	units := make([]string, len(trialFigures))
+	for _, f := range files {
+		ts.Dirs = append(ts.Dirs, filepath.Base(filepath.Dir(f)))
+		mo := o
+		var err error
+		if mo.Streaming, err = Streaming([]string{f}, Runs([]string{f})); err != nil {
+			return nil, err
+		}
+		sum, err := Summarize([]string{f}, mo)
+		if err != nil {
+			return nil, err
+		}
+		for i, fig := range trialFigures {
+			if v, unit, ok := trialValue(sum, fig.tag, fig.stat); ok {
+				vals[i] = append(vals[i], v)
+				units[i] = unit
+			}
+		}
+	}
+	for i, fig := range trialFigures {
+		if xs := vals[i]; len(xs) == len(files) && len(xs) > 0 {
+			ts.Figures = append(ts.Figures, acrossTrials(fig.tag, fig.stat, units[i], xs, level))
+		}
+	}
+	return ts, nil
+}
+
+// trialValue is a trial's value of a figure and its unit; ok is false when
+// the trial has none.
+func trialValue(sum *metrics.Summary, tag, stat string) (v float64, unit string, ok bool) {
+	r := sum.Get(tag)
+	switch {
+	case r == nil && tag == "error_request_count":
+		return 0, "requests", true // no failed request: aiperf leaves the metric out; here it is 0
+	case r == nil:
+		return 0, "", false
+	case stat == "avg":
+		return r.Avg, r.Unit, true
+	}
+	p, _ := strconv.ParseFloat(stat[1:], 64)
+	v, ok = r.Percentile(p)
+	return v, r.Unit, ok
+}
+
+// acrossTrials summarizes one figure's values, one a trial.
+func acrossTrials(tag, stat, unit string, xs []float64, level float64) TrialFigure {
+	tf := TrialFigure{Metric: tag, Stat: stat, Unit: unit, Values: xs, Min: xs[0], Max: xs[0]}
+	for _, x := range xs {
+		tf.Min, tf.Max = min(tf.Min, x), max(tf.Max, x)
+	}
+	mean, lo, hi, ok := stats.MeanCI(xs, level)
+	tf.Mean = mean
+	if ok {
+		n := float64(len(xs))
+		sd := math.Sqrt(stats.Variance(xs))
+		se := sd / math.Sqrt(n)
+		tc := stats.TQuantile((1+level)/2, n-1)
+		tf.Std, tf.SE, tf.TCrit, tf.CILow, tf.CIHigh = &sd, &se, &tc, &lo, &hi
+		if mean != 0 {
+			cv := sd / math.Abs(mean)
+			tf.CV = &cv
+		}
+	}
+	return tf
+}
+
+// WriteTrials writes ts as dir's TrialsFile, atomically, and returns its
+// path.
+func WriteTrials(dir string, ts *TrialsSummary) (string, error) {
+	b, err := json.MarshalIndent(ts, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, TrialsFile)
+	return path, atomicfile.WriteFile(path, bytes.NewReader(append(b, '\n')))
+}
+
+// WriteTrialsTable prints the summary across trials as a table: a figure
+// a row, its mean, standard deviation, confidence interval and coefficient
+// of variation.
+func WriteTrialsTable(w io.Writer, ts *TrialsSummary) error {
+	pct := strconv.FormatFloat(100*ts.ConfidenceLevel, 'g', -1, 64) + "% CI"
+	rows := [][]string{{"metric", "stat", "mean", "std", pct, "cv"}}
+	g := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+	for _, f := range ts.Figures {
+		std, ci, cv := "-", "- (1 trial)", "-"
+		if f.Std != nil {
+			std, ci = g(*f.Std), "["+g(*f.CILow)+", "+g(*f.CIHigh)+"]"
+		}
+		if f.CV != nil {
+			cv = strconv.FormatFloat(100**f.CV, 'f', 1, 64) + "%"
+		}
+		rows = append(rows, []string{f.Metric + " (" + f.Unit + ")", f.Stat, g(f.Mean), std, ci, cv})
+	}
+	width := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for j, s := range r {
+			width[j] = max(width[j], len([]rune(s)))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Across %d trials:\n", ts.Trials)
+	for _, r := range rows {
+		for j, s := range r {
+			pad := strings.Repeat(" ", width[j]-len([]rune(s)))
+			if j == 0 {
+				b.WriteString(s + pad)
+			} else {
+				b.WriteString("  " + pad + s)
+			}
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,93 @@
+package rundir
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aiperf/toolkit/lib/metrics"
+)
+
+// writeResults writes a run directory dir/name whose results are one
+// request a latency (ms), sent 1 s apart.
+func writeResults(t *testing.T, dir, name string, latenciesMS ...int64) string {
+	t.Helper()
+	const ms = int64(1_000_000)
+	var b strings.Builder
+	for i, l := range latenciesMS {
+		sent := int64(i+1) * 1000 * ms
+		b.WriteString(`{"v":1,"record":` + strconv.Itoa(i) + `,"session":"s` + strconv.Itoa(i) + `","turn":0,"phase":"profiling","status":200,"sent_unix_ns":` +
+			strconv.FormatInt(sent, 10) + `,"end_unix_ns":` + strconv.FormatInt(sent+l*ms, 10) + `,"chunk_offsets_ns":[` + strconv.FormatInt(l*ms, 10) + "]}\n")
+	}
+	d := filepath.Join(dir, name)
+	if err := os.MkdirAll(d, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ResultsPath(d), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ResultsPath(d)
+}
+
+// TestSummarizeTrials: each trial's avg latency is one value; the mean,
+// spread and interval are over those; a figure no trial has is left out.
+func TestSummarizeTrials(t *testing.T) {
+	dir := t.TempDir()
+	files := []string{writeResults(t, dir, "trial-1", 10, 30), writeResults(t, dir, "trial-2", 30, 50)}
+	ts, err := SummarizeTrials(files, metrics.Options{}, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts.Trials != 2 || strings.Join(ts.Dirs, ",") != "trial-1,trial-2" {
+		t.Fatalf("got %d trials in %v", ts.Trials, ts.Dirs)
+	}
+	var lat *TrialFigure
+	for i, f := range ts.Figures {
+		if f.Metric == "goodput" || f.Metric == "time_to_first_token" {
+			t.Errorf("%s: no trial has it, want it left out", f.Metric)
+		}
+		if f.Metric == "request_latency" && f.Stat == "avg" {
+			lat = &ts.Figures[i]
+		}
+	}
+	if lat == nil {
+		t.Fatalf("no request_latency avg in %+v", ts.Figures)
+	}
+	// Trials' averages 20 and 40 ms: mean 30, sd 14.14, t(0.975, 1) 12.71.
+	if lat.Unit != "ms" || lat.Mean != 30 || lat.Min != 20 || lat.Max != 40 || lat.Std == nil || *lat.Std < 14.14 || *lat.Std > 14.15 {
+		t.Errorf("got %+v, want mean 30 ms of 20 and 40, sd 14.14", *lat)
+	}
+	if lat.CILow == nil || *lat.CILow > -97 || *lat.CIHigh < 157 {
+		t.Errorf("CI [%v, %v], want about [-97.1, 157.1]", lat.CILow, lat.CIHigh)
+	}
+}
+
+// TestWriteTrialsTable: columns aligned (the metric's left, the rest
+// right); a figure of one trial has no spread.
+func TestWriteTrialsTable(t *testing.T) {
+	sd, lo, hi, cv := 1.5, 10.25, 13.75, 0.125
+	ts := &TrialsSummary{Trials: 2, ConfidenceLevel: 0.9, Figures: []TrialFigure{
+		{Metric: "request_latency", Stat: "p99", Unit: "ms", Mean: 12, Std: &sd, CILow: &lo, CIHigh: &hi, CV: &cv},
+		{Metric: "goodput", Stat: "avg", Unit: "requests/sec", Mean: 3},
+	}}
+	var b strings.Builder
+	if err := WriteTrialsTable(&b, ts); err != nil {
+		t.Fatal(err)
+	}
+	want := "Across 2 trials:\n" +
+		"metric                  stat   mean   std          90% CI     cv\n" +
+		"request_latency (ms)     p99  12.00  1.50  [10.25, 13.75]  12.5%\n" +
+		"goodput (requests/sec)   avg   3.00     -     - (1 trial)      -\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	path, err := WriteTrials(t.TempDir(), ts)
+	if err != nil || filepath.Base(path) != TrialsFile {
+		t.Fatalf("WriteTrials: %q, %v", path, err)
+	}
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), `"confidence_level": 0.9`) {
+		t.Errorf("trials.json: %s, %v", b, err)
+	}
+}
