@@ -1,31 +1,13 @@
 package replaycmd
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/compare"
-	"github.com/aiperf/toolkit/lib/metrics"
-	"github.com/aiperf/toolkit/lib/result"
 	"github.com/aiperf/toolkit/lib/rundir"
 	"github.com/urfave/cli/v2"
-)
-
-// compareRequestMetrics are the per-request metrics compare shows (p50,
-// p99, avg), and compareRunMetrics the run-level figures (the trials'
-// mean); a metric neither side has is left out.
-var (
-	compareRequestMetrics = []string{
-		"time_to_first_token", "time_to_second_token", "inter_token_latency", "request_latency",
-		"output_token_throughput_per_user", "output_sequence_length", "input_sequence_length",
-	}
-	compareRunMetrics = []string{"request_throughput", "output_token_throughput", "goodput"}
 )
 
 type compareOptions struct {
@@ -70,18 +52,11 @@ func compareCommand() *cli.Command {
 	}
 }
 
-// compareSide is one side's inputs.
-type compareSide struct {
-	name   string   // "old" or "new"
-	trials []string // records files, one per trial
-	runs   []*result.RunInfo
-}
-
 func runCompare(c *cli.Context, o *compareOptions) error {
 	if !(o.alpha > 0 && o.alpha < 1) {
 		return base.UsageError("--alpha %v: want a level between 0 and 1", o.alpha)
 	}
-	gates, err := parseGates(o.failOn.Value())
+	gates, err := rundir.ParseGates(o.failOn.Value())
 	if err != nil {
 		return err
 	}
@@ -89,271 +64,63 @@ func runCompare(c *cli.Context, o *compareOptions) error {
 	if err != nil {
 		return base.UsageError("--goodput: %v", err)
 	}
-	oldArgs, newArgs := o.old.Value(), o.new.Value()
-	switch {
-	case len(oldArgs) == 0 && len(newArgs) == 0:
-		if c.NArg() != 2 {
-			return base.UsageError("want OLD NEW (or --old RUN... --new RUN...), got %d arguments", c.NArg())
+	var sides [2]*rundir.Side
+	for i, args := range compareArgs(c, o) {
+		if args == nil {
+			return base.UsageError("%s", compareArgsUsage(c, o))
 		}
-		oldArgs, newArgs = c.Args().Slice()[:1], c.Args().Slice()[1:]
-	case c.NArg() > 0:
-		return base.UsageError("with --old and --new, give no arguments (got %s)", strings.Join(c.Args().Slice(), " "))
-	case len(oldArgs) == 0 || len(newArgs) == 0:
-		return base.UsageError("--old and --new: give both sides")
-	}
-	sides := [2]*compareSide{{name: "old"}, {name: "new"}}
-	for i, args := range [2][]string{oldArgs, newArgs} {
-		if err := sides[i].load(args); err != nil {
+		if sides[i], err = rundir.LoadSide([]string{"old", "new"}[i], args); err != nil {
 			return err
 		}
 	}
-	warnings := compareWarnings(sides)
-	for _, w := range warnings {
-		fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: warning: %s\n", w)
+	warnings := rundir.CompareWarnings(sides[0], sides[1])
+	warnAll(c.App.ErrWriter, warnings)
+	tab, err := rundir.Compare(sides[0], sides[1], gp, compare.Options{Alpha: o.alpha})
+	if err != nil {
+		return err
 	}
-	var ms []compare.Metric
-	for _, tag := range compareRequestMetrics {
-		info, _ := metrics.Lookup(tag)
-		ms = append(ms, compare.Metric{Tag: tag, Unit: info.Unit, PerRequest: true})
-	}
-	for _, tag := range compareRunMetrics {
-		info, _ := metrics.Lookup(tag)
-		ms = append(ms, compare.Metric{Tag: tag, Unit: info.Unit})
-	}
-	var data [2]compare.Side
-	for i, s := range sides {
-		if data[i], err = s.measure(gp); err != nil {
-			return err
-		}
-	}
-	tab := compare.Compare(ms, data[0], data[1], compare.Options{Alpha: o.alpha})
 	failed, err := tab.Judge(gates)
 	if err != nil {
 		return base.UsageError("--fail-on %v", err)
 	}
 	if o.json {
-		rep := &compare.Report{
-			Old:      compare.SideInfo{Files: displayList(sides[0].trials), Trials: len(sides[0].trials)},
-			New:      compare.SideInfo{Files: displayList(sides[1].trials), Trials: len(sides[1].trials)},
-			Warnings: warnings, Table: tab, Failed: failed,
-		}
-		err = compare.WriteJSON(c.App.Writer, rep)
+		err = compare.WriteJSON(c.App.Writer, &compare.Report{Old: sides[0].Info(), New: sides[1].Info(), Warnings: warnings, Table: tab, Failed: failed})
 	} else {
 		err = compare.WriteText(c.App.Writer, tab, "old", "new")
 	}
 	if err != nil {
 		return err
 	}
+	for _, f := range failed {
+		fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: --fail-on: %s\n", f)
+	}
 	if len(failed) > 0 {
-		for _, f := range failed {
-			fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: --fail-on: %s\n", f)
-		}
 		return base.No("%d of %d --fail-on gates failed", len(failed), len(gates))
 	}
 	return nil
 }
 
-// parseGates reads the --fail-on specs and checks that each names a
-// statistic compare shows.
-func parseGates(specs []string) ([]compare.Gate, error) {
-	var gates []compare.Gate
-	for _, s := range specs {
-		g, err := compare.ParseGate(s)
-		if err != nil {
-			return nil, base.UsageError("--fail-on %q: %v", s, err)
-		}
-		perRequest := slices.Contains(compareRequestMetrics, g.Metric)
-		switch {
-		case !perRequest && !slices.Contains(compareRunMetrics, g.Metric):
-			return nil, base.UsageError("--fail-on %q: compare shows no metric %q (it shows %s, %s)", s, g.Metric,
-				strings.Join(compareRequestMetrics, ", "), strings.Join(compareRunMetrics, ", "))
-		case perRequest && g.Stat == compare.StatMean:
-			return nil, base.UsageError("--fail-on %q: %s is a per-request metric: name its .p50, .p99 or .avg", s, g.Metric)
-		case !perRequest && g.Stat != compare.StatMean:
-			return nil, base.UsageError("--fail-on %q: %s is a run-level figure: compare shows the trials' mean (leave .%s out)", s, g.Metric, g.Stat)
-		}
-		gates = append(gates, g)
+// compareArgs are the two sides' arguments: OLD NEW, or --old and --new.
+// Both are nil when the command line gives neither form.
+func compareArgs(c *cli.Context, o *compareOptions) [2][]string {
+	oldArgs, newArgs := o.old.Value(), o.new.Value()
+	switch {
+	case len(oldArgs) == 0 && len(newArgs) == 0 && c.NArg() == 2:
+		return [2][]string{c.Args().Slice()[:1], c.Args().Slice()[1:]}
+	case len(oldArgs) == 0 || len(newArgs) == 0 || c.NArg() > 0:
+		return [2][]string{}
 	}
-	return gates, nil
+	return [2][]string{oldArgs, newArgs}
 }
 
-// load finds the side's records files and their run info.
-func (s *compareSide) load(args []string) error {
-	for _, a := range args {
-		if a == "-" {
-			return base.UsageError("%s: compare reads files, not stdin", s.name)
-		}
-		files, err := trialFiles(a)
-		if err != nil {
-			return err
-		}
-		s.trials = append(s.trials, files...)
+// compareArgsUsage says what is wrong with a command line compareArgs
+// refused.
+func compareArgsUsage(c *cli.Context, o *compareOptions) string {
+	switch {
+	case len(o.old.Value()) == 0 && len(o.new.Value()) == 0:
+		return fmt.Sprintf("want OLD NEW (or --old RUN... --new RUN...), got %d arguments", c.NArg())
+	case c.NArg() > 0:
+		return fmt.Sprintf("with --old and --new, give no arguments (got %s)", strings.Join(c.Args().Slice(), " "))
 	}
-	infos := make([]os.FileInfo, len(s.trials))
-	for i, f := range s.trials {
-		fi, err := os.Stat(f)
-		if err != nil {
-			return &base.Error{Code: base.ExitTrouble, Err: err}
-		}
-		for j := range i {
-			if os.SameFile(infos[j], fi) {
-				return base.UsageError("%s: %s is given twice: its requests would count twice", s.name, f)
-			}
-		}
-		infos[i] = fi
-	}
-	s.runs = readRuns(s.trials)
-	for i, r := range s.runs {
-		if r != nil && r.Shards > 0 {
-			return base.UsageError("%s: %s holds shard %d/%d of a run: compare takes whole runs (each shard would count as a trial)", s.name, s.trials[i], r.Shard, r.Shards)
-		}
-	}
-	return nil
-}
-
-// trialFiles expands one argument: a records file, a run directory (its
-// records.jsonl) or a trials directory (its trial-K/records.jsonl, in K's
-// order).
-func trialFiles(arg string) ([]string, error) {
-	fi, err := os.Stat(arg)
-	if err != nil {
-		return nil, &base.Error{Code: base.ExitTrouble, Err: err}
-	}
-	if !fi.IsDir() {
-		return []string{arg}, nil
-	}
-	if _, err := os.Stat(filepath.Join(arg, recordsFile)); err == nil {
-		return []string{filepath.Join(arg, recordsFile)}, nil
-	}
-	trials, err := trialDirs(arg)
-	if err != nil {
-		return nil, err
-	}
-	if len(trials) == 0 {
-		return nil, base.UsageError("%s is a folder with neither a %s (a run's -o DIR) nor trial-K/ folders (--trials N -o DIR)", arg, recordsFile)
-	}
-	var out []string
-	for _, d := range trials {
-		p := filepath.Join(d, recordsFile)
-		if _, err := os.Stat(p); err != nil {
-			return nil, base.UsageError("%s has no %s: an unfinished trial?", d, recordsFile)
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// trialDirs lists dir's trial-K folders in K's order.
-func trialDirs(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, &base.Error{Code: base.ExitTrouble, Err: err}
-	}
-	type trial struct {
-		k    int
-		path string
-	}
-	var ts []trial
-	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), rundir.TrialPrefix)
-		if k, err := strconv.Atoi(rest); ok && err == nil && k > 0 && e.IsDir() {
-			ts = append(ts, trial{k, filepath.Join(dir, e.Name())})
-		}
-	}
-	slices.SortFunc(ts, func(a, b trial) int { return a.k - b.k })
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.path
-	}
-	return out, nil
-}
-
-// compareWarnings says where the sides' runs differ: in store or settings
-// between the sides (the first trial of each), and among a side's trials.
-func compareWarnings(sides [2]*compareSide) []string {
-	var out []string
-	diff := func(what string, a, b *result.RunInfo, ignore ...string) {
-		ignore = append(ignore, outputSettings...)
-		if same, known := a.SameStore(b); known && !same {
-			out = append(out, fmt.Sprintf("%s replayed different stores (%s, sha256 %s; %s, sha256 %s)",
-				what, a.Store.Path, short(a.Store.SHA256), b.Store.Path, short(b.Store.SHA256)))
-		}
-		d := slices.DeleteFunc(a.Diff(b, ignore...), func(s string) bool {
-			return slices.Contains(ignore, "url") && strings.HasPrefix(s, "url: ")
-		})
-		if len(d) > 0 {
-			out = append(out, fmt.Sprintf("%s ran with different settings (%s)", what, strings.Join(d, "; ")))
-		}
-	}
-	for _, s := range sides {
-		for i, r := range s.runs {
-			if r == nil {
-				out = append(out, fmt.Sprintf("%s: %s has no run info (written before records carried it): its store and settings are not checked", s.name, s.trials[i]))
-				continue
-			}
-			if i > 0 && s.runs[0] != nil {
-				diff(fmt.Sprintf("the %s trials %s and %s", s.name, s.trials[0], s.trials[i]), s.runs[0], r)
-			}
-		}
-	}
-	if a, b := sides[0].runs[0], sides[1].runs[0]; a != nil && b != nil {
-		diff("old and new", a, b, "url")
-	}
-	return out
-}
-
-// measure reads the side's records: every request's values of the
-// per-request metrics, pooled, and each trial's run-level figures.
-func (s *compareSide) measure(gp metrics.Goodput) (compare.Side, error) {
-	side := compare.Side{Values: map[string][]float64{}}
-	mo := metrics.Options{Goodput: gp}
-	var err error
-	if knownRuns(s.runs) {
-		mo.Streaming, err = streamingOf(s.trials, s.runs)
-	} else {
-		mo.Streaming, err = inferStreaming(s.trials)
-	}
-	if err != nil {
-		return side, err
-	}
-	for _, f := range s.trials {
-		sum, err := summarize([]string{f}, mo)
-		if err != nil {
-			return side, err
-		}
-		run := map[string]float64{}
-		for _, tag := range compareRunMetrics {
-			if r := sum.Get(tag); r != nil {
-				run[tag] = r.Avg
-			}
-		}
-		side.Runs = append(side.Runs, run)
-	}
-	src, closer, err := openRecords(s.trials)()
-	if err != nil {
-		return side, err
-	}
-	defer closer.Close()
-	vals, err := metrics.Values(src, mo, compareRequestMetrics...)
-	if err != nil {
-		var de *result.DecodeError
-		if errors.As(err, &de) {
-			return side, &base.Error{Code: base.ExitTrouble, Err: err}
-		}
-		return side, err
-	}
-	for i, tag := range compareRequestMetrics {
-		if len(vals[i]) > 0 {
-			side.Values[tag] = vals[i]
-		}
-	}
-	return side, nil
-}
-
-func displayList(files []string) []string {
-	out := make([]string, len(files))
-	for i, f := range files {
-		out[i] = displayName(f)
-	}
-	return out
+	return "--old and --new: give both sides"
 }

@@ -47,12 +47,7 @@ func checkRuns(w io.Writer, files []string, runs []*result.RunInfo) error {
 	return nil
 }
 
-func short(sum string) string {
-	if len(sum) > 12 {
-		return sum[:12] + "…"
-	}
-	return sum
-}
+func short(sum string) string { return rundir.ShortSum(sum) }
 
 func knownRuns(runs []*result.RunInfo) bool { return rundir.KnownRuns(runs) }
 
@@ -95,7 +90,6 @@ func reportRun(runs []*result.RunInfo, slice time.Duration) metrics.Run {
 	return run
 }
 
-// outputSettings are the settings of a run that say where and how its
-// files were written, not what was measured: runs that differ only in them
-// are alike (shards, trials, the two sides of a comparison).
-var outputSettings = []string{"output", "slice_duration"}
+// outputSettings are the settings of a run that are not what was measured
+// (rundir.OutputSettings).
+var outputSettings = rundir.OutputSettings

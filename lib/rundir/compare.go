@@ -1,0 +1,213 @@
+package rundir
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/aiperf/toolkit/lib/compare"
+	"github.com/aiperf/toolkit/lib/metrics"
+	"github.com/aiperf/toolkit/lib/result"
+)
+
+// CompareRequestMetrics are the per-request metrics a comparison of runs
+// shows (p50, p99, avg), and CompareRunMetrics the run-level figures (the
+// trials' mean); a metric neither side has is left out.
+var (
+	CompareRequestMetrics = []string{
+		"time_to_first_token", "time_to_second_token", "inter_token_latency", "request_latency",
+		"output_token_throughput_per_user", "output_sequence_length", "input_sequence_length",
+	}
+	CompareRunMetrics = []string{"request_throughput", "output_token_throughput", "goodput"}
+)
+
+// OutputSettings are the settings of a run that say where and how its
+// files were written, not what was measured: runs that differ only in them
+// are alike (shards, trials, the two sides of a comparison).
+var OutputSettings = []string{"output", "slice_duration"}
+
+// Side is one side of a comparison of runs: its trials' results files and
+// their run info (nil for a file without).
+type Side struct {
+	Name   string // "old" or "new"
+	Trials []string
+	Runs   []*result.RunInfo
+}
+
+// LoadSide finds a side's results files, each argument expanded by Expand,
+// and their run info. A file given twice, stdin and a shard of a run are
+// refused.
+func LoadSide(name string, args []string) (*Side, error) {
+	s := &Side{Name: name}
+	for _, a := range args {
+		if a == "-" {
+			return nil, fmt.Errorf("%s: compare reads files, not stdin", name)
+		}
+		files, err := Expand(a)
+		if err != nil {
+			return nil, err
+		}
+		s.Trials = append(s.Trials, files...)
+	}
+	infos := make([]os.FileInfo, len(s.Trials))
+	for i, f := range s.Trials {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return nil, err
+		}
+		for j := range i {
+			if os.SameFile(infos[j], fi) {
+				return nil, fmt.Errorf("%s: %s is given twice: its requests would count twice", name, f)
+			}
+		}
+		infos[i] = fi
+	}
+	s.Runs = Runs(s.Trials)
+	for i, r := range s.Runs {
+		if r != nil && r.Shards > 0 {
+			return nil, fmt.Errorf("%s: %s holds shard %d/%d of a run: compare takes whole runs (each shard would count as a trial)", name, s.Trials[i], r.Shard, r.Shards)
+		}
+	}
+	return s, nil
+}
+
+// Info is the side as the comparison's JSON names it.
+func (s *Side) Info() compare.SideInfo {
+	return compare.SideInfo{Files: DisplayNames(s.Trials), Trials: len(s.Trials)}
+}
+
+// CompareMetrics are the metrics compared, per-request ones first.
+func CompareMetrics() []compare.Metric {
+	var ms []compare.Metric
+	for _, tag := range CompareRequestMetrics {
+		info, _ := metrics.Lookup(tag)
+		ms = append(ms, compare.Metric{Tag: tag, Unit: info.Unit, PerRequest: true})
+	}
+	for _, tag := range CompareRunMetrics {
+		info, _ := metrics.Lookup(tag)
+		ms = append(ms, compare.Metric{Tag: tag, Unit: info.Unit})
+	}
+	return ms
+}
+
+// ParseGates reads the --fail-on specs and checks that each names a
+// statistic a comparison of runs shows.
+func ParseGates(specs []string) ([]compare.Gate, error) {
+	var gates []compare.Gate
+	for _, s := range specs {
+		g, err := compare.ParseGate(s)
+		if err != nil {
+			return nil, fmt.Errorf("--fail-on %q: %v", s, err)
+		}
+		perRequest := slices.Contains(CompareRequestMetrics, g.Metric)
+		switch {
+		case !perRequest && !slices.Contains(CompareRunMetrics, g.Metric):
+			return nil, fmt.Errorf("--fail-on %q: compare shows no metric %q (it shows %s, %s)", s, g.Metric,
+				strings.Join(CompareRequestMetrics, ", "), strings.Join(CompareRunMetrics, ", "))
+		case perRequest && g.Stat == compare.StatMean:
+			return nil, fmt.Errorf("--fail-on %q: %s is a per-request metric: name its .p50, .p99 or .avg", s, g.Metric)
+		case !perRequest && g.Stat != compare.StatMean:
+			return nil, fmt.Errorf("--fail-on %q: %s is a run-level figure: compare shows the trials' mean (leave .%s out)", s, g.Metric, g.Stat)
+		}
+		gates = append(gates, g)
+	}
+	return gates, nil
+}
+
+// CompareWarnings says where the sides' runs differ: in store or settings
+// between the sides (the first trial of each), and among a side's trials.
+// The server URL is not compared between the sides (an A/B test of two
+// servers has two).
+func CompareWarnings(old, new *Side) []string {
+	var out []string
+	diff := func(what string, a, b *result.RunInfo, ignore ...string) {
+		ignore = append(ignore, OutputSettings...)
+		if same, known := a.SameStore(b); known && !same {
+			out = append(out, fmt.Sprintf("%s replayed different stores (%s, sha256 %s; %s, sha256 %s)",
+				what, a.Store.Path, ShortSum(a.Store.SHA256), b.Store.Path, ShortSum(b.Store.SHA256)))
+		}
+		d := slices.DeleteFunc(a.Diff(b, ignore...), func(s string) bool {
+			return slices.Contains(ignore, "url") && strings.HasPrefix(s, "url: ")
+		})
+		if len(d) > 0 {
+			out = append(out, fmt.Sprintf("%s ran with different settings (%s)", what, strings.Join(d, "; ")))
+		}
+	}
+	for _, s := range []*Side{old, new} {
+		for i, r := range s.Runs {
+			if r == nil {
+				out = append(out, fmt.Sprintf("%s: %s has no run info (written before records carried it): its store and settings are not checked", s.Name, s.Trials[i]))
+				continue
+			}
+			if i > 0 && s.Runs[0] != nil {
+				diff(fmt.Sprintf("the %s trials %s and %s", s.Name, s.Trials[0], s.Trials[i]), s.Runs[0], r)
+			}
+		}
+	}
+	if a, b := old.Runs[0], new.Runs[0]; a != nil && b != nil {
+		diff("old and new", a, b, "url")
+	}
+	return out
+}
+
+// ShortSum shortens a sha256 for messages.
+func ShortSum(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12] + "…"
+	}
+	return sum
+}
+
+// Compare measures both sides and compares them metric by metric
+// (CompareMetrics).
+func Compare(old, new *Side, gp metrics.Goodput, o compare.Options) (*compare.Table, error) {
+	a, err := old.Measure(gp)
+	if err != nil {
+		return nil, err
+	}
+	b, err := new.Measure(gp)
+	if err != nil {
+		return nil, err
+	}
+	return compare.Compare(CompareMetrics(), a, b, o), nil
+}
+
+// Measure reads the side's results: every request's values of the
+// per-request metrics, pooled, and each trial's run-level figures.
+func (s *Side) Measure(gp metrics.Goodput) (compare.Side, error) {
+	side := compare.Side{Values: map[string][]float64{}}
+	mo := metrics.Options{Goodput: gp}
+	var err error
+	if mo.Streaming, err = Streaming(s.Trials, s.Runs); err != nil {
+		return side, err
+	}
+	for _, f := range s.Trials {
+		sum, err := Summarize([]string{f}, mo)
+		if err != nil {
+			return side, err
+		}
+		run := map[string]float64{}
+		for _, tag := range CompareRunMetrics {
+			if r := sum.Get(tag); r != nil {
+				run[tag] = r.Avg
+			}
+		}
+		side.Runs = append(side.Runs, run)
+	}
+	src, closer, err := Open(s.Trials)()
+	if err != nil {
+		return side, err
+	}
+	defer closer.Close()
+	vals, err := metrics.Values(src, mo, CompareRequestMetrics...)
+	if err != nil {
+		return side, err
+	}
+	for i, tag := range CompareRequestMetrics {
+		if len(vals[i]) > 0 {
+			side.Values[tag] = vals[i]
+		}
+	}
+	return side, nil
+}
