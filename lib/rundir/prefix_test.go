@@ -1,4 +1,4 @@
-package replaycmd
+package rundir
 
 import (
 	"os"
@@ -8,9 +8,9 @@ import (
 	"github.com/aiperf/toolkit/lib/store"
 )
 
-// TestTracePrefix: requests are taken in send order, not record order;
+// TestPrefix: requests are taken in send order, not record order;
 // warmup requests fill the cache but are not counted.
-func TestTracePrefix(t *testing.T) {
+func TestPrefix(t *testing.T) {
 	dir := t.TempDir()
 	sp := filepath.Join(dir, "s.aipk")
 	spec := &store.Spec{
@@ -40,7 +40,7 @@ func TestTracePrefix(t *testing.T) {
 	if err := os.WriteFile(rp, []byte(recs), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := tracePrefix(st, []string{rp}, 1)
+	ps, err := Prefix(st, []string{rp}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
