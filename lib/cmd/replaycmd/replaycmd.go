@@ -131,7 +131,7 @@ func New() *cli.App {
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
 		},
-		Commands: []*cli.Command{reportCommand(), sweepWithReport(), compareCommand()},
+		Commands: []*cli.Command{reportCommand(), sweepWithReport(), compareCommand(), scrapeAgentCommand()},
 	}
 }
 
@@ -460,7 +460,7 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stat
 	if err != nil {
 		return err
 	}
-	smReport, err := sm.write(sum, servermetrics.Meta{Version: run.Version, BenchmarkID: run.BenchmarkID})
+	smReport, err := sm.write(w, sum, servermetrics.Meta{Version: run.Version, BenchmarkID: run.BenchmarkID})
 	if err != nil {
 		return err
 	}
