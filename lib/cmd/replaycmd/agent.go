@@ -62,8 +62,15 @@ func startAgent(targets []string, interval time.Duration, jsonl *os.File, stderr
 	// sender keeps the CPU.
 	cmd.Env = append(os.Environ(), agentEnv+"=1", "GOMAXPROCS=1")
 	cmd.SysProcAttr = agentProcAttr()
-	return servermetrics.StartAgent(cmd, scrapeTimeout(interval)+10*time.Second)
+	a, err := servermetrics.StartAgent(cmd, scrapeTimeout(interval)+10*time.Second)
+	if err == nil && agentStarted != nil {
+		agentStarted(a.Pid())
+	}
+	return a, err
 }
+
+// agentStarted, when set (by tests), is told each agent's process id.
+var agentStarted func(pid int)
 
 // scrapeTimeout is servermetrics' timeout of one scrape at interval.
 func scrapeTimeout(interval time.Duration) time.Duration {

@@ -661,6 +661,10 @@ func reportCommand() *cli.Command {
 			if sum.Requests+sum.ErrorRequests == 0 {
 				fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: no profiling records in %s; the metrics are empty\n", displayNames(files))
 			}
+			srv, err := rebuildServer(c.App.ErrWriter, args, files, runs, out, sum, reportRun(runs, slice)) // smreport.go
+			if err != nil {
+				return err
+			}
 			if out != "" {
 				if err := os.MkdirAll(out, 0o777); err != nil {
 					return err
@@ -670,6 +674,9 @@ func reportCommand() *cli.Command {
 					return err
 				}
 				run := reportRun(runs, slice)
+				if run.Sections, err = srv.sections(); err != nil {
+					return err
+				}
 				if err := writeOutputs(out, sum, mo, run, files); err != nil {
 					return err
 				}
@@ -688,6 +695,7 @@ func reportCommand() *cli.Command {
 			if err := writeTraceTiming(c.App.Writer, showTrace, sum); err != nil {
 				return err
 			}
+			srv.print(c.App.Writer, c.App.ErrWriter, sum)
 			note, err := shardNote(c.App.ErrWriter, files, runs)
 			if note != "" {
 				fmt.Fprintln(c.App.Writer, note)

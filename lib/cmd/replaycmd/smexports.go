@@ -39,11 +39,7 @@ func loadScrapes(w io.Writer, path string) (*servermetrics.Collector, error) {
 // writeServerExports writes the JSON and CSV exports of c over the
 // profiling window of sum into dir, and returns the report.
 func writeServerExports(dir string, c *servermetrics.Collector, sum *metrics.Summary, meta servermetrics.Meta) (*servermetrics.Report, error) {
-	w := servermetrics.Window{Start: sum.StartNS, End: sum.EndNS}
-	if w.End <= w.Start { // no profiling answer: the whole run
-		w = servermetrics.Window{Start: 0, End: 1<<63 - 1}
-	}
-	rep := c.Report(w)
+	rep := c.Report(profilingWindow(sum))
 	for _, x := range []struct {
 		name string
 		fn   func(io.Writer, *servermetrics.Report, servermetrics.Meta) error
