@@ -21,25 +21,40 @@ import (
 // The collector's lines also say what a target's families are, the first
 // time and whenever it changes, so that the file alone rebuilds the
 // exports (LoadJSONL): "types" (family → counter, gauge, histogram or
-// unknown) and "help" (family → its HELP text, when it has one); and
-// "dropped" counts the page's series past Limits.MaxSeries.
+// unknown) and "help" (family → its HELP text, when it has one);
+// "dropped" counts the page's series past Limits.MaxSeries, and
+// "skipped_ticks" and "throttled_ticks" the ticks of the target skipped
+// since its previous line (a slow scrape in flight; parsing kept within a
+// fifth of a core).
 // Families are sorted by name and series by labels. A value that JSON
 // cannot hold (NaN, ±Inf) is written as a string ("NaN", "+Inf", "-Inf"),
 // as Prometheus' HTTP API does.
 func AppendLine(dst []byte, target string, ts, latency int64, p *Page, err error) []byte {
-	return appendLine(dst, target, ts, latency, p, err, nil)
+	return appendLine(dst, target, ts, latency, p, err, nil, ticks{})
 }
+
+// ticks are the ticks of a target skipped since its previous line.
+type ticks struct{ skipped, throttled int }
 
 // appendLine is AppendLine; known, when not nil, is what the earlier lines
 // of the target said of its families: the families the page says
 // otherwise go in "types" and "help", and into known.
-func appendLine(dst []byte, target string, ts, latency int64, p *Page, err error, known map[string]famInfo) []byte {
+func appendLine(dst []byte, target string, ts, latency int64, p *Page, err error, known map[string]famInfo, tk ticks) []byte {
 	dst = append(dst, `{"v":1,"endpoint_url":`...)
 	dst = appendString(dst, target)
 	dst = append(dst, `,"timestamp_ns":`...)
 	dst = strconv.AppendInt(dst, ts, 10)
 	dst = append(dst, `,"endpoint_latency_ns":`...)
 	dst = strconv.AppendInt(dst, latency, 10)
+	for _, x := range []struct {
+		name string
+		n    int
+	}{{`,"skipped_ticks":`, tk.skipped}, {`,"throttled_ticks":`, tk.throttled}} {
+		if x.n > 0 {
+			dst = append(dst, x.name...)
+			dst = strconv.AppendInt(dst, int64(x.n), 10)
+		}
+	}
 	if err != nil || p == nil {
 		msg := "no page"
 		if err != nil {

@@ -32,14 +32,16 @@ func (e *LineError) Unwrap() error { return e.Err }
 
 // jsonLine is one line of server_metrics_export.jsonl (AppendLine).
 type jsonLine struct {
-	URL     string                  `json:"endpoint_url"`
-	TS      *int64                  `json:"timestamp_ns"`
-	Latency int64                   `json:"endpoint_latency_ns"`
-	Error   *string                 `json:"error"`
-	Types   map[string]string       `json:"types"`
-	Help    map[string]string       `json:"help"`
-	Dropped int                     `json:"dropped"`
-	Metrics map[string][]lineSeries `json:"metrics"`
+	URL       string                  `json:"endpoint_url"`
+	TS        *int64                  `json:"timestamp_ns"`
+	Latency   int64                   `json:"endpoint_latency_ns"`
+	Error     *string                 `json:"error"`
+	Types     map[string]string       `json:"types"`
+	Help      map[string]string       `json:"help"`
+	Dropped   int                     `json:"dropped"`
+	Skipped   int                     `json:"skipped_ticks"`
+	Throttled int                     `json:"throttled_ticks"`
+	Metrics   map[string][]lineSeries `json:"metrics"`
 }
 
 type lineSeries struct {
@@ -77,8 +79,8 @@ func (n *jsonNum) UnmarshalJSON(b []byte) error {
 
 // LoadJSONL rebuilds a collector's state from a server_metrics_export.jsonl
 // stream (name is for messages): its Report is then the report of the run
-// that wrote it, but for what only the scraping process saw (scrapes
-// skipped or throttled: SetAgentStats). Lines without "types" (another
+// that wrote it, but for the parse time of the last page, which only the
+// scraping process saw (SetAgentStats). Lines without "types" (another
 // writer's) leave a family's type unknown unless it is a histogram. A last
 // line cut short (a scraper killed mid-write) is left out and counted in
 // truncated; any other bad line is a *LineError.
@@ -135,6 +137,8 @@ func (c *Collector) loadLine(byURL map[string]*target, l *jsonLine) *LineError {
 	}
 	ts := *l.TS
 	t.fetches++
+	t.skipped += l.Skipped
+	t.throttled += l.Throttled
 	if t.firstNS == 0 {
 		t.firstNS = ts
 	}

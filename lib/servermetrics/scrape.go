@@ -105,6 +105,7 @@ type target struct {
 	firstErr  string
 	dropped   int                // series past the limit, summed over scrapes
 	known     map[string]famInfo // what its JSONL lines said of its families (Collector.wmu)
+	said      ticks              // the skipped and throttled ticks its lines counted (Collector.wmu)
 }
 
 // Start scrapes every target once (before it returns: call it before the
@@ -245,7 +246,11 @@ func (c *Collector) writeLine(t *target, ts, lat int64, p *Page, err error) {
 	if c.werr != nil {
 		return
 	}
-	c.line = appendLine(c.line[:0], t.url, ts, lat, p, err, t.known)
+	t.mu.Lock()
+	tk := ticks{t.skipped - t.said.skipped, t.throttled - t.said.throttled}
+	t.said = ticks{t.skipped, t.throttled}
+	t.mu.Unlock()
+	c.line = appendLine(c.line[:0], t.url, ts, lat, p, err, t.known, tk)
 	_, c.werr = c.o.JSONL.Write(c.line)
 }
 
