@@ -661,7 +661,7 @@ func reportCommand() *cli.Command {
 			if sum.Requests+sum.ErrorRequests == 0 {
 				fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: no profiling records in %s; the metrics are empty\n", displayNames(files))
 			}
-			srv, err := rebuildServer(c.App.ErrWriter, args, files, runs, out, sum, reportRun(runs, slice)) // smreport.go
+			srv, err := rebuildServer(c.App.ErrWriter, c.Args().Slice(), files, runs, out, sum, reportRun(runs, slice)) // smreport.go
 			if err != nil {
 				return err
 			}

@@ -24,17 +24,18 @@ type serverRebuild struct {
 	ps  *prefixSummary
 }
 
-// rebuildServer reads the scrapes beside the records files (args are the
-// names given: "-" has no directory) and, with out, writes the JSON and CSV
-// exports there. Shards' scrapes are joined by target; a target several
+// rebuildServer reads the scrapes of the run directories among args (the
+// names given; files are their records files) and, with out, writes the
+// JSON and CSV exports there. A records file given as such (or stdin)
+// brings its records alone. Shards' scrapes are joined by target; a target several
 // shards scraped is taken from the first of them that has it, with a note.
 // A JSONL stream that cannot be read is exit 2, naming its line.
 func rebuildServer(errw io.Writer, args, files []string, runs []*result.RunInfo, out string, sum *metrics.Summary, run metrics.Run) (*serverRebuild, error) {
 	var names []string
 	var cs []*servermetrics.Collector
 	for i, f := range files {
-		if args[i] == "-" {
-			continue
+		if fi, err := os.Stat(args[i]); err != nil || !fi.IsDir() {
+			continue // a records file (or stdin): its records alone
 		}
 		p := filepath.Join(filepath.Dir(f), servermetrics.JSONLFile)
 		c, err := loadStrict(errw, p)
