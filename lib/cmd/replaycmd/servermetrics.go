@@ -117,12 +117,14 @@ func (r *smRun) stop(context.Context) {
 
 // abort stops the scraping and drops the JSONL stream (a run that failed).
 func (r *smRun) abort() {
-	if r == nil || r.stopped {
+	if r == nil {
 		return
 	}
-	r.stopped = true
-	r.agent.Kill()
-	r.jsonl.Abort()
+	if !r.stopped {
+		r.stopped = true
+		r.agent.Kill()
+	}
+	r.jsonl.Abort() // a no-op once committed
 }
 
 // write commits the JSONL stream, rebuilds the series from it and writes
