@@ -59,4 +59,3 @@ func TestMergeLoaded(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
