@@ -572,7 +572,9 @@ func reportCommand() *cli.Command {
 			"percentiles from all records, throughputs over the union of their spans (earliest send to latest end).\n" +
 			"A shard given twice, shards of different N or of different stores, or a whole run beside shards are\n" +
 			"refused; a missing shard is refused unless --allow-missing. The summary states the spread of the\n" +
-			"shards' schedule starts (each shard's first send less its offset in the schedule), with a warning past 10 ms. A run's directory (-o DIR) stands for its records.jsonl.\n\n" +
+			"shards' schedule starts (each shard's first send less its offset in the schedule), with a warning past 10 ms. A run's directory (-o DIR) stands for its records.jsonl, and brings its\n" +
+			"server_metrics_export.jsonl: the server summary as the run printed it (and with -o, the server-metrics exports;\n" +
+			"shards' scrapes are joined by target, one shard's taken where several scraped the same).\n\n" +
 			"--html FILE also writes the report as one self-contained HTML page (no script, nothing loaded from\n" +
 			"elsewhere): the summary table, latencies over time with per-window p50/p99, their CDFs, output tokens/s,\n" +
 			"requests in flight, send lateness and errors over time. Point clouds are binned to pixel cells, so a page\n" +
