@@ -90,8 +90,14 @@ func LoadJSONL(r io.Reader, name string, lim Limits) (c *Collector, truncated in
 	c = &Collector{o: o}
 	byURL := map[string]*target{}
 	br := bufio.NewReaderSize(r, 1<<16)
+	maxLine := maxLineOf(c.o.Limits)
+	var b []byte
 	for n := 1; ; n++ {
-		b, rerr := br.ReadBytes('\n')
+		var rerr error
+		b, rerr = readLine(br, b[:0], maxLine)
+		if errors.Is(rerr, errLongLine) {
+			return nil, 0, &LineError{File: name, Line: n, Err: rerr}
+		}
 		if rerr != nil && rerr != io.EOF {
 			return nil, 0, rerr
 		}
@@ -110,6 +116,29 @@ func LoadJSONL(r io.Reader, name string, lim Limits) (c *Collector, truncated in
 		}
 		if rerr == io.EOF {
 			return c, 0, nil
+		}
+	}
+}
+
+// errLongLine is a JSONL line longer than any page within the limits
+// writes.
+var errLongLine = errors.New("line longer than any scrape within the limits")
+
+// maxLineOf bounds a JSONL line: a page of MaxBody bytes written as JSON
+// (labels and names repeated per series) stays well within 4 times it.
+func maxLineOf(lim Limits) int { return int(min(4*lim.MaxBody, 1<<30)) }
+
+// readLine appends the next line of br to dst (its newline included),
+// failing with errLongLine past max bytes.
+func readLine(br *bufio.Reader, dst []byte, max int) ([]byte, error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		dst = append(dst, chunk...)
+		if len(dst) > max {
+			return dst, errLongLine
+		}
+		if err != bufio.ErrBufferFull {
+			return dst, err
 		}
 	}
 }

@@ -59,3 +59,12 @@ func TestMergeLoaded(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A line past the bound is refused, naming it, before it is all in memory.
+func TestLoadJSONLLongLine(t *testing.T) {
+	in := `{"v":1,"endpoint_url":"http://a/metrics","timestamp_ns":1,"metrics":{"g":[{"value":1}]}}` + "\n" + strings.Repeat("x", 5000) + "\n"
+	_, _, err := LoadJSONL(strings.NewReader(in), "f", Limits{MaxBody: 1000})
+	if err == nil || !strings.HasPrefix(err.Error(), "f:2: line longer than any scrape") {
+		t.Errorf("error %v", err)
+	}
+}
