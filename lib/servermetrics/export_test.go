@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -59,6 +60,27 @@ func TestExportsGolden(t *testing.T) {
 		if !json.Valid(line) {
 			t.Fatalf("invalid JSONL line %s", line)
 		}
+	}
+	// The JSONL stream alone rebuilds the same exports (the scrape agent's
+	// way: LoadJSONL).
+	lc, cut, err := LoadJSONL(bytes.NewReader(jsonl.Bytes()), JSONLFile, DefaultLimits)
+	if err != nil || cut != 0 {
+		t.Fatalf("LoadJSONL: %v (%d cut)", err, cut)
+	}
+	lc.SetAgentStats(c.AgentStats())
+	lr := lc.Report(Window{Start: at(1).UnixNano() - 3e8, End: at(4).UnixNano() + 2e8})
+	var ljs, lcsv bytes.Buffer
+	if err := WriteJSON(&ljs, lr, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCSV(&lcsv, lr, m); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ljs.Bytes(), js.Bytes()) || !bytes.Equal(lcsv.Bytes(), csv.Bytes()) {
+		t.Errorf("the exports rebuilt from the JSONL differ from the collector's:\n%s\n%s", ljs.Bytes(), lcsv.Bytes())
+	}
+	if got, want := fmt.Sprint(Warnings(lr)), fmt.Sprint(Warnings(r)); got != want {
+		t.Errorf("warnings rebuilt from the JSONL: %s, want %s", got, want)
 	}
 	for _, g := range []struct {
 		name string

@@ -1,7 +1,12 @@
 package servermetrics
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -29,6 +34,34 @@ func FuzzParse(f *testing.F) {
 		s.add(1, 0, p, lim.MaxSeries)
 		if len(s.cols) > lim.MaxSeries {
 			t.Fatalf("%d columns, limit %d", len(s.cols), lim.MaxSeries)
+		}
+	})
+}
+
+// FuzzLoadJSONL feeds arbitrary server_metrics_export.jsonl streams to
+// LoadJSONL (report reads them from run directories): it must never panic;
+// what it accepts must report, and a line it refuses must name its line.
+func FuzzLoadJSONL(f *testing.F) {
+	if b, err := os.ReadFile(filepath.Join("testdata", "golden", JSONLFile)); err == nil {
+		f.Add(b)
+	}
+	f.Add([]byte(`{"v":1,"endpoint_url":"http://t/metrics","timestamp_ns":1,"endpoint_latency_ns":2,"skipped_ticks":1,"types":{"h":"histogram"},"metrics":{"h":[{"histogram":{"1":1,"+Inf":"NaN"},"sum":1,"count":2}]}}` + "\n"))
+	f.Add([]byte(`{"v":1,"endpoint_url":"http://t/metrics","timestamp_ns":1,"endpoint_latency_ns":0,"error":"HTTP 500"}` + "\n" + `{"v":1,"endpoint_url":"http://t/me`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, _, err := LoadJSONL(bytes.NewReader(b), "f.jsonl", Limits{MaxSeries: 100})
+		if err != nil {
+			var le *LineError
+			if errors.As(err, &le) && le.Line < 1 {
+				t.Fatalf("line %d in %v", le.Line, err)
+			}
+			return
+		}
+		r := c.Report(Window{Start: 0, End: 1 << 62})
+		if err := WriteJSON(io.Discard, r, Meta{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteCSV(io.Discard, r, Meta{}); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -18,16 +18,43 @@ import (
 //	            "vllm:time_to_first_token_seconds":[{"labels":{…},"histogram":{"0.1":2,"+Inf":5},"sum":0.9,"count":5}]}}
 //
 // A failed scrape is a line with "error" instead of "metrics" (a gap).
+// The collector's lines also say what a target's families are, the first
+// time and whenever it changes, so that the file alone rebuilds the
+// exports (LoadJSONL): "types" (family → counter, gauge, histogram or
+// unknown) and "help" (family → its HELP text, when it has one);
+// "dropped" counts the page's series past Limits.MaxSeries, and
+// "skipped_ticks" and "throttled_ticks" the ticks of the target skipped
+// since its previous line (a slow scrape in flight; parsing kept within a
+// fifth of a core).
 // Families are sorted by name and series by labels. A value that JSON
 // cannot hold (NaN, ±Inf) is written as a string ("NaN", "+Inf", "-Inf"),
 // as Prometheus' HTTP API does.
 func AppendLine(dst []byte, target string, ts, latency int64, p *Page, err error) []byte {
+	return appendLine(dst, target, ts, latency, p, err, nil, ticks{})
+}
+
+// ticks are the ticks of a target skipped since its previous line.
+type ticks struct{ skipped, throttled int }
+
+// appendLine is AppendLine; known, when not nil, is what the earlier lines
+// of the target said of its families: the families the page says
+// otherwise go in "types" and "help", and into known.
+func appendLine(dst []byte, target string, ts, latency int64, p *Page, err error, known map[string]famInfo, tk ticks) []byte {
 	dst = append(dst, `{"v":1,"endpoint_url":`...)
 	dst = appendString(dst, target)
 	dst = append(dst, `,"timestamp_ns":`...)
 	dst = strconv.AppendInt(dst, ts, 10)
 	dst = append(dst, `,"endpoint_latency_ns":`...)
 	dst = strconv.AppendInt(dst, latency, 10)
+	for _, x := range []struct {
+		name string
+		n    int
+	}{{`,"skipped_ticks":`, tk.skipped}, {`,"throttled_ticks":`, tk.throttled}} {
+		if x.n > 0 {
+			dst = append(dst, x.name...)
+			dst = strconv.AppendInt(dst, int64(x.n), 10)
+		}
+	}
 	if err != nil || p == nil {
 		msg := "no page"
 		if err != nil {
@@ -36,6 +63,13 @@ func AppendLine(dst []byte, target string, ts, latency int64, p *Page, err error
 		dst = append(dst, `,"error":`...)
 		dst = appendString(dst, msg)
 		return append(dst, "}\n"...)
+	}
+	if known != nil {
+		dst = appendFamInfo(dst, p, known)
+	}
+	if p.Dropped > 0 {
+		dst = append(dst, `,"dropped":`...)
+		dst = strconv.AppendInt(dst, int64(p.Dropped), 10)
 	}
 	dst = append(dst, `,"metrics":{`...)
 	for i, f := range p.Families {
@@ -77,6 +111,44 @@ func AppendLine(dst []byte, target string, ts, latency int64, p *Page, err error
 		dst = append(dst, ']')
 	}
 	return append(dst, "}}\n"...)
+}
+
+// appendFamInfo writes the "types" and "help" members of the families
+// whose type or help differs from known, and records them there.
+func appendFamInfo(dst []byte, p *Page, known map[string]famInfo) []byte {
+	var types, help []int
+	for i, f := range p.Families {
+		k, ok := known[f.Name]
+		if !ok || k.typ != f.Type {
+			types = append(types, i)
+		}
+		if f.Help != "" && (!ok || k.help != f.Help) {
+			help = append(help, i)
+		}
+		known[f.Name] = famInfo{f.Type, f.Help}
+	}
+	for _, m := range []struct {
+		name string
+		idx  []int
+		val  func(Family) string
+	}{{"types", types, func(f Family) string { return f.Type }}, {"help", help, func(f Family) string { return f.Help }}} {
+		if len(m.idx) == 0 {
+			continue
+		}
+		dst = append(dst, `,"`...)
+		dst = append(dst, m.name...)
+		dst = append(dst, `":{`...)
+		for j, i := range m.idx {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendString(dst, p.Families[i].Name)
+			dst = append(dst, ':')
+			dst = appendString(dst, m.val(p.Families[i]))
+		}
+		dst = append(dst, '}')
+	}
+	return dst
 }
 
 func appendLabels(dst []byte, ls []Label) []byte {

@@ -37,6 +37,9 @@ type Options struct {
 	Client *http.Client
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Discard keeps no series in memory: the JSONL stream is the only
+	// record (the scrape agent's way; LoadJSONL rebuilds the series).
+	Discard bool
 }
 
 func (o *Options) defaults() {
@@ -100,7 +103,9 @@ type target struct {
 	lastNS    int64 // last attempt
 	errs      map[string]int
 	firstErr  string
-	dropped   int // series past the limit, summed over scrapes
+	dropped   int                // series past the limit, summed over scrapes
+	known     map[string]famInfo // what its JSONL lines said of its families (Collector.wmu)
+	said      ticks              // the skipped and throttled ticks its lines counted (Collector.wmu)
 }
 
 // Start scrapes every target once (before it returns: call it before the
@@ -110,7 +115,7 @@ func Start(ctx context.Context, o Options) *Collector {
 	o.defaults()
 	c := &Collector{o: o, stop: make(chan struct{}), done: make(chan struct{})}
 	for _, u := range o.Targets {
-		c.targets = append(c.targets, &target{url: u, s: newSeries(), errs: map[string]int{}})
+		c.targets = append(c.targets, newTarget(u))
 	}
 	c.scrapeAll(ctx, true)
 	go c.loop(ctx)
@@ -216,7 +221,10 @@ func (c *Collector) scrapeOne(ctx context.Context, t *target) {
 		}
 	} else {
 		t.latencyNS += lat
-		t.dropped += p.Dropped + t.s.add(ts, lat, p, c.o.Limits.MaxSeries)
+		t.dropped += p.Dropped
+		if !c.o.Discard {
+			t.dropped += t.s.add(ts, lat, p, c.o.Limits.MaxSeries)
+		}
 	}
 	end := c.o.Now()
 	work := end.Sub(start).Nanoseconds() - lat // parse and store
@@ -224,17 +232,25 @@ func (c *Collector) scrapeOne(ctx context.Context, t *target) {
 	t.nextNS = end.UnixNano() + int64(float64(work)*(1/maxDuty-1))
 	t.mu.Unlock()
 	if c.o.JSONL != nil {
-		c.writeLine(t.url, ts, lat, p, err)
+		c.writeLine(t, ts, lat, p, err)
 	}
 }
 
-func (c *Collector) writeLine(u string, ts, lat int64, p *Page, err error) {
+func newTarget(u string) *target {
+	return &target{url: u, s: newSeries(), errs: map[string]int{}, known: map[string]famInfo{}}
+}
+
+func (c *Collector) writeLine(t *target, ts, lat int64, p *Page, err error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.werr != nil {
 		return
 	}
-	c.line = AppendLine(c.line[:0], u, ts, lat, p, err)
+	t.mu.Lock()
+	tk := ticks{t.skipped - t.said.skipped, t.throttled - t.said.throttled}
+	t.said = ticks{t.skipped, t.throttled}
+	t.mu.Unlock()
+	c.line = appendLine(c.line[:0], t.url, ts, lat, p, err, t.known, tk)
 	_, c.werr = c.o.JSONL.Write(c.line)
 }
 

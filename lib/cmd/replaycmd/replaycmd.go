@@ -131,7 +131,7 @@ func New() *cli.App {
 		Action: func(c *cli.Context) error {
 			return runReplay(c, &o)
 		},
-		Commands: []*cli.Command{reportCommand(), sweepWithReport(), compareCommand()},
+		Commands: []*cli.Command{reportCommand(), sweepWithReport(), compareCommand(), scrapeAgentCommand()},
 	}
 }
 
@@ -460,7 +460,7 @@ func writeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stat
 	if err != nil {
 		return err
 	}
-	smReport, err := sm.write(sum, servermetrics.Meta{Version: run.Version, BenchmarkID: run.BenchmarkID})
+	smReport, err := sm.write(w, sum, servermetrics.Meta{Version: run.Version, BenchmarkID: run.BenchmarkID})
 	if err != nil {
 		return err
 	}
@@ -572,7 +572,9 @@ func reportCommand() *cli.Command {
 			"percentiles from all records, throughputs over the union of their spans (earliest send to latest end).\n" +
 			"A shard given twice, shards of different N or of different stores, or a whole run beside shards are\n" +
 			"refused; a missing shard is refused unless --allow-missing. The summary states the spread of the\n" +
-			"shards' schedule starts (each shard's first send less its offset in the schedule), with a warning past 10 ms. A run's directory (-o DIR) stands for its records.jsonl.\n\n" +
+			"shards' schedule starts (each shard's first send less its offset in the schedule), with a warning past 10 ms. A run's directory (-o DIR) stands for its records.jsonl, and brings its\n" +
+			"server_metrics_export.jsonl: the server summary as the run printed it (and with -o, the server-metrics exports;\n" +
+			"shards' scrapes are joined by target, one shard's taken where several scraped the same).\n\n" +
 			"--html FILE also writes the report as one self-contained HTML page (no script, nothing loaded from\n" +
 			"elsewhere): the summary table, latencies over time with per-window p50/p99, their CDFs, output tokens/s,\n" +
 			"requests in flight, send lateness and errors over time. Point clouds are binned to pixel cells, so a page\n" +
@@ -661,6 +663,10 @@ func reportCommand() *cli.Command {
 			if sum.Requests+sum.ErrorRequests == 0 {
 				fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: no profiling records in %s; the metrics are empty\n", displayNames(files))
 			}
+			srv, err := rebuildServer(c.App.ErrWriter, c.Args().Slice(), files, runs, out, sum, reportRun(runs, slice)) // smreport.go
+			if err != nil {
+				return err
+			}
 			if out != "" {
 				if err := os.MkdirAll(out, 0o777); err != nil {
 					return err
@@ -670,6 +676,9 @@ func reportCommand() *cli.Command {
 					return err
 				}
 				run := reportRun(runs, slice)
+				if run.Sections, err = srv.sections(); err != nil {
+					return err
+				}
 				if err := writeOutputs(out, sum, mo, run, files); err != nil {
 					return err
 				}
@@ -688,6 +697,7 @@ func reportCommand() *cli.Command {
 			if err := writeTraceTiming(c.App.Writer, showTrace, sum); err != nil {
 				return err
 			}
+			srv.print(c.App.Writer, c.App.ErrWriter, sum)
 			note, err := shardNote(c.App.ErrWriter, files, runs)
 			if note != "" {
 				fmt.Fprintln(c.App.Writer, note)

@@ -30,45 +30,27 @@ func serverMetricsFlags(o *smOptions) []cli.Flag {
 	}
 }
 
-// smRun is a run's scraping: the collector and its JSONL stream.
+// smRun is a run's scraping: the scrape agent (agent.go) and the JSONL
+// stream it appends to.
 type smRun struct {
-	c       *servermetrics.Collector
-	jsonl   *atomicfile.File
-	dir     string
-	stopped bool
-	err     error
+	agent    *servermetrics.Agent
+	jsonl    *atomicfile.File
+	dir      string
+	interval time.Duration
+	stats    []servermetrics.AgentStats
+	stopped  bool
+	agentErr error // the agent died, hung or failed: a warning and a gap
 }
 
 // startServerMetrics resolves the targets (the default one only when a
 // probe finds Prometheus text there), opens the JSONL stream in dir and
-// scrapes once before returning: before the first send. It returns nil
-// when nothing is scraped.
+// starts the scrape agent, which scrapes once before this returns: before
+// the first send. It returns nil when nothing is scraped; an agent that
+// does not start is a warning, and the run goes on without.
 func startServerMetrics(ctx context.Context, w io.Writer, o *smOptions, serverURL, dir string, quiet bool) (*smRun, error) {
-	if o.off {
-		if len(o.targets.Value()) > 0 {
-			return nil, base.UsageError("--server-metrics and --no-server-metrics together")
-		}
-		return nil, nil
-	}
-	interval, err := duration("--server-metrics-interval", o.interval)
-	if err != nil {
+	targets, interval, err := o.resolve(ctx, serverURL)
+	if err != nil || len(targets) == 0 {
 		return nil, err
-	}
-	if interval < 10*time.Millisecond {
-		return nil, base.UsageError("--server-metrics-interval %s: want at least 10ms", o.interval)
-	}
-	targets := o.targets.Value()
-	for _, t := range targets {
-		if servermetrics.DefaultTarget(t) == "" {
-			return nil, base.UsageError("--server-metrics %q: want an http(s) URL", t)
-		}
-	}
-	if len(targets) == 0 {
-		def := servermetrics.DefaultTarget(serverURL)
-		if def == "" || !servermetrics.Probe(ctx, nil, def, 2*time.Second) {
-			return nil, nil // no /metrics there: the run goes on without
-		}
-		targets = []string{def}
 	}
 	f, err := atomicfile.Create(filepath.Join(dir, servermetrics.JSONLFile))
 	if err != nil {
@@ -83,17 +65,54 @@ func startServerMetrics(ctx context.Context, w io.Writer, o *smOptions, serverUR
 	if !quiet {
 		fmt.Fprintf(w, "aiperf-replay: scraping %v every %v\n", targets, interval)
 	}
-	c := servermetrics.Start(ctx, servermetrics.Options{Targets: targets, Interval: interval, JSONL: f})
-	return &smRun{c: c, jsonl: f, dir: dir}, nil
+	a, err := startAgent(targets, interval, f.File, w)
+	if err != nil {
+		f.Abort()
+		fmt.Fprintf(w, "aiperf-replay: warning: server metrics: the scrape agent did not start (%v): no server metrics for this run\n", err)
+		return nil, nil
+	}
+	return &smRun{agent: a, jsonl: f, dir: dir, interval: interval}, nil
 }
 
-// stop scrapes a last time (after the last answer) and ends the scraping.
-func (r *smRun) stop(ctx context.Context) {
+// resolve judges the flags and returns the targets to scrape (none: no
+// scraping).
+func (o *smOptions) resolve(ctx context.Context, serverURL string) ([]string, time.Duration, error) {
+	if o.off {
+		if len(o.targets.Value()) > 0 {
+			return nil, 0, base.UsageError("--server-metrics and --no-server-metrics together")
+		}
+		return nil, 0, nil
+	}
+	interval, err := duration("--server-metrics-interval", o.interval)
+	if err != nil {
+		return nil, 0, err
+	}
+	if interval < 10*time.Millisecond {
+		return nil, 0, base.UsageError("--server-metrics-interval %s: want at least 10ms", o.interval)
+	}
+	targets := o.targets.Value()
+	for _, t := range targets {
+		if servermetrics.DefaultTarget(t) == "" {
+			return nil, 0, base.UsageError("--server-metrics %q: want an http(s) URL", t)
+		}
+	}
+	if len(targets) == 0 {
+		def := servermetrics.DefaultTarget(serverURL)
+		if def == "" || !servermetrics.Probe(ctx, nil, def, 2*time.Second) {
+			return nil, 0, nil // no /metrics there: the run goes on without
+		}
+		targets = []string{def}
+	}
+	return targets, interval, nil
+}
+
+// stop has the agent scrape a last time (after the last answer) and end.
+func (r *smRun) stop(context.Context) {
 	if r == nil || r.stopped {
 		return
 	}
 	r.stopped = true
-	r.err = r.c.Stop(ctx)
+	r.stats, r.agentErr = r.agent.Stop(2*scrapeTimeout(r.interval) + 5*time.Second)
 }
 
 // abort stops the scraping and drops the JSONL stream (a run that failed).
@@ -101,45 +120,33 @@ func (r *smRun) abort() {
 	if r == nil {
 		return
 	}
-	r.stop(context.Background())
-	r.jsonl.Abort()
+	if !r.stopped {
+		r.stopped = true
+		r.agent.Kill()
+	}
+	r.jsonl.Abort() // a no-op once committed
 }
 
-// write writes the three exports of the profiling window of sum, and
-// returns the report for the console.
-func (r *smRun) write(sum *metrics.Summary, meta servermetrics.Meta) (*servermetrics.Report, error) {
+// write commits the JSONL stream, rebuilds the series from it and writes
+// the JSON and CSV exports of the profiling window of sum; it returns the
+// report for the console. What the agent failed to scrape is a warning.
+func (r *smRun) write(w io.Writer, sum *metrics.Summary, meta servermetrics.Meta) (*servermetrics.Report, error) {
 	if r == nil {
 		return nil, nil
 	}
 	r.stop(context.Background())
-	if r.err != nil {
-		return nil, fmt.Errorf("%s: %w", r.jsonl.Name(), r.err)
+	if r.agentErr != nil {
+		fmt.Fprintf(w, "aiperf-replay: warning: server metrics: the scrape agent %v: the scrapes it did not make are gaps\n", r.agentErr)
 	}
 	if err := r.jsonl.Commit(); err != nil {
 		return nil, err
 	}
-	w := servermetrics.Window{Start: sum.StartNS, End: sum.EndNS}
-	if w.End <= w.Start { // no profiling answer: the whole run
-		w = servermetrics.Window{Start: 0, End: 1<<63 - 1}
+	c, err := loadScrapes(w, r.jsonl.Name())
+	if err != nil || c == nil {
+		return nil, err
 	}
-	rep := r.c.Report(w)
-	for _, x := range []struct {
-		name string
-		fn   func(io.Writer, *servermetrics.Report, servermetrics.Meta) error
-	}{{servermetrics.JSONFile, servermetrics.WriteJSON}, {servermetrics.CSVFile, servermetrics.WriteCSV}} {
-		f, err := atomicfile.Create(filepath.Join(r.dir, x.name))
-		if err != nil {
-			return nil, err
-		}
-		if err := x.fn(f, rep, meta); err != nil {
-			f.Abort()
-			return nil, err
-		}
-		if err := f.Commit(); err != nil {
-			return nil, err
-		}
-	}
-	return rep, nil
+	c.SetAgentStats(r.stats)
+	return writeServerExports(r.dir, c, sum, meta)
 }
 
 // printServerMetrics prints the warnings (always) and the summary beside

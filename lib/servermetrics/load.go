@@ -1,0 +1,331 @@
+package servermetrics
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// LineError is a line of a JSONL stream LoadJSONL cannot read.
+type LineError struct {
+	File  string
+	Line  int
+	Field string
+	Err   error
+}
+
+func (e *LineError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: %s: %v", e.File, e.Line, e.Field, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// jsonLine is one line of server_metrics_export.jsonl (AppendLine).
+type jsonLine struct {
+	URL       string                  `json:"endpoint_url"`
+	TS        *int64                  `json:"timestamp_ns"`
+	Latency   int64                   `json:"endpoint_latency_ns"`
+	Error     *string                 `json:"error"`
+	Types     map[string]string       `json:"types"`
+	Help      map[string]string       `json:"help"`
+	Dropped   int                     `json:"dropped"`
+	Skipped   int                     `json:"skipped_ticks"`
+	Throttled int                     `json:"throttled_ticks"`
+	Metrics   map[string][]lineSeries `json:"metrics"`
+}
+
+type lineSeries struct {
+	Labels    map[string]string  `json:"labels"`
+	Value     *jsonNum           `json:"value"`
+	Histogram map[string]jsonNum `json:"histogram"`
+	Sum       jsonNum            `json:"sum"`
+	Count     jsonNum            `json:"count"`
+}
+
+// jsonNum is a number, or a string for what JSON has no number for ("NaN",
+// "+Inf", "-Inf").
+type jsonNum float64
+
+func (n *jsonNum) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", s)
+		}
+		*n = jsonNum(f)
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*n = jsonNum(f)
+	return nil
+}
+
+// LoadJSONL rebuilds a collector's state from a server_metrics_export.jsonl
+// stream (name is for messages): its Report is then the report of the run
+// that wrote it, but for the parse time of the last page, which only the
+// scraping process saw (SetAgentStats). Lines without "types" (another
+// writer's) leave a family's type unknown unless it is a histogram. A last
+// line cut short (a scraper killed mid-write) is left out and counted in
+// truncated; any other bad line is a *LineError.
+func LoadJSONL(r io.Reader, name string, lim Limits) (c *Collector, truncated int, err error) {
+	o := Options{Limits: lim}
+	o.defaults()
+	c = &Collector{o: o}
+	byURL := map[string]*target{}
+	br := bufio.NewReaderSize(r, 1<<16)
+	maxLine := maxLineOf(c.o.Limits)
+	var b []byte
+	for n := 1; ; n++ {
+		var rerr error
+		b, rerr = readLine(br, b[:0], maxLine)
+		if errors.Is(rerr, errLongLine) {
+			return nil, 0, &LineError{File: name, Line: n, Err: rerr}
+		}
+		if rerr != nil && rerr != io.EOF {
+			return nil, 0, rerr
+		}
+		if len(bytes.TrimSpace(b)) > 0 {
+			var l jsonLine
+			if err := json.Unmarshal(b, &l); err != nil {
+				if rerr == io.EOF { // no newline: cut short
+					return c, 1, nil
+				}
+				return nil, 0, &LineError{File: name, Line: n, Err: jsonErr(err)}
+			}
+			if err := c.loadLine(byURL, &l); err != nil {
+				err.File, err.Line = name, n
+				return nil, 0, err
+			}
+		}
+		if rerr == io.EOF {
+			return c, 0, nil
+		}
+	}
+}
+
+// errLongLine is a JSONL line longer than any page within the limits
+// writes.
+var errLongLine = errors.New("line longer than any scrape within the limits")
+
+// maxLineOf bounds a JSONL line: a page of MaxBody bytes written as JSON
+// (labels and names repeated per series) stays well within 4 times it.
+func maxLineOf(lim Limits) int { return int(min(4*lim.MaxBody, 1<<30)) }
+
+// readLine appends the next line of br to dst (its newline included),
+// failing with errLongLine past max bytes.
+func readLine(br *bufio.Reader, dst []byte, max int) ([]byte, error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		dst = append(dst, chunk...)
+		if len(dst) > max {
+			return dst, errLongLine
+		}
+		if err != bufio.ErrBufferFull {
+			return dst, err
+		}
+	}
+}
+
+func jsonErr(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("%s: want %v, got %s", te.Field, te.Type, te.Value)
+	}
+	return err
+}
+
+func (c *Collector) loadLine(byURL map[string]*target, l *jsonLine) *LineError {
+	if l.URL == "" {
+		return &LineError{Field: "endpoint_url", Err: errors.New("missing")}
+	}
+	if l.TS == nil {
+		return &LineError{Field: "timestamp_ns", Err: errors.New("missing")}
+	}
+	t := byURL[l.URL]
+	if t == nil {
+		t = newTarget(l.URL)
+		byURL[l.URL] = t
+		c.targets = append(c.targets, t)
+	}
+	ts := *l.TS
+	t.fetches++
+	t.skipped += l.Skipped
+	t.throttled += l.Throttled
+	if t.firstNS == 0 {
+		t.firstNS = ts
+	}
+	t.lastNS = ts
+	if l.Error != nil || l.Metrics == nil {
+		msg := "no page"
+		if l.Error != nil {
+			msg = *l.Error
+		}
+		t.failures++
+		if t.firstErr == "" {
+			t.firstErr = msg
+		}
+		if len(t.errs) < 20 {
+			t.errs[msg]++
+		}
+		return nil
+	}
+	for f, typ := range l.Types {
+		k := t.known[f]
+		k.typ = typ
+		t.known[f] = k
+	}
+	for f, h := range l.Help {
+		k := t.known[f]
+		k.help = h
+		t.known[f] = k
+	}
+	p, err := pageOf(l, t.known)
+	if err != nil {
+		return err
+	}
+	t.latencyNS += l.Latency
+	t.dropped += l.Dropped + t.s.add(ts, l.Latency, p, c.o.Limits.MaxSeries)
+	return nil
+}
+
+// pageOf turns a line's metrics back into the page that was written.
+func pageOf(l *jsonLine, known map[string]famInfo) (*Page, *LineError) {
+	p := &Page{Dropped: l.Dropped}
+	for name, ss := range l.Metrics {
+		k := known[name]
+		f := Family{Name: name, Help: k.help, Type: k.typ}
+		for _, js := range ss {
+			s := Series{}
+			for n, v := range js.Labels {
+				s.Labels = append(s.Labels, Label{n, v})
+			}
+			slices.SortFunc(s.Labels, cmpLabel)
+			switch {
+			case js.Histogram != nil:
+				h := &Hist{Sum: float64(js.Sum), Count: float64(js.Count)}
+				for b, v := range js.Histogram {
+					le, err := strconv.ParseFloat(b, 64)
+					if err != nil {
+						return nil, &LineError{Field: "metrics." + name + ".histogram", Err: fmt.Errorf("bound %q is not a number", b)}
+					}
+					h.Bounds = append(h.Bounds, le)
+					h.Counts = append(h.Counts, float64(v))
+				}
+				sortBuckets(h)
+				s.Hist = h
+				if f.Type == "" {
+					f.Type = TypeHistogram
+				}
+			case js.Value != nil:
+				s.Value = float64(*js.Value)
+			default:
+				return nil, &LineError{Field: "metrics." + name, Err: errors.New("a series with neither value nor histogram")}
+			}
+			f.Series = append(f.Series, s)
+		}
+		if f.Type == "" {
+			f.Type = TypeUnknown
+		}
+		sortSeries(f.Series)
+		p.Series += len(f.Series)
+		p.Families = append(p.Families, f)
+	}
+	slices.SortFunc(p.Families, func(a, b Family) int { return strings.Compare(a.Name, b.Name) })
+	return p, nil
+}
+
+func sortBuckets(h *Hist) {
+	idx := make([]int, len(h.Bounds))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		x, y := h.Bounds[a], h.Bounds[b]
+		switch {
+		case x < y || (math.IsNaN(x) && !math.IsNaN(y)):
+			return -1
+		case x > y || (math.IsNaN(y) && !math.IsNaN(x)):
+			return 1
+		}
+		return 0
+	})
+	bs, cs := make([]float64, len(idx)), make([]float64, len(idx))
+	for i, j := range idx {
+		bs[i], cs[i] = h.Bounds[j], h.Counts[j]
+	}
+	h.Bounds, h.Counts = bs, cs
+}
+
+// AgentStats are what only the scraping process saw of one target.
+type AgentStats struct {
+	URL       string `json:"url"`
+	Skipped   int    `json:"skipped"`
+	Throttled int    `json:"throttled"`
+	WorkNS    int64  `json:"work_ns"`
+}
+
+// AgentStats returns the collector's per-target counts of skipped and
+// throttled scrapes.
+func (c *Collector) AgentStats() []AgentStats {
+	out := make([]AgentStats, 0, len(c.targets))
+	for _, t := range c.targets {
+		t.mu.Lock()
+		out = append(out, AgentStats{URL: t.url, Skipped: t.skipped, Throttled: t.throttled, WorkNS: t.workNS})
+		t.mu.Unlock()
+	}
+	return out
+}
+
+// SetAgentStats gives a loaded collector the counts the scraping process
+// saw.
+func (c *Collector) SetAgentStats(st []AgentStats) {
+	for _, s := range st {
+		for _, t := range c.targets {
+			if t.url == s.URL {
+				t.skipped, t.throttled, t.workNS = s.Skipped, s.Throttled, s.WorkNS
+			}
+		}
+	}
+}
+
+// MergeLoaded joins loaded collectors (the shards of one replay, in the
+// order given) into one: each target's scrapes come from the first
+// collector that has it; a target several collectors scraped is taken from
+// the first alone, and a note says so.
+func MergeLoaded(names []string, cs []*Collector) (*Collector, []string) {
+	out := &Collector{}
+	from := map[string]int{}
+	var notes []string
+	for i, c := range cs {
+		if i == 0 {
+			out.o = c.o
+		}
+		for _, t := range c.targets {
+			if j, ok := from[t.url]; ok {
+				notes = append(notes, fmt.Sprintf("server metrics %s: scraped by %s and %s; the exports use %s's scrapes alone",
+					t.url, names[j], names[i], names[j]))
+				continue
+			}
+			from[t.url] = i
+			out.targets = append(out.targets, t)
+		}
+	}
+	return out, notes
+}
