@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/aiperf/toolkit/lib/internal/filekind"
 )
 
 // Options select the format and the filters that aiperf's trace loaders
@@ -322,27 +324,12 @@ func jsonlFiles(dir string, recursive bool) ([]string, error) {
 		case err != nil || fi.IsDir():
 			return nil // a dangling link or a link to a directory
 		case !fi.Mode().IsRegular():
-			return &Error{File: p, Err: fmt.Errorf("not a regular file (%s): a directory input reads regular files only", fileKind(fi.Mode()))}
+			return &Error{File: p, Err: fmt.Errorf("not a regular file (%s): a directory input reads regular files only", filekind.Of(fi.Mode()))}
 		}
 		out = append(out, p)
 		return nil
 	})
 	return out, err
-}
-
-// fileKind names the type of a file that is not regular.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return "mode " + m.String()
 }
 
 // detectDir detects the format of a directory from the first record of its

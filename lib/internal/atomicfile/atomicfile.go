@@ -38,6 +38,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/aiperf/toolkit/lib/internal/filekind"
 )
 
 // ErrNotRegular is wrapped by the error Create and Commit return when the
@@ -99,26 +101,9 @@ func Destination(name string) (string, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return "", &fs.PathError{Op: "refusing to replace", Path: name,
-			Err: fmt.Errorf("%w: it is %s", ErrNotRegular, kind(fi.Mode()))}
+			Err: fmt.Errorf("%w: it is %s", ErrNotRegular, filekind.Of(fi.Mode()))}
 	}
 	return dest, nil
-}
-
-// kind names a file type for messages.
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "not a regular file"
 }
 
 // Name returns the final path of the file (not the temporary one).
