@@ -44,15 +44,12 @@ type Restored struct {
 // the shared inode's), so make sees DEST as new: where that time cannot be
 // set (another user's entry in a shared root), the file is copied.
 func (c *Cache) Restore(k Key, dest string, opt RestoreOptions) ([]Restored, error) {
-	h, err := c.find(k)
+	h, err := c.use(k)
 	if err != nil {
 		return nil, err
 	}
 	defer h.close()
 	e := h.e
-	if now := c.now(); now.Sub(e.LastUsed) > refreshAfter {
-		h.sh.touch(k.name(), now)
-	}
 	ps, err := c.prepareRestore(h.ed, e.Manifest.Files, dest, opt)
 	if err != nil {
 		if errors.Is(err, errVanished) {
