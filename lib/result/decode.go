@@ -1,13 +1,12 @@
 package result
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 
+	"github.com/aiperf/toolkit/lib/internal/jsonl"
 	"github.com/aiperf/toolkit/lib/jsonx"
 )
 
@@ -25,68 +24,40 @@ const MaxLine = 256 << 20
 
 // Decoder reads records JSONL. Blank lines are skipped.
 type Decoder struct {
-	r      *bufio.Reader
-	name   string
-	lineNo int64
-	buf    []byte
+	lr   *jsonl.Reader
+	name string
 }
 
 // NewDecoder reads from r; name is used in error messages.
 func NewDecoder(r io.Reader, name string) *Decoder {
-	return &Decoder{r: bufio.NewReaderSize(r, 256<<10), name: name}
+	return &Decoder{lr: jsonl.NewReaderSize(r, 256<<10, MaxLine), name: name}
 }
 
 // LineNo returns the number of the line read last (1-based).
-func (d *Decoder) LineNo() int64 { return d.lineNo }
-
-func (d *Decoder) readLine() ([]byte, error) {
-	line, err := d.r.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		d.buf = append(d.buf[:0], line...)
-		for err == bufio.ErrBufferFull {
-			if len(d.buf) > MaxLine {
-				return nil, &DecodeError{File: d.name, Line: d.lineNo + 1, Err: fmt.Errorf("line longer than %d bytes", MaxLine)}
-			}
-			line, err = d.r.ReadSlice('\n')
-			d.buf = append(d.buf, line...)
-		}
-		line = d.buf
-	}
-	if err == io.EOF && len(line) > 0 {
-		err = nil
-	}
-	return line, err
-}
+func (d *Decoder) LineNo() int64 { return d.lr.Line() }
 
 // Next decodes the next record into r; it returns io.EOF at the end.
 func (d *Decoder) Next(r *Record) error {
-	for {
-		line, err := d.readLine()
-		if err == io.EOF {
-			return io.EOF
-		}
-		if err != nil {
-			var de *DecodeError
-			if errors.As(err, &de) {
-				return err
-			}
-			return fmt.Errorf("read %s: %w", d.name, err)
-		}
-		d.lineNo++
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		if err := Parse(line, r); err != nil {
-			var de *DecodeError
-			if errors.As(err, &de) {
-				de.File, de.Line = d.name, d.lineNo
-				return de
-			}
-			return &DecodeError{File: d.name, Line: d.lineNo, Err: err}
-		}
-		return nil
+	line, n, err := d.lr.Record()
+	if err == io.EOF {
+		return io.EOF
 	}
+	if err != nil {
+		var tl *jsonl.LineTooLongError
+		if errors.As(err, &tl) {
+			return &DecodeError{File: d.name, Line: n, Err: err}
+		}
+		return fmt.Errorf("read %s: %w", d.name, err)
+	}
+	if err := Parse(line, r); err != nil {
+		var de *DecodeError
+		if errors.As(err, &de) {
+			de.File, de.Line = d.name, n
+			return de
+		}
+		return &DecodeError{File: d.name, Line: n, Err: err}
+	}
+	return nil
 }
 
 func fieldErr(field, format string, args ...any) error {
