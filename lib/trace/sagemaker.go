@@ -33,7 +33,7 @@ func (d *sagemakerDecoder) load() ([]*Row, error) {
 	var seq int64
 	read := func(name string, lr *lineReader) error {
 		for {
-			rec, line, err := lr.Record()
+			rec, line, err := lr.record()
 			if err == io.EOF {
 				return nil
 			}
