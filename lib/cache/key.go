@@ -34,7 +34,7 @@ func ParseKey(s string) (Key, error) {
 	if strings.HasPrefix(s, digestPrefix) {
 		d, err := cachekey.Parse(s)
 		if err != nil {
-			return Key{}, fmt.Errorf("key %q: want sha256: and 64 lowercase hex digits", clip(s))
+			return Key{}, fmt.Errorf("key %q: want sha256: and 64 hex digits (lowercase hex: 0-9, a-f)", clip(s))
 		}
 		return DigestKey(d), nil
 	}
