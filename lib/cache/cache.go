@@ -9,11 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cachedir"
+	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -241,7 +243,9 @@ func readSmall(d *dir, name string, max int64) ([]byte, error) {
 // writeFile writes data to name inside d through a temporary file, fsync
 // and a rename, unless name exists (fs.ErrExist).
 func (c *Cache) writeFile(d *dir, name string, data []byte, mode fs.FileMode) error {
-	tmp := "." + name + ".tmp-" + randName()
+	path := atomicfile.TempName(d.join(name))
+	defer atomicfile.Release(path)
+	tmp := filepath.Base(path)
 	f, err := d.create(tmp, mode)
 	if err != nil {
 		return err

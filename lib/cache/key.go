@@ -4,12 +4,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/aiperf/toolkit/lib/cachekey"
 )
 
 // Key names an entry. It is one of
 //
-//   - a digest key, "sha256:" followed by 64 lowercase hex digits, as
-//     aiperf-hash prints it; or
+//   - a digest key: a cachekey.Key, spelled "sha256:" and 64 lowercase hex
+//     digits as aiperf-hash prints it (DigestKey and Digest convert; the
+//     spelling is parsed by cachekey.Parse alone); or
 //   - a named key of 1 to 128 bytes from [a-z0-9._-], starting with a letter
 //     or a digit, for entries a user names by hand ("mooncake-conv-v3").
 //
@@ -28,17 +31,12 @@ const MaxKeyLen = maxNamedKey
 
 // ParseKey validates s as a Key.
 func ParseKey(s string) (Key, error) {
-	if hexPart, ok := strings.CutPrefix(s, digestPrefix); ok {
-		if len(hexPart) != 64 {
-			return Key{}, fmt.Errorf("key %q: want sha256: and 64 hex digits, got %d", clip(s), len(hexPart))
+	if strings.HasPrefix(s, digestPrefix) {
+		d, err := cachekey.Parse(s)
+		if err != nil {
+			return Key{}, fmt.Errorf("key %q: want sha256: and 64 hex digits (lowercase hex: 0-9, a-f)", clip(s))
 		}
-		for i := 0; i < len(hexPart); i++ {
-			c := hexPart[i]
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-				return Key{}, fmt.Errorf("key %q: byte %d is %q, want a lowercase hex digit", clip(s), len(digestPrefix)+i, c)
-			}
-		}
-		return Key{s}, nil
+		return DigestKey(d), nil
 	}
 	if s == "" {
 		return Key{}, fmt.Errorf("empty key")
@@ -65,6 +63,19 @@ func MustParseKey(s string) Key {
 		panic(err)
 	}
 	return k
+}
+
+// DigestKey returns the Key of the entry for the digest d.
+func DigestKey(d cachekey.Key) Key { return Key{d.String()} }
+
+// Digest returns the digest of a digest key; ok is false for a named key
+// (and the zero Key).
+func (k Key) Digest() (d cachekey.Key, ok bool) {
+	if !strings.HasPrefix(k.s, digestPrefix) {
+		return d, false
+	}
+	d, err := cachekey.Parse(k.s)
+	return d, err == nil
 }
 
 // String returns the key as it was given.

@@ -3,6 +3,8 @@ package cache
 import (
 	"strings"
 	"testing"
+
+	"github.com/aiperf/toolkit/lib/cachekey"
 )
 
 func TestParseKey(t *testing.T) {
@@ -47,5 +49,24 @@ func TestKeyFromNameRejectsStrays(t *testing.T) {
 		if k, ok := keyFromName(n); ok {
 			t.Errorf("keyFromName(%q) = %v, want no key", n, k)
 		}
+	}
+}
+
+// TestDigestKey: a digest key is a cachekey.Key, both ways; a named key has
+// no digest.
+func TestDigestKey(t *testing.T) {
+	d := cachekey.KeyOf("a description")
+	k := DigestKey(d)
+	if p, err := ParseKey(d.String()); err != nil || p != k {
+		t.Fatalf("ParseKey(%s) = %v, %v; want %v", d, p, err, k)
+	}
+	if back, ok := k.Digest(); !ok || back != d {
+		t.Errorf("Digest() = %v, %v; want %v", back, ok, d)
+	}
+	if _, ok := MustParseKey("named-key").Digest(); ok {
+		t.Error("a named key has a digest")
+	}
+	if _, ok := (Key{}).Digest(); ok {
+		t.Error("the zero Key has a digest")
 	}
 }

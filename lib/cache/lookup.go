@@ -30,18 +30,12 @@ func (e *Entry) Size() int64 { return e.Manifest.Size() }
 // size of the files. A hit older than an hour gets its last-use time
 // refreshed.
 func (c *Cache) Lookup(k Key) (*Entry, error) {
-	h, err := c.find(k)
+	h, err := c.use(k)
 	if err != nil {
 		return nil, err
 	}
 	defer h.close()
-	e := h.e
-	if now := c.now(); now.Sub(e.LastUsed) > refreshAfter {
-		if h.sh.touch(k.name(), now) == nil {
-			e.LastUsed = now
-		}
-	}
-	return e, nil
+	return h.e, nil
 }
 
 // noEntryError is the miss of a key that has no entry folder at all (a
@@ -70,6 +64,24 @@ type found struct {
 func (h *found) close() {
 	h.ed.close()
 	h.sh.close()
+}
+
+// use is find for a read that uses the entry (Lookup, Restore, Export): it
+// also refreshes the entry's last-use time (its folder's mtime), at most
+// once every refreshAfter so that hits stay reads. A refresh that fails
+// (another user's entry in a shared root) leaves the old time, which only
+// makes the entry older to trim.
+func (c *Cache) use(k Key) (*found, error) {
+	h, err := c.find(k)
+	if err != nil {
+		return nil, err
+	}
+	if now := c.now(); now.Sub(h.e.LastUsed) > refreshAfter {
+		if h.sh.touch(k.name(), now) == nil {
+			h.e.LastUsed = now
+		}
+	}
+	return h, nil
 }
 
 // find opens k's shard and entry folder and checks the entry. The caller

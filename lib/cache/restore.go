@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -44,15 +45,12 @@ type Restored struct {
 // the shared inode's), so make sees DEST as new: where that time cannot be
 // set (another user's entry in a shared root), the file is copied.
 func (c *Cache) Restore(k Key, dest string, opt RestoreOptions) ([]Restored, error) {
-	h, err := c.find(k)
+	h, err := c.use(k)
 	if err != nil {
 		return nil, err
 	}
 	defer h.close()
 	e := h.e
-	if now := c.now(); now.Sub(e.LastUsed) > refreshAfter {
-		h.sh.touch(k.name(), now)
-	}
 	ps, err := c.prepareRestore(h.ed, e.Manifest.Files, dest, opt)
 	if err != nil {
 		if errors.Is(err, errVanished) {
@@ -95,6 +93,7 @@ func (c *Cache) prepareRestore(ed *dir, files []File, dest string, opt RestoreOp
 	for i, f := range files {
 		p, err := c.prepareFile(ed, f, targets[i], opt.Copy)
 		if err != nil {
+			ps = append(ps, p) // its temporary name, if it got one
 			ps.abort()
 			return nil, err
 		}
@@ -112,6 +111,7 @@ func (ps pending) commit() ([]Restored, error) {
 		// restore to one DEST), rename(2) succeeds and does nothing,
 		// leaving tmp: remove it (a no-op once it was renamed).
 		os.Remove(p.tmp)
+		atomicfile.Release(p.tmp)
 		if err != nil {
 			ps[i+1:].abort()
 			if errors.Is(err, fs.ErrExist) {
@@ -127,7 +127,10 @@ func (ps pending) commit() ([]Restored, error) {
 // abort removes the temporary files.
 func (ps pending) abort() {
 	for _, p := range ps {
-		os.Remove(p.tmp)
+		if p.tmp != "" {
+			os.Remove(p.tmp)
+			atomicfile.Release(p.tmp)
+		}
 	}
 }
 
@@ -157,7 +160,7 @@ func (c *Cache) prepareFile(ed *dir, f File, target string, forceCopy bool) (pen
 	if base == "" {
 		return p, fmt.Errorf("restore: destination %q names a folder", target)
 	}
-	p.tmp = filepath.Join(tdir, "."+base+".tmp-"+randName())
+	p.tmp = atomicfile.TempName(filepath.Join(tdir, base))
 	vanished := func(err error) error {
 		if _, serr := os.Stat(tdir); serr != nil {
 			return serr // DEST's folder is what is missing

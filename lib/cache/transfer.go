@@ -40,15 +40,12 @@ const maxWindow = 128 << 20
 // written, so no import can accept what was sent. The same goes for any
 // other failure, and for ctx being done.
 func (c *Cache) Export(ctx context.Context, k Key, w io.Writer) (err error) {
-	h, err := c.find(k)
+	h, err := c.use(k)
 	if err != nil {
 		return err
 	}
 	defer h.close()
 	e := h.e
-	if now := c.now(); now.Sub(e.LastUsed) > refreshAfter {
-		h.sh.touch(k.name(), now)
-	}
 	mb, err := readSmall(h.ed, manifestName, maxManifestSize)
 	if err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 )
 
 // Env names the environment variable that sets the root when no --dir is given.
@@ -194,28 +196,25 @@ gives an independent copy.
 )
 
 // writeOnce writes text to name unless name exists, through a temporary
-// file and a rename so nobody ever reads half of it.
+// file linked into place so nobody ever reads half of it and, of two
+// processes creating the root at once, one wins. A symbolic link planted at
+// name (a shared root) counts as existing and is never followed.
 func writeOnce(name, text string, shared bool) error {
 	if _, err := os.Lstat(name); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	f, err := atomicfile.CreateWith(name, atomicfile.Options{Perm: FileMode(shared) &^ 0o222, NoReplace: true})
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
+	defer f.Abort()
 	if _, err := f.WriteString(text); err != nil {
-		f.Close()
+		return f.Named(err)
+	}
+	if err := f.Commit(); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	if err := f.Chmod(FileMode(shared) &^ 0o222); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), name)
+	return nil
 }
 
 // Mkdir makes the folder name inside a root with the root's sharing mode,

@@ -27,6 +27,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/aiperf/toolkit/lib/internal/filekind"
 )
 
 // Sum is a SHA-256.
@@ -316,18 +318,5 @@ func (h *Hasher) pipeline() *pipeline {
 }
 
 func special(m fs.FileMode) error {
-	var what string
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		what = "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		what = "a socket"
-	case m&fs.ModeCharDevice != 0:
-		what = "a character device"
-	case m&fs.ModeDevice != 0:
-		what = "a block device"
-	default:
-		what = "of type " + m.Type().String()
-	}
-	return fmt.Errorf("%w: it is %s", ErrSpecial, what)
+	return fmt.Errorf("%w: it is %s", ErrSpecial, filekind.Of(m))
 }

@@ -333,8 +333,8 @@ func TestSpecialPath(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if !errors.Is(err, ErrSpecial) || !strings.Contains(err.Error(), fifo) || !strings.Contains(err.Error(), "FIFO") {
-			t.Errorf("got %v, want an ErrSpecial naming %s as a FIFO", err, fifo)
+		if !errors.Is(err, ErrSpecial) || !strings.Contains(err.Error(), fifo) || !strings.Contains(err.Error(), "named pipe") {
+			t.Errorf("got %v, want an ErrSpecial naming %s as a named pipe", err, fifo)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("digest of a FIFO blocked")

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	sha256 "github.com/minio/sha256-simd"
 )
 
@@ -555,22 +556,17 @@ func (m *Memo) Flush() error {
 		entries[k] = e
 	}
 	data := encodeMemo(entries)
-	tmp, err := os.CreateTemp(m.dir, "."+MemoFile+".tmp-*")
+	// NoFollow: the memo lives in a cache root others may share, where a
+	// link planted as the memo must not steer this write elsewhere.
+	f, err := atomicfile.CreateWith(name, atomicfile.Options{Perm: perm, NoFollow: true})
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(perm)
+	defer f.Abort()
+	if _, err := f.Write(data); err != nil {
+		return f.Named(err)
 	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), name)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := f.Commit(); err != nil {
 		return err
 	}
 	m.data, m.read, m.index, m.adds = data, true, nil, nil

@@ -663,9 +663,31 @@ func zeros(n int) string {
 	return string(b)
 }
 
-// AppendString appends s as a JSON string literal, escaping like encoding/json
-// without HTML escaping (so '<', '>' and '&' stay as they are).
-func AppendString(dst []byte, s string) []byte {
+// Escaping is a way of writing a JSON string: the two in use write the same
+// text for every valid string and differ only in which characters they
+// spell as escapes.
+type Escaping uint8
+
+const (
+	// GoEscaping escapes like encoding/json without HTML escaping (so '<',
+	// '>' and '&' stay as they are): the quote, the backslash, control
+	// characters (\n \r \t short, the others as \u00XX), U+2028 and U+2029
+	// as \u2028 and \u2029, invalid UTF-8 as \ufffd.
+	GoEscaping Escaping = iota
+	// PythonEscaping escapes what pydantic and orjson escape: the quote,
+	// the backslash and control characters (short forms for \b \f \n \r
+	// \t); everything else, non-ASCII included, is written as UTF-8, and
+	// invalid UTF-8 becomes U+FFFD. Files that the Python aiperf writes
+	// are matched byte for byte with it.
+	PythonEscaping
+)
+
+// AppendString appends s as a JSON string literal with GoEscaping.
+func AppendString(dst []byte, s string) []byte { return GoEscaping.AppendString(dst, s) }
+
+// AppendString appends s as a JSON string literal escaped in the manner e.
+func (e Escaping) AppendString(dst []byte, s string) []byte {
+	py := e == PythonEscaping
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -676,15 +698,19 @@ func AppendString(dst []byte, s string) []byte {
 				continue
 			}
 			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
+			switch {
+			case c == '"', c == '\\':
 				dst = append(dst, '\\', c)
-			case '\n':
+			case c == '\n':
 				dst = append(dst, '\\', 'n')
-			case '\r':
+			case c == '\r':
 				dst = append(dst, '\\', 'r')
-			case '\t':
+			case c == '\t':
 				dst = append(dst, '\\', 't')
+			case py && c == '\b':
+				dst = append(dst, '\\', 'b')
+			case py && c == '\f':
+				dst = append(dst, '\\', 'f')
 			default:
 				dst = append(dst, '\\', 'u', '0', '0', hexDigit[c>>4], hexDigit[c&0xf])
 			}
@@ -695,12 +721,16 @@ func AppendString(dst []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
+			if py {
+				dst = append(dst, "\ufffd"...)
+			} else {
+				dst = append(dst, `\ufffd`...)
+			}
 			i += size
 			start = i
 			continue
 		}
-		if r == '\u2028' || r == '\u2029' {
+		if !py && (r == '\u2028' || r == '\u2029') {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigit[r&0xf])
 			i += size

@@ -182,3 +182,32 @@ func TestHasSpecialExhaustiveLanes(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapingModes: the two modes write the same string differently only
+// where encoding/json and Python's orjson/pydantic do, and both round-trip.
+func TestEscapingModes(t *testing.T) {
+	for _, c := range []struct{ in, goForm, pyForm string }{
+		{"plain <&>", `"plain <&>"`, `"plain <&>"`},
+		{"q\"b\\", `"q\"b\\"`, `"q\"b\\"`},
+		{"\x01\b\f\n\r\t\x1f", `"\u0001\u0008\u000c\n\r\t\u001f"`, `"\u0001\b\f\n\r\t\u001f"`},
+		{"é\u2028\u2029", "\"é\\u2028\\u2029\"", "\"é\u2028\u2029\""},
+		{"bad\xffutf8", `"bad\ufffdutf8"`, "\"bad\ufffdutf8\""},
+	} {
+		for _, m := range []struct {
+			e    Escaping
+			want string
+		}{{GoEscaping, c.goForm}, {PythonEscaping, c.pyForm}} {
+			got := m.e.AppendString([]byte("x"), c.in)
+			if string(got) != "x"+m.want {
+				t.Errorf("mode %d, %q: %s, want %s", m.e, c.in, got[1:], m.want)
+			}
+			var back string
+			if err := json.Unmarshal(got[1:], &back); err != nil || back != strings.ToValidUTF8(c.in, "\ufffd") {
+				t.Errorf("mode %d, %q: round trip %q, %v", m.e, c.in, back, err)
+			}
+		}
+		if got, want := string(AppendString(nil, c.in)), string(GoEscaping.AppendString(nil, c.in)); got != want {
+			t.Errorf("AppendString(%q) = %s, not the Go mode's %s", c.in, got, want)
+		}
+	}
+}

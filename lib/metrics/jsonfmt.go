@@ -4,7 +4,8 @@ import (
 	"math"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/aiperf/toolkit/lib/jsonx"
 )
 
 // JSON number and string formatting as the Python aiperf's serializers
@@ -78,51 +79,9 @@ func appendFloat(dst []byte, f float64, plusExp bool) []byte {
 	return strconv.AppendInt(dst, int64(exp), 10)
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaping what pydantic and orjson
-// escape: the quote, the backslash and control characters (short forms for
-// \b \f \n \r \t). Other characters, non-ASCII included, are written as
-// UTF-8; invalid UTF-8 becomes U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, "\ufffd"...)
-			} else {
-				dst = append(dst, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		i++
-	}
-	return append(dst, '"')
-}
+// appendString appends s as a JSON string escaped as pydantic and orjson
+// do (jsonx.PythonEscaping).
+func appendString(dst []byte, s string) []byte { return jsonx.PythonEscaping.AppendString(dst, s) }
 
 // appendDatetime appends ns as pydantic writes Python's naive local
 // datetime.fromtimestamp: "2025-11-07T13:38:54.793124", the microseconds

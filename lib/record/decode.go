@@ -1,36 +1,35 @@
 package record
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 
+	"github.com/aiperf/toolkit/lib/internal/jsonl"
 	"github.com/aiperf/toolkit/lib/jsonx"
 )
 
 // ErrNoEnd reports a stream that stopped without its end line.
 var ErrNoEnd = errors.New("stream ends without its end line {\"v\":1,\"end\":true,...}: the producer was cut short")
 
-// ErrLineTooLong reports a line longer than the decoder's MaxLine.
-var ErrLineTooLong = errors.New("line too long")
+// ErrLineTooLong matches (errors.Is) the error for a line longer than the
+// decoder's MaxLine.
+var ErrLineTooLong = jsonl.ErrLineTooLong
 
 // DefaultMaxLine is the longest line a Decoder accepts unless told
 // otherwise: far above any real request body (a 1M-token prompt is about
 // 4 MB of JSON), low enough that a stream without newlines fails before it
 // exhausts memory.
-const DefaultMaxLine = 256 << 20
+const DefaultMaxLine = jsonl.DefaultMaxLine
 
 // Decoder reads records from a JSONL stream. Its memory is the longest line
 // so far plus a 1 MiB read buffer.
 type Decoder struct {
-	r          *bufio.Reader
+	r          io.Reader
+	lr         *jsonl.Reader // made at the first Next, when MaxLine is known
 	name       string
-	lineNo     int64
-	buf        []byte   // the current line when it did not fit the read buffer
-	pieces     [][]byte // a long line while it is being read
 	count      uint64
 	ended      bool
 	settings   string // the end line's
@@ -40,14 +39,19 @@ type Decoder struct {
 
 // NewDecoder reads from r; name is used in error messages.
 func NewDecoder(r io.Reader, name string) *Decoder {
-	return &Decoder{r: bufio.NewReaderSize(r, 1<<20), name: name, RequireEnd: true}
+	return &Decoder{r: r, name: name, RequireEnd: true}
 }
 
 // Count returns the number of records returned so far.
 func (d *Decoder) Count() uint64 { return d.count }
 
 // LineNo returns the current input line number.
-func (d *Decoder) LineNo() int64 { return d.lineNo }
+func (d *Decoder) LineNo() int64 {
+	if d.lr == nil {
+		return 0
+	}
+	return d.lr.Line()
+}
 
 // Settings returns the "settings" of the stream's end line ("" when it has
 // none, or before the end): the producer's description of the settings
@@ -57,112 +61,66 @@ func (d *Decoder) Settings() string { return d.settings }
 // Name returns the stream name used in errors.
 func (d *Decoder) Name() string { return d.name }
 
-// readLine returns the next line, newline included. A line longer than the
-// read buffer is gathered in pieces and copied once into a buffer of its
-// exact size, so a long line costs about twice its length at the peak
-// rather than the several copies that growing one slice leaves behind.
-func (d *Decoder) readLine() ([]byte, error) {
-	max := d.MaxLine
-	if max <= 0 {
-		max = DefaultMaxLine
-	}
-	line, err := d.r.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		total := 0
-		d.pieces = d.pieces[:0]
-		for err == bufio.ErrBufferFull {
-			total += len(line)
-			if total > max+2 { // +2: the line's own "\r\n"
-				d.pieces = d.pieces[:0]
-				return nil, &Error{File: d.name, Line: d.lineNo + 1, Err: fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, max)}
-			}
-			d.pieces = append(d.pieces, append([]byte(nil), line...))
-			line, err = d.r.ReadSlice('\n')
-		}
-		total += len(line)
-		if cap(d.buf) < total || cap(d.buf) > 4*total+(1<<20) {
-			d.buf = nil // let a much larger buffer of an earlier line go
-			d.buf = make([]byte, 0, total)
-		}
-		b := d.buf[:0]
-		for _, p := range d.pieces {
-			b = append(b, p...)
-		}
-		line = append(b, line...)
-		clear(d.pieces)
-		d.pieces = d.pieces[:0]
-	}
-	if err == io.EOF && len(line) > 0 {
-		err = nil
-	}
-	if err == nil && len(line) > max && len(bytes.TrimRight(line, "\r\n")) > max {
-		return nil, &Error{File: d.name, Line: d.lineNo + 1, Err: fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, max)}
-	}
-	return line, err
-}
-
 // Next decodes the next record into rec. It returns io.EOF after the end
 // line (or at the end of input when RequireEnd is false).
 func (d *Decoder) Next(rec *Record) error {
-	for {
-		if d.ended {
-			return io.EOF
-		}
-		line, err := d.readLine()
-		if err == io.EOF {
-			if d.RequireEnd {
-				return &Error{File: d.name, Line: d.lineNo + 1, Err: ErrNoEnd}
-			}
-			d.ended = true
-			return io.EOF
-		}
-		if err != nil {
-			if _, ok := err.(*Error); ok {
-				return err
-			}
-			return fmt.Errorf("read %s: %w", d.name, err)
-		}
-		d.lineNo++
-		line = bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		end, n, settings, err := parse(line, rec)
-		if err != nil {
-			if e, ok := err.(*Error); ok {
-				e.File, e.Line = d.name, d.lineNo
-				return e
-			}
-			return &Error{File: d.name, Line: d.lineNo, Err: err}
-		}
-		if end {
-			d.settings = settings
-			return d.end(n)
-		}
-		d.count++
-		return nil
+	if d.ended {
+		return io.EOF
 	}
+	if d.lr == nil {
+		d.lr = jsonl.NewReaderSize(d.r, 1<<20, d.MaxLine)
+	}
+	line, n, err := d.lr.Record()
+	if err == io.EOF {
+		if d.RequireEnd {
+			return &Error{File: d.name, Line: n + 1, Err: ErrNoEnd}
+		}
+		d.ended = true
+		return io.EOF
+	}
+	if err != nil {
+		return d.readErr(n, err)
+	}
+	end, count, settings, err := parse(line, rec)
+	if err != nil {
+		if e, ok := err.(*Error); ok {
+			e.File, e.Line = d.name, n
+			return e
+		}
+		return &Error{File: d.name, Line: n, Err: err}
+	}
+	if end {
+		d.settings = settings
+		return d.end(count)
+	}
+	d.count++
+	return nil
+}
+
+// readErr places an error of the line reader: a line too long at line n,
+// any other as a read error of the stream.
+func (d *Decoder) readErr(n int64, err error) error {
+	var tl *jsonl.LineTooLongError
+	if errors.As(err, &tl) {
+		return &Error{File: d.name, Line: n, Err: fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, tl.Max)}
+	}
+	return fmt.Errorf("read %s: %w", d.name, err)
 }
 
 // end checks the end line's count and that nothing but blank lines follows.
 func (d *Decoder) end(n uint64) error {
 	if n != d.count {
-		return &Error{File: d.name, Line: d.lineNo, Field: "records", Err: fmt.Errorf("end line counts %d records, the stream had %d", n, d.count)}
+		return &Error{File: d.name, Line: d.lr.Line(), Field: "records", Err: fmt.Errorf("end line counts %d records, the stream had %d", n, d.count)}
 	}
 	d.ended = true
 	// Anything after the end line is a mistake (two streams concatenated?).
-	for {
-		rest, err := d.readLine()
-		if len(bytes.TrimSpace(rest)) > 0 {
-			return &Error{File: d.name, Line: d.lineNo + 1, Err: errors.New("data after the end line")}
-		}
-		if e, ok := err.(*Error); ok {
+	if err := d.lr.AfterEnd(d.name); err != nil {
+		if e, ok := err.(*Error); ok && !errors.Is(e, ErrLineTooLong) {
 			return e
+		} else if ok {
+			return d.readErr(e.Line, e.Err)
 		}
-		if err != nil {
-			break
-		}
-		d.lineNo++
+		return d.readErr(d.lr.Line(), err)
 	}
 	return io.EOF
 }

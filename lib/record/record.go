@@ -31,9 +31,7 @@
 // fields.
 package record
 
-import (
-	"fmt"
-)
+import "github.com/aiperf/toolkit/lib/internal/jsonl"
 
 // Version is the records line format version.
 const Version = 1
@@ -95,19 +93,7 @@ const (
 	ContextMessageArray = "message_array_with_responses"
 )
 
-// Error is a problem with one line of a records stream.
-type Error struct {
-	File  string
-	Line  int64 // line number within File, 1-based
-	Field string
-	Err   error
-}
-
-func (e *Error) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
-	}
-	return fmt.Sprintf("%s:%d: %s: %v", e.File, e.Line, e.Field, e.Err)
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+// Error is a problem with one line of a records stream: "file:line: field:
+// problem" (the module's one line-error type, shared with lib/trace and
+// lib/result).
+type Error = jsonl.Error

@@ -1,13 +1,12 @@
 package result
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 
+	"github.com/aiperf/toolkit/lib/internal/jsonl"
 	"github.com/aiperf/toolkit/lib/jsonx"
 )
 
@@ -25,68 +24,40 @@ const MaxLine = 256 << 20
 
 // Decoder reads records JSONL. Blank lines are skipped.
 type Decoder struct {
-	r      *bufio.Reader
-	name   string
-	lineNo int64
-	buf    []byte
+	lr   *jsonl.Reader
+	name string
 }
 
 // NewDecoder reads from r; name is used in error messages.
 func NewDecoder(r io.Reader, name string) *Decoder {
-	return &Decoder{r: bufio.NewReaderSize(r, 256<<10), name: name}
+	return &Decoder{lr: jsonl.NewReaderSize(r, 256<<10, MaxLine), name: name}
 }
 
 // LineNo returns the number of the line read last (1-based).
-func (d *Decoder) LineNo() int64 { return d.lineNo }
-
-func (d *Decoder) readLine() ([]byte, error) {
-	line, err := d.r.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		d.buf = append(d.buf[:0], line...)
-		for err == bufio.ErrBufferFull {
-			if len(d.buf) > MaxLine {
-				return nil, &DecodeError{File: d.name, Line: d.lineNo + 1, Err: fmt.Errorf("line longer than %d bytes", MaxLine)}
-			}
-			line, err = d.r.ReadSlice('\n')
-			d.buf = append(d.buf, line...)
-		}
-		line = d.buf
-	}
-	if err == io.EOF && len(line) > 0 {
-		err = nil
-	}
-	return line, err
-}
+func (d *Decoder) LineNo() int64 { return d.lr.Line() }
 
 // Next decodes the next record into r; it returns io.EOF at the end.
 func (d *Decoder) Next(r *Record) error {
-	for {
-		line, err := d.readLine()
-		if err == io.EOF {
-			return io.EOF
-		}
-		if err != nil {
-			var de *DecodeError
-			if errors.As(err, &de) {
-				return err
-			}
-			return fmt.Errorf("read %s: %w", d.name, err)
-		}
-		d.lineNo++
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		if err := Parse(line, r); err != nil {
-			var de *DecodeError
-			if errors.As(err, &de) {
-				de.File, de.Line = d.name, d.lineNo
-				return de
-			}
-			return &DecodeError{File: d.name, Line: d.lineNo, Err: err}
-		}
-		return nil
+	line, n, err := d.lr.Record()
+	if err == io.EOF {
+		return io.EOF
 	}
+	if err != nil {
+		var tl *jsonl.LineTooLongError
+		if errors.As(err, &tl) {
+			return &DecodeError{File: d.name, Line: n, Err: err}
+		}
+		return fmt.Errorf("read %s: %w", d.name, err)
+	}
+	if err := Parse(line, r); err != nil {
+		var de *DecodeError
+		if errors.As(err, &de) {
+			de.File, de.Line = d.name, n
+			return de
+		}
+		return &DecodeError{File: d.name, Line: n, Err: err}
+	}
+	return nil
 }
 
 func fieldErr(field, format string, args ...any) error {
@@ -100,161 +71,8 @@ func Parse(line []byte, r *Record) error {
 	if i >= len(line) || line[i] != '{' {
 		return errors.New("not a JSON object")
 	}
-	var haveV, haveFirstOutput bool
-	end, err := jsonx.Fields(line, i, func(key, v []byte, _ int) error {
-		k := string(key[1 : len(key)-1])
-		switch k {
-		case "v":
-			x, ok := jsonx.ParseUint(v)
-			if !ok {
-				return fieldErr(k, "not an integer: %s", clip(v))
-			}
-			if x != Version {
-				return fieldErr(k, "unknown replay records version %d (this build reads v%d)", x, Version)
-			}
-			haveV = true
-		case "record", "turn", "status", "session_num", "shard", "shards":
-			x, err := parseInt(k, v, 0, math.MaxInt32)
-			if err != nil {
-				return err
-			}
-			switch k {
-			case "record":
-				r.Record = int(x)
-			case "turn":
-				r.Turn = int(x)
-			case "session_num":
-				r.SessionNum = int(x)
-			case "shard":
-				r.Shard = int(x)
-			case "shards":
-				r.Shards = int(x)
-			default:
-				r.Status = int(x)
-			}
-		case "session", "x_request_id", "x_correlation_id", "phase", "output_tokens_source":
-			s, err := parseString(k, v)
-			if err != nil {
-				return err
-			}
-			switch k {
-			case "session":
-				r.Session = s
-			case "x_request_id":
-				r.RequestID = s
-			case "x_correlation_id":
-				r.CorrelationID = s
-			case "phase":
-				if s != PhaseWarmup && s != PhaseProfiling {
-					return fieldErr(k, "want %q or %q, got %q", PhaseWarmup, PhaseProfiling, s)
-				}
-				r.Phase = s
-			default:
-				if s != SourceUsage && s != SourceClient {
-					return fieldErr(k, "want %q or %q, got %q", SourceUsage, SourceClient, s)
-				}
-				r.OutputSource = s
-			}
-		case "intended_unix_ns", "sent_unix_ns", "first_byte_unix_ns", "first_token_unix_ns", "first_output_unix_ns", "end_unix_ns":
-			x, err := parseInt(k, v, 0, math.MaxInt64)
-			if err != nil {
-				return err
-			}
-			*timeField(r, k) = x
-			haveFirstOutput = haveFirstOutput || k == "first_output_unix_ns"
-		case "ceiling_wait_ns":
-			x, err := parseInt(k, v, 0, math.MaxInt64)
-			if err != nil {
-				return err
-			}
-			r.CeilingWaitNS = x
-		case "client_output_tokens", "client_reasoning_tokens":
-			x, err := parseInt(k, v, 0, math.MaxInt64)
-			if err != nil {
-				return err
-			}
-			r.ClientCounted = true
-			if k == "client_output_tokens" {
-				r.ClientOutputTokens = x
-			} else {
-				r.ClientReasoningTokens = x
-			}
-		case "input_tokens", "max_tokens", "output_tokens", "reasoning_tokens":
-			x, err := parseInt(k, v, 0, math.MaxInt64)
-			if err != nil {
-				return err
-			}
-			switch k {
-			case "input_tokens":
-				r.InputTokens = x
-			case "max_tokens":
-				r.MaxTokens = x
-			case "output_tokens":
-				r.OutputTokens = x
-			default:
-				r.ReasoningTokens = x
-			}
-		case "chunk_offsets_ns":
-			if v[0] != '[' {
-				return fieldErr(k, "not an array")
-			}
-			_, err := jsonx.Elements(v, 0, func(_ int, e []byte, _ int) error {
-				x, err := parseInt(k, e, 0, math.MaxInt64)
-				if err != nil {
-					return err
-				}
-				r.ChunkOffsetsNS = append(r.ChunkOffsetsNS, x)
-				return nil
-			})
-			return err
-		case "cancelled", "streamed":
-			switch string(v) {
-			case "true":
-				if k == "cancelled" {
-					r.Cancelled = true
-				} else {
-					r.Streamed = true
-				}
-			case "false":
-			default:
-				return fieldErr(k, "not a boolean: %s", clip(v))
-			}
-		case "run":
-			ri, err := parseRun(v)
-			if err != nil {
-				return err
-			}
-			r.Run = ri
-		case "error":
-			if string(v) == "null" {
-				return nil
-			}
-			e, err := parseError(v)
-			if err != nil {
-				return err
-			}
-			r.Err = e
-		case "usage":
-			if string(v) == "null" {
-				return nil
-			}
-			u, err := parseUsage(v)
-			if err != nil {
-				return err
-			}
-			r.Usage = u
-		case "http":
-			if string(v) == "null" {
-				return nil
-			}
-			h, err := parseHTTP(v)
-			if err != nil {
-				return err
-			}
-			r.HTTP = h
-		}
-		return nil
-	})
+	p := lineParser{r: r}
+	end, err := jsonx.Fields(line, i, p.field)
 	if err != nil {
 		var se *jsonx.SyntaxError
 		if errors.As(err, &se) {
@@ -265,13 +83,169 @@ func Parse(line []byte, r *Record) error {
 	if jsonx.SkipSpace(line, end) != len(line) {
 		return fmt.Errorf("malformed JSON: data after the object at byte %d", end)
 	}
-	if !haveV {
+	return p.finish()
+}
+
+// lineParser collects the fields of one line (the shape of lib/record's).
+type lineParser struct {
+	r               *Record
+	haveV           bool
+	haveFirstOutput bool
+}
+
+// field decodes one member: one case per key, unknown keys ignored. Keys
+// we know need no unescaping, so they are compared raw. A key given twice
+// takes its last value (chunk offsets add up, a true flag stays true).
+func (p *lineParser) field(key, v []byte, _ int) error {
+	k := string(key[1 : len(key)-1])
+	r := p.r
+	var err error
+	switch k {
+	case "v":
+		err = checkVersion(v)
+		p.haveV = true
+	case "record":
+		r.Record, err = intField(k, v)
+	case "turn":
+		r.Turn, err = intField(k, v)
+	case "session_num":
+		r.SessionNum, err = intField(k, v)
+	case "shard":
+		r.Shard, err = intField(k, v)
+	case "shards":
+		r.Shards, err = intField(k, v)
+	case "status":
+		r.Status, err = intField(k, v)
+	case "session":
+		r.Session, err = parseString(k, v)
+	case "x_request_id":
+		r.RequestID, err = parseString(k, v)
+	case "x_correlation_id":
+		r.CorrelationID, err = parseString(k, v)
+	case "phase":
+		r.Phase, err = enumField(k, v, PhaseWarmup, PhaseProfiling)
+	case "output_tokens_source":
+		r.OutputSource, err = enumField(k, v, SourceUsage, SourceClient)
+	case "intended_unix_ns":
+		r.IntendedNS, err = int64Field(k, v)
+	case "sent_unix_ns":
+		r.SentNS, err = int64Field(k, v)
+	case "first_byte_unix_ns":
+		r.FirstByteNS, err = int64Field(k, v)
+	case "first_token_unix_ns":
+		r.FirstTokenNS, err = int64Field(k, v)
+	case "first_output_unix_ns":
+		r.FirstOutputNS, err = int64Field(k, v)
+		p.haveFirstOutput = true
+	case "end_unix_ns":
+		r.EndNS, err = int64Field(k, v)
+	case "ceiling_wait_ns":
+		r.CeilingWaitNS, err = int64Field(k, v)
+	case "client_output_tokens":
+		r.ClientOutputTokens, err = int64Field(k, v)
+		r.ClientCounted = true
+	case "client_reasoning_tokens":
+		r.ClientReasoningTokens, err = int64Field(k, v)
+		r.ClientCounted = true
+	case "input_tokens":
+		r.InputTokens, err = int64Field(k, v)
+	case "max_tokens":
+		r.MaxTokens, err = int64Field(k, v)
+	case "output_tokens":
+		r.OutputTokens, err = int64Field(k, v)
+	case "reasoning_tokens":
+		r.ReasoningTokens, err = int64Field(k, v)
+	case "chunk_offsets_ns":
+		r.ChunkOffsetsNS, err = chunkOffsets(r.ChunkOffsetsNS, v)
+	case "cancelled":
+		r.Cancelled, err = flagField(k, v, r.Cancelled)
+	case "streamed":
+		r.Streamed, err = flagField(k, v, r.Streamed)
+	case "run":
+		r.Run, err = parseRun(v)
+	case "error":
+		if string(v) != "null" {
+			r.Err, err = parseError(v)
+		}
+	case "usage":
+		if string(v) != "null" {
+			r.Usage, err = parseUsage(v)
+		}
+	case "http":
+		if string(v) != "null" {
+			r.HTTP, err = parseHTTP(v)
+		}
+	}
+	return err
+}
+
+// finish checks the line as a whole once every field is in.
+func (p *lineParser) finish() error {
+	if !p.haveV {
 		return fieldErr("v", "missing (every replay records line carries \"v\":1)")
 	}
-	if !haveFirstOutput {
-		r.FirstOutputNS = r.FirstTokenNS
+	if !p.haveFirstOutput {
+		p.r.FirstOutputNS = p.r.FirstTokenNS
 	}
-	return r.checkTimes()
+	return p.r.checkTimes()
+}
+
+func checkVersion(v []byte) error {
+	x, ok := jsonx.ParseUint(v)
+	if !ok {
+		return fieldErr("v", "not an integer: %s", clip(v))
+	}
+	if x != Version {
+		return fieldErr("v", "unknown replay records version %d (this build reads v%d)", x, Version)
+	}
+	return nil
+}
+
+// intField parses a count or index: an integer in [0, MaxInt32].
+func intField(k string, v []byte) (int, error) {
+	x, err := parseInt(k, v, 0, math.MaxInt32)
+	return int(x), err
+}
+
+// int64Field parses a time or token count: an integer in [0, MaxInt64].
+func int64Field(k string, v []byte) (int64, error) {
+	return parseInt(k, v, 0, math.MaxInt64)
+}
+
+// enumField parses a string that must be a or b.
+func enumField(k string, v []byte, a, b string) (string, error) {
+	s, err := parseString(k, v)
+	if err == nil && s != a && s != b {
+		return "", fieldErr(k, "want %q or %q, got %q", a, b, s)
+	}
+	return s, err
+}
+
+// flagField parses a boolean that, once true, stays true.
+func flagField(k string, v []byte, was bool) (bool, error) {
+	switch string(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return was, nil
+	}
+	return was, fieldErr(k, "not a boolean: %s", clip(v))
+}
+
+// chunkOffsets appends the array of offsets v to dst.
+func chunkOffsets(dst []int64, v []byte) ([]int64, error) {
+	if v[0] != '[' {
+		return dst, fieldErr("chunk_offsets_ns", "not an array")
+	}
+	_, err := jsonx.Elements(v, 0, func(_ int, e []byte, _ int) error {
+		x, err := parseInt("chunk_offsets_ns", e, 0, math.MaxInt64)
+		if err != nil {
+			return err
+		}
+		dst = append(dst, x)
+		return nil
+	})
+	return dst, err
 }
 
 // checkTimes refuses times that contradict each other (a garbled or edited
@@ -295,23 +269,6 @@ func (r *Record) checkTimes() error {
 		}
 	}
 	return nil
-}
-
-func timeField(r *Record, k string) *int64 {
-	switch k {
-	case "intended_unix_ns":
-		return &r.IntendedNS
-	case "sent_unix_ns":
-		return &r.SentNS
-	case "first_byte_unix_ns":
-		return &r.FirstByteNS
-	case "first_token_unix_ns":
-		return &r.FirstTokenNS
-	case "first_output_unix_ns":
-		return &r.FirstOutputNS
-	default:
-		return &r.EndNS
-	}
 }
 
 func parseError(v []byte) (*Error, error) {

@@ -23,7 +23,11 @@
 // unknown fields; adding a field does not bump the version.
 package result
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/aiperf/toolkit/lib/internal/jsonl"
+)
 
 // Version is the line format version.
 const Version = 1
@@ -171,19 +175,7 @@ func (r *Record) Warmup() bool { return r.Phase == PhaseWarmup }
 // LatenessNS is how late the request was sent: SentNS - IntendedNS.
 func (r *Record) LatenessNS() int64 { return r.SentNS - r.IntendedNS }
 
-// DecodeError is a problem with one line of a records file.
-type DecodeError struct {
-	File  string
-	Line  int64 // 1-based
-	Field string
-	Err   error
-}
-
-func (e *DecodeError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
-	}
-	return fmt.Sprintf("%s:%d: %s: %v", e.File, e.Line, e.Field, e.Err)
-}
-
-func (e *DecodeError) Unwrap() error { return e.Err }
+// DecodeError is a problem with one line of a records file: "file:line:
+// field: problem" (the module's one line-error type, shared with lib/trace
+// and lib/record).
+type DecodeError = jsonl.Error

@@ -181,7 +181,7 @@ func parseRun(v []byte) (*RunInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ri.Shards > 0 && ri.Shard >= ri.Shards {
+	if ri.Shard > 0 && ri.Shard >= ri.Shards { // Shards 0: "shard" without "shards"
 		return nil, fieldErr("run.shard", "%d is not below shards %d", ri.Shard, ri.Shards)
 	}
 	return ri, nil

@@ -3,11 +3,12 @@ package store
 import (
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"strings"
 	"unsafe"
+
+	"github.com/aiperf/toolkit/lib/internal/filekind"
 )
 
 // OpenOptions configures Open.
@@ -78,7 +79,7 @@ func Open(path string, opt OpenOptions) (*Reader, error) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("store: %s: %s, not a regular file (a store is read through a memory mapping)", path, fileKind(fi.Mode()))
+		return nil, fmt.Errorf("store: %s: %s, not a regular file (a store is read through a memory mapping)", path, filekind.Of(fi.Mode()))
 	}
 	size := fi.Size()
 	if size < headerSize+trailerSize {
@@ -482,21 +483,4 @@ func (r *Reader) Close() error {
 	}
 	*r = Reader{h: r.h, meta: r.meta, info: r.info}
 	return err
-}
-
-// fileKind names the type of a file that is not a regular file.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "a special file"
 }

@@ -163,7 +163,7 @@ func TestOpenFIFO(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "a FIFO, not a regular file") {
+		if err == nil || !strings.Contains(err.Error(), "a named pipe, not a regular file") {
 			t.Fatalf("Open(FIFO): got %v", err)
 		}
 	case <-time.After(10 * time.Second):

@@ -27,7 +27,7 @@ func (d *bailianDecoder) load() ([]*Row, error) {
 	var recs []bailianRec
 	var seq int64
 	for {
-		rec, line, err := d.lr.record()
+		rec, line, err := d.lr.Record()
 		if err == io.EOF {
 			break
 		}

@@ -33,7 +33,7 @@ func (d *customDecoder) next() (*Row, error) {
 		d.pending = d.pending[1:]
 		return row, nil
 	}
-	rec, line, err := d.lr.record()
+	rec, line, err := d.lr.Record()
 	if err != nil {
 		return nil, ioError(d.name, line, err)
 	}

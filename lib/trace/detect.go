@@ -30,7 +30,7 @@ import (
 // detected from its first line; [Open] and [NewReader] then try the whole
 // document.
 func Detect(first []byte) (string, error) {
-	b := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(first), utf8BOM))
+	b := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(first), []byte("\xEF\xBB\xBF")))
 	if len(b) == 0 {
 		return "", errors.New("empty record: cannot detect the trace type")
 	}

@@ -42,13 +42,13 @@ func newMooncakeDecoder(name string, lr *lineReader, filt *filter) *mooncakeDeco
 
 func (d *mooncakeDecoder) next() (*Row, error) {
 	for {
-		rec, line, err := d.lr.record()
+		rec, line, err := d.lr.Record()
 		if err != nil {
 			return nil, ioError(d.name, line, err)
 		}
 		seq := d.seq
 		d.seq++
-		row, mode, ctxField, err := parseMooncake(rec, d.lr.take)
+		row, mode, ctxField, err := parseMooncake(rec, d.lr.Take)
 		if err != nil {
 			return nil, at(d.name, line, err)
 		}
@@ -103,7 +103,7 @@ func mixedContext(row *Row, field string, st *sessionState) *fieldError {
 // and returns its row, its input mode and the field its context mode came
 // from ("" when inferred). take makes a verbatim value the row's own
 // (copyRaw, or a lineReader's take).
-func parseMooncake(rec []byte, take func([]byte) json.RawMessage) (*Row, int, string, error) {
+func parseMooncake(rec []byte, take func([]byte) []byte) (*Row, int, string, error) {
 	if err := checkObject(rec); err != nil {
 		return nil, 0, "", err
 	}
@@ -114,7 +114,7 @@ func parseMooncake(rec []byte, take func([]byte) json.RawMessage) (*Row, int, st
 		return nil, 0, "", fe
 	}
 	row := new(Row)
-	for _, step := range []func(*Row, func([]byte) json.RawMessage) *fieldError{f.input, f.readMessageMode, f.schedule} {
+	for _, step := range []func(*Row, func([]byte) []byte) *fieldError{f.input, f.readMessageMode, f.schedule} {
 		if fe := step(row, take); fe != nil {
 			return nil, 0, "", fe
 		}
@@ -263,7 +263,7 @@ func (f *mooncakeFields) inputMode() (int, *fieldError) {
 
 // input reads the row's one input: input_length (+ hash_ids), text_input,
 // messages (+ tools) or payload.
-func (f *mooncakeFields) input(row *Row, take func([]byte) json.RawMessage) *fieldError {
+func (f *mooncakeFields) input(row *Row, take func([]byte) []byte) *fieldError {
 	var fe *fieldError
 	switch {
 	case f.inputLength != nil:
@@ -309,7 +309,7 @@ func (f *mooncakeFields) input(row *Row, take func([]byte) json.RawMessage) *fie
 }
 
 // readMessageMode reads message_mode: "history" (the default) or "delta".
-func (f *mooncakeFields) readMessageMode(row *Row, _ func([]byte) json.RawMessage) *fieldError {
+func (f *mooncakeFields) readMessageMode(row *Row, _ func([]byte) []byte) *fieldError {
 	if f.messageMode == nil {
 		return nil
 	}
@@ -338,7 +338,7 @@ func (f *mooncakeFields) readMessageMode(row *Row, _ func([]byte) json.RawMessag
 
 // schedule reads the fields around the input: timestamp or delay,
 // output_length, session_id and extra.
-func (f *mooncakeFields) schedule(row *Row, _ func([]byte) json.RawMessage) *fieldError {
+func (f *mooncakeFields) schedule(row *Row, _ func([]byte) []byte) *fieldError {
 	var fe *fieldError
 	if fe = timing(row, f.timestamp, f.delay, scaleMS); fe != nil {
 		return fe

@@ -16,14 +16,14 @@ type rawPayloadDecoder struct {
 }
 
 func (d *rawPayloadDecoder) next() (*Row, error) {
-	rec, line, err := d.lr.record()
+	rec, line, err := d.lr.Record()
 	if err != nil {
 		return nil, ioError(d.name, line, err)
 	}
 	if err := checkObject(rec); err != nil {
 		return nil, at(d.name, line, err)
 	}
-	row := &Row{Source: d.name, Line: line, Seq: d.seq, Payload: d.lr.take(rec)}
+	row := &Row{Source: d.name, Line: line, Seq: d.seq, Payload: d.lr.Take(rec)}
 	d.seq++
 	return row, nil
 }
@@ -56,7 +56,7 @@ func (d *rawPayloadDirDecoder) next() (*Row, error) {
 			}
 			d.f, d.lr, d.turn = f, newLineReader(counter{f, d.read}, d.maxLine), 0
 		}
-		rec, line, err := d.lr.record()
+		rec, line, err := d.lr.Record()
 		if err == io.EOF {
 			d.Close()
 			continue
@@ -72,7 +72,7 @@ func (d *rawPayloadDirDecoder) next() (*Row, error) {
 			SessionID:        strings.TrimSuffix(filepath.Base(d.name), ".jsonl"),
 			SessionGenerated: true,
 			Turn:             d.turn,
-			Payload:          d.lr.take(rec),
+			Payload:          d.lr.Take(rec),
 		}
 		d.seq++
 		d.turn++

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/aiperf/toolkit/lib/internal/filekind"
 )
 
 // Options select the format and the filters that aiperf's trace loaders
@@ -174,7 +176,7 @@ func (rd *Reader) init(r io.Reader, name string, opt Options) error {
 	case TypeBailian:
 		rd.dec = &preloaded{load: (&bailianDecoder{name: name, lr: lr, filt: rd.filt}).load}
 	case TypeBurstGPT:
-		dec, err := newBurstDecoder(newLimitLines(lr.rest(), name, opt.MaxLineBytes), name, rd.filt)
+		dec, err := newBurstDecoder(newLimitLines(lr.Rest(), name, opt.MaxLineBytes), name, rd.filt)
 		if err != nil {
 			return err
 		}
@@ -184,7 +186,7 @@ func (rd *Reader) init(r io.Reader, name string, opt Options) error {
 	case TypeRawPayload:
 		rd.dec = &rawPayloadDecoder{name: name, lr: lr}
 	case TypeInputsJSON:
-		rd.dec = &preloaded{load: (&inputsJSONDecoder{name: name, r: newLimitLines(lr.rest(), name, opt.MaxLineBytes)}).load}
+		rd.dec = &preloaded{load: (&inputsJSONDecoder{name: name, r: newLimitLines(lr.Rest(), name, opt.MaxLineBytes)}).load}
 	case TypeSingleTurn:
 		rd.dec = newCustomDecoder(name, lr, false)
 	case TypeMultiTurn:
@@ -206,7 +208,7 @@ func isTraceType(t string) bool {
 // pretty-printed inputs_json document makes it read the whole stream:
 // doc is then that document.
 func detectStream(lr *lineReader, name string, maxLine int) (typ string, doc []byte, err error) {
-	first, line, err := lr.record()
+	first, line, err := lr.Record()
 	if err == io.EOF {
 		return "", nil, &Error{File: name, Err: errors.New("empty input: cannot detect the trace type; pass it explicitly")}
 	}
@@ -214,9 +216,9 @@ func detectStream(lr *lineReader, name string, maxLine int) (typ string, doc []b
 		return "", nil, ioError(name, line, err)
 	}
 	typ, derr := Detect(first)
-	lr.unread()
+	lr.Unread()
 	if derr != nil && mayStartInputsJSON(first) {
-		doc, err := io.ReadAll(newLimitLines(lr.rest(), name, maxLine))
+		doc, err := io.ReadAll(newLimitLines(lr.Rest(), name, maxLine))
 		if err != nil {
 			return "", nil, ioError(name, 0, err)
 		}
@@ -322,27 +324,12 @@ func jsonlFiles(dir string, recursive bool) ([]string, error) {
 		case err != nil || fi.IsDir():
 			return nil // a dangling link or a link to a directory
 		case !fi.Mode().IsRegular():
-			return &Error{File: p, Err: fmt.Errorf("not a regular file (%s): a directory input reads regular files only", fileKind(fi.Mode()))}
+			return &Error{File: p, Err: fmt.Errorf("not a regular file (%s): a directory input reads regular files only", filekind.Of(fi.Mode()))}
 		}
 		out = append(out, p)
 		return nil
 	})
 	return out, err
-}
-
-// fileKind names the type of a file that is not regular.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return "mode " + m.String()
 }
 
 // detectDir detects the format of a directory from the first record of its
@@ -359,7 +346,7 @@ func detectDir(dir string, maxLine int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		first, line, err := newLineReader(f, maxLine).record()
+		first, line, err := newLineReader(f, maxLine).Record()
 		f.Close()
 		if err == io.EOF {
 			continue

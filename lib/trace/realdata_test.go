@@ -54,12 +54,12 @@ func TestLongLine(t *testing.T) {
 		strings.NewReader("\r\nlast"),
 	), 0)
 	for i, want := range []int{5, size, 4} {
-		line, n, err := lr.next()
+		line, n, err := lr.Next()
 		if err != nil || len(line) != want || n != int64(i+1) {
 			t.Fatalf("line %d: got %d bytes, number %d, err %v; want %d bytes", i+1, len(line), n, err, want)
 		}
 	}
-	if _, _, err := lr.next(); err != io.EOF {
+	if _, _, err := lr.Next(); err != io.EOF {
 		t.Fatalf("after the last line: got %v, want io.EOF", err)
 	}
 
@@ -108,17 +108,17 @@ func TestLongLinesReuse(t *testing.T) {
 	}
 	lr := newLineReader(strings.NewReader(in.String()), 0)
 	for i, n := range sizes {
-		line, num, err := lr.next()
+		line, num, err := lr.Next()
 		if err != nil || num != int64(i+1) || len(line) != n || strings.Trim(string(line), string(rune('a'+i))) != "" {
 			t.Fatalf("line %d: %d bytes, number %d, %v; want %d bytes of %c", i+1, len(line), num, err, n, 'a'+i)
 		}
 	}
 	const max = 200 << 10
 	lr = newLineReader(strings.NewReader(strings.Repeat("x", max)+"\r\n"+strings.Repeat("y", max+1)+"\n"), max)
-	if line, _, err := lr.next(); err != nil || len(line) != max {
+	if line, _, err := lr.Next(); err != nil || len(line) != max {
 		t.Fatalf("a line at the limit: %d bytes, %v", len(line), err)
 	}
-	_, num, err := lr.next()
+	_, num, err := lr.Next()
 	var tl *LineTooLongError
 	if !errors.As(err, &tl) || num != 2 || tl.Max != max {
 		t.Fatalf("a line over the limit: line %d, %v", num, err)

@@ -33,7 +33,7 @@ func (d *sagemakerDecoder) load() ([]*Row, error) {
 	var seq int64
 	read := func(name string, lr *lineReader) error {
 		for {
-			rec, line, err := lr.record()
+			rec, line, err := lr.Record()
 			if err == io.EOF {
 				return nil
 			}

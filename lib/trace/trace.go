@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/aiperf/toolkit/lib/internal/jsonl"
 )
 
 // Format names, as aiperf spells them in --custom-dataset-type.
@@ -122,36 +124,10 @@ const (
 
 // Error is a decoding error at a place in the input. Its message has the
 // shape "file:line: field: problem"; Line is 0 and Field empty when they do
-// not apply.
-type Error struct {
-	File  string
-	Line  int64
-	Field string // JSON path or CSV column, e.g. "hash_ids[3]"
-	Err   error
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	switch {
-	case e.File != "" && e.Line > 0:
-		fmt.Fprintf(&b, "%s:%d: ", e.File, e.Line)
-	case e.File != "":
-		b.WriteString(e.File + ": ")
-	case e.Line > 0:
-		fmt.Fprintf(&b, "line %d: ", e.Line)
-	}
-	if e.Field != "" {
-		b.WriteString(e.Field + ": ")
-	}
-	if e.Err != nil {
-		b.WriteString(e.Err.Error())
-	} else {
-		b.WriteString("invalid")
-	}
-	return b.String()
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+// not apply. Field is a JSON path or CSV column, e.g. "hash_ids[3]". It is
+// the error of every line decoder of the module (records and replay
+// records too).
+type Error = jsonl.Error
 
 // fieldError is a problem with one field of one record; the decoder that
 // sees it adds the file and line.

@@ -3,10 +3,11 @@ package base
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/aiperf/toolkit/lib/internal/term"
 )
 
 // CountingReader adds the bytes read through it to N, which a progress bar
@@ -22,15 +23,9 @@ func (c CountingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// IsTerminal reports whether w is a character device (a terminal).
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+// IsTerminal reports whether w is a terminal (not merely a character device:
+// /dev/null is not one).
+func IsTerminal(w io.Writer) bool { return term.Is(w) }
 
 // Progress prints a one-line status to w at most every 200 ms, only when w is
 // a terminal. Done clears the line.

@@ -16,6 +16,7 @@ import (
 	"github.com/aiperf/toolkit/lib/cache"
 	"github.com/aiperf/toolkit/lib/cachedir"
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/internal/term"
 	"github.com/urfave/cli/v2"
 )
 
@@ -202,7 +203,7 @@ func run(c *cli.Context, argv []string, out string, k cache.Key) error {
 	// group reading it would be stopped, and the terminal's Ctrl-C reaches
 	// the whole foreground group anyway.
 	stdin, _ := c.App.Reader.(*os.File)
-	group := cmd.SysProcAttr != nil && !(stdin != nil && isTerminal(stdin))
+	group := cmd.SysProcAttr != nil && !(stdin != nil && term.Is(stdin))
 	if group {
 		cmd.SysProcAttr.Setpgid = true
 		if cmd.Args[1] == guardName {

@@ -2,7 +2,6 @@ package cachecmd
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,32 +9,19 @@ import (
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"golang.org/x/sys/unix"
+	"github.com/aiperf/toolkit/lib/internal/term"
 )
 
 // openPTY returns the terminal end of a new pseudo-terminal and a function
 // that hangs it up (a read of the terminal then fails).
 func openPTY(t *testing.T) (*os.File, func()) {
 	t.Helper()
-	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	tty, ptm, err := term.OpenPTY()
 	if err != nil {
 		t.Skipf("no pseudo-terminals: %v", err)
 	}
-	t.Cleanup(func() { ptm.Close() })
-	hangUp := func() { ptm.Close() }
-	if err := unix.IoctlSetPointerInt(int(ptm.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Skipf("unlockpt: %v", err)
-	}
-	n, err := unix.IoctlGetInt(int(ptm.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Skipf("ptsname: %v", err)
-	}
-	pts, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("open the terminal: %v", err)
-	}
-	t.Cleanup(func() { pts.Close() })
-	return pts, hangUp
+	t.Cleanup(func() { tty.Close(); ptm.Close() })
+	return tty, func() { ptm.Close() }
 }
 
 // TestStreamsRefuseTerminal: export will not write its binary stream to a

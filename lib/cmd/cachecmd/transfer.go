@@ -8,6 +8,7 @@ import (
 	"github.com/aiperf/toolkit/lib/cache"
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
+	"github.com/aiperf/toolkit/lib/internal/term"
 	"github.com/urfave/cli/v2"
 )
 
@@ -32,7 +33,7 @@ func exportCommand(o *options) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if out == "" && isTerminal(c.App.Writer) {
+			if out == "" && term.Is(c.App.Writer) {
 				return base.UsageError("export: refusing to write a binary stream to a terminal (pipe it, or -o FILE)")
 			}
 			cc, err := o.open(c)
@@ -93,7 +94,7 @@ func importCommand(o *options) *cli.Command {
 				}
 			}
 			if a := c.Args().First(); a == "" || a == "-" {
-				if f, ok := c.App.Reader.(*os.File); ok && isTerminal(f) {
+				if f, ok := c.App.Reader.(*os.File); ok && term.Is(f) {
 					return base.UsageError("import: refusing to read a binary stream from a terminal (pipe it in, or give FILE)")
 				}
 			}

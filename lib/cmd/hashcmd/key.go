@@ -12,6 +12,7 @@ import (
 	"github.com/aiperf/toolkit/lib/cmd/shape"
 	"github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"
 	"github.com/aiperf/toolkit/lib/digest"
+	"github.com/aiperf/toolkit/lib/internal/term"
 	"github.com/aiperf/toolkit/lib/request"
 	"github.com/aiperf/toolkit/lib/tokenizer/identity"
 	"github.com/urfave/cli/v2"
@@ -175,7 +176,7 @@ func (o *keyOptions) check() (tokenizeshape.Checked, request.Options, error) {
 func digestInputs(ctx context.Context, r *digestRun, inputs []string) ([]digest.Digest, *headReader, error) {
 	var head *headReader
 	if slices.Contains(inputs, "-") {
-		if f, ok := r.stdin.(*os.File); ok && isTerminal(f) {
+		if f, ok := r.stdin.(*os.File); ok && term.Is(f) {
 			return nil, nil, base.UsageError("key: the trace would be read from a terminal: give INPUT (or pipe it in)")
 		}
 		// Its head is kept for detecting its format: stdin is read once.

@@ -2,38 +2,25 @@ package hashcmd
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"golang.org/x/sys/unix"
+	"github.com/aiperf/toolkit/lib/internal/term"
 )
 
 // openPTY returns the terminal end of a new pseudo-terminal and a function
 // that hangs it up (a read of the terminal then fails).
 func openPTY(t *testing.T) (*os.File, func()) {
 	t.Helper()
-	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	tty, ptm, err := term.OpenPTY()
 	if err != nil {
 		t.Skipf("no pseudo-terminals: %v", err)
 	}
-	t.Cleanup(func() { ptm.Close() })
-	if err := unix.IoctlSetPointerInt(int(ptm.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Skipf("unlockpt: %v", err)
-	}
-	n, err := unix.IoctlGetInt(int(ptm.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Skipf("ptsname: %v", err)
-	}
-	pts, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("open the terminal: %v", err)
-	}
-	t.Cleanup(func() { pts.Close() })
-	return pts, func() { ptm.Close() }
+	t.Cleanup(func() { tty.Close(); ptm.Close() })
+	return tty, func() { ptm.Close() }
 }
 
 // TestKeyRefusesTerminal: `aiperf-hash key` with no INPUT in a terminal

@@ -23,11 +23,19 @@
 //     machine's pids; the lock covers what a pid cannot tell (a pid reused by
 //     an unrelated process only keeps a stale file a little longer, and a
 //     writer in another pid namespace on the same kernel still holds its lock).
+//   - Writers that make the temporary file themselves (a hard link, a file
+//     opened relative to a directory descriptor) take its name from TempName,
+//     which sweeps the same way, so the rules hold for them too. Options
+//     covers the other variations: the committed permissions, replacing
+//     what is at the name itself (NoFollow) and creating a file only if it
+//     is absent (NoReplace).
 //   - Live temporary files are recorded per process, so RemoveTemps can delete
 //     them from a signal handler that must exit at once (a second Ctrl-C).
 package atomicfile
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -38,6 +46,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/aiperf/toolkit/lib/internal/filekind"
 )
 
 // ErrNotRegular is wrapped by the error Create and Commit return when the
@@ -51,16 +61,42 @@ type File struct {
 	*os.File
 	name string // destination as given
 	dest string // destination with symbolic links resolved: what is replaced
+	opt  Options
 	done bool
+}
+
+// Options are the ways a write may differ from Create's; the zero value is
+// Create's behaviour.
+type Options struct {
+	// Perm is the permission bits the committed file gets (0o644 when zero).
+	Perm fs.FileMode
+	// NoFollow replaces what is at the destination itself, as rename(2)
+	// does: a symbolic link is replaced, never followed, and so is a named
+	// pipe or other special file (a directory still fails). It is for files
+	// inside a folder others may write (a shared cache root), where a
+	// planted link must not steer the write and a planted pipe must not
+	// stop it.
+	NoFollow bool
+	// NoReplace makes Commit fail with an error wrapping fs.ErrExist when
+	// the destination exists (of any type) instead of replacing it: the
+	// file is linked into place (link(2)) rather than renamed, so of two
+	// writers racing to create it exactly one wins.
+	NoReplace bool
 }
 
 // Create starts writing name. The temporary file goes in the directory of
 // name (of its target, when name is a symbolic link) so that the final rename
 // stays on one file system.
-func Create(name string) (*File, error) {
-	dest, err := Destination(name)
-	if err != nil {
-		return nil, err
+func Create(name string) (*File, error) { return CreateWith(name, Options{}) }
+
+// CreateWith is Create with options.
+func CreateWith(name string, opt Options) (*File, error) {
+	dest := name
+	if !opt.NoReplace {
+		var err error
+		if dest, err = destination(name, !opt.NoFollow); err != nil {
+			return nil, err
+		}
 	}
 	dir, base := filepath.Split(dest)
 	if dir == "" {
@@ -73,13 +109,42 @@ func Create(name string) (*File, error) {
 	}
 	register(f.Name())
 	lock(f) // best effort: without it a sweeper still sees our live pid
-	return &File{File: f, name: name, dest: dest}, nil
+	return &File{File: f, name: name, dest: dest, opt: opt}, nil
 }
+
+// TempName is for a writer that makes its temporary file itself (a hard
+// link to another file, say) and renames it into place: it returns a fresh
+// temporary name beside name, in this package's pattern, after sweeping the
+// stale temporary files of that directory, and records the name for
+// RemoveTemps until Release. The file has no lock, so a sweep tells it is
+// live by its pid alone.
+func TempName(name string) string {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	sweep(dir)
+	var r [8]byte
+	rand.Read(r[:])
+	tmp := filepath.Join(dir, tempPrefix(base)+strconv.FormatUint(binary.LittleEndian.Uint64(r[:])>>1, 10))
+	register(tmp)
+	return tmp
+}
+
+// Release forgets a name TempName returned, once it was renamed or removed.
+func Release(tmp string) { unregister(tmp) }
 
 // Destination returns the path that writing name will replace: name itself,
 // or the target of the symbolic link name. It fails with an error wrapping
 // ErrNotRegular when that path exists and is not a regular file.
-func Destination(name string) (string, error) {
+func Destination(name string) (string, error) { return destination(name, true) }
+
+// destination is Destination; without follow it is name itself, whatever
+// is there (Options.NoFollow).
+func destination(name string, follow bool) (string, error) {
+	if !follow {
+		return name, nil
+	}
 	fi, err := os.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return name, nil
@@ -99,26 +164,9 @@ func Destination(name string) (string, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return "", &fs.PathError{Op: "refusing to replace", Path: name,
-			Err: fmt.Errorf("%w: it is %s", ErrNotRegular, kind(fi.Mode()))}
+			Err: fmt.Errorf("%w: it is %s", ErrNotRegular, filekind.Of(fi.Mode()))}
 	}
 	return dest, nil
-}
-
-// kind names a file type for messages.
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "not a regular file"
 }
 
 // Name returns the final path of the file (not the temporary one).
@@ -146,15 +194,26 @@ func (f *File) Commit() error {
 	if err := f.File.Sync(); err != nil {
 		return fail(err)
 	}
-	if err := f.File.Chmod(0o644); err != nil {
+	perm := f.opt.Perm
+	if perm == 0 {
+		perm = 0o644
+	}
+	if err := f.File.Chmod(perm); err != nil {
 		return fail(err)
 	}
-	// The destination may have changed since Create.
-	if _, err := Destination(f.dest); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, f.dest); err != nil {
-		return fail(err)
+	if f.opt.NoReplace {
+		if err := os.Link(tmp, f.dest); err != nil {
+			return fail(err)
+		}
+		os.Remove(tmp) // before Close: the lock is held until the name is gone
+	} else {
+		// The destination may have changed since Create.
+		if _, err := destination(f.dest, !f.opt.NoFollow); err != nil {
+			return fail(err)
+		}
+		if err := os.Rename(tmp, f.dest); err != nil {
+			return fail(err)
+		}
 	}
 	// The data is on disk (Sync above): a failing close cannot lose it.
 	f.File.Close()
