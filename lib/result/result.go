@@ -1,5 +1,5 @@
 // Package result defines aiperf-replay's per-request record and its JSONL
-// codec: the contract between the replayer that writes records.jsonl and
+// codec: the contract between the replayer that writes results.jsonl and
 // everything that reads it (metrics, `aiperf-replay report`, users' scripts).
 //
 // One object per line, "v":1 on every line, snake_case keys, times as integer

@@ -18,7 +18,14 @@ import (
 
 // ResultsFile is the name of a run's per-request results (JSONL, one
 // lib/result record a line) in its directory.
-const ResultsFile = "records.jsonl"
+const ResultsFile = "results.jsonl"
+
+// LegacyResultsFile is the name runs gave their results before they were
+// called results.jsonl: it read like aiperf-tokenize's records.jsonl (one
+// lib/record line a request to pack, another format), and a run's -o DIR
+// holding the tokenized records replaced them. A directory without a
+// results.jsonl is still read through it.
+const LegacyResultsFile = "records.jsonl"
 
 // TrialPrefix names the run directories of --trials N -o DIR: DIR/trial-1,
 // DIR/trial-2, ...
@@ -32,11 +39,13 @@ func ResultsPath(dir string) string {
 // Results locates the results file of the run whose directory is dir; ok
 // is false when dir holds none.
 func Results(dir string) (path string, ok bool) {
-	p := ResultsPath(dir)
-	if _, err := os.Stat(p); err != nil {
-		return "", false
+	for _, name := range []string{ResultsFile, LegacyResultsFile} {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err == nil {
+			return p, true
+		}
 	}
-	return p, true
+	return "", false
 }
 
 // TrialDir is the directory of trial k (from 1) of a --trials run into dir.

@@ -17,16 +17,16 @@ fi
 . scripts/bench/common.sh
 
 go test -c -o "$DIR/metrics.test" ./lib/metrics
-AIPERF_BENCH_WRITE="$DIR/records.jsonl" "$DIR/metrics.test" -test.run '^TestBenchWriteRecords$' >/dev/null
-echo "records file: $(( $(stat -c %s "$DIR/records.jsonl") / 1000000 )) MB"
-cat "$DIR/records.jsonl" > /dev/null
+AIPERF_BENCH_WRITE="$DIR/results.jsonl" "$DIR/metrics.test" -test.run '^TestBenchWriteRecords$' >/dev/null
+echo "results file: $(( $(stat -c %s "$DIR/results.jsonl") / 1000000 )) MB"
+cat "$DIR/results.jsonl" > /dev/null
 
 : > "$DIR/go.t"; : > "$DIR/py.t"; : > "$DIR/go.rss"; : > "$DIR/py.rss"; : > "$DIR/go.cpu"; : > "$DIR/py.cpu"
 for r in $(seq "$ROUNDS"); do
 	settle
-	g=$(AIPERF_BENCH_RECORDS="$DIR/records.jsonl" "$DIR/metrics.test" -test.run '^TestBenchSummarizeFile$' | grep '^seconds=')
+	g=$(AIPERF_BENCH_RECORDS="$DIR/results.jsonl" "$DIR/metrics.test" -test.run '^TestBenchSummarizeFile$' | grep '^seconds=')
 	settle
-	p=$($PY scripts/bench/metrics_peer.py "$DIR/records.jsonl")
+	p=$($PY scripts/bench/metrics_peer.py "$DIR/results.jsonl")
 	echo "round $r  Summarize: $g"
 	echo "         numpy peer: $p"
 	field() { tr ' ' '\n' <<< "$2" | sed -n "s/^$1=//p"; }

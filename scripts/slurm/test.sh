@@ -60,7 +60,7 @@ t=$(now)
 echo "test-slurm: sharded replay (3 tasks, one --start-at 4 s ahead, then report): submit → merged report in $(since "$t")"
 merged=$tmp/replay/replay/merged
 [ -s "$merged/profile_export_aiperf.json" ] || fail "no merged export in $merged"
-cat "$tmp"/replay/replay/shard-*-of-3/records.jsonl >"$tmp/all.jsonl"
+cat "$tmp"/replay/replay/shard-*-of-3/results.jsonl >"$tmp/all.jsonl"
 python3 - "$tmp/all.jsonl" "$merged/profile_export_aiperf.json" "$records" <<'EOF'
 import json, sys
 

@@ -79,7 +79,7 @@ func New() *cli.App {
 			"Later turns of a session go once the previous turn is complete, plus the turn's delay. The schedule is\n" +
 			"open loop: a slow answer never delays a fixed or rate send; each record says how late its send was.\n" +
 			"The schedule resolved, and what bounds it, is printed before the first send (unless -q).\n\n" +
-			"Writes DIR/records.jsonl (one line per request sent), DIR/profile_export_aiperf.json and .csv,\n" +
+			"Writes DIR/results.jsonl (one line per request sent), DIR/profile_export_aiperf.json and .csv,\n" +
 			"DIR/profile_export.jsonl (the Python aiperf's shapes) and the summary table on stderr. On a terminal a\n" +
 			"live line shows progress. SIGINT stops sending, lets requests in flight finish within --grace, writes\n" +
 			"everything and exits 130; a second SIGINT cuts them at once and still writes everything, a third\n" +
@@ -563,7 +563,7 @@ func reportCommand() *cli.Command {
 		Name:      "report",
 		Usage:     "recompute the summary from one or many records files (shards)",
 		ArgsUsage: "DIR-or-RECORDS...",
-		Description: "Reads records.jsonl files (a run's, or the shards of one run; - for stdin) and prints the summary table on\n" +
+		Description: "Reads results.jsonl files (a run's, or the shards of one run; - for stdin) and prints the summary table on\n" +
 			"stdout, exact (every percentile from the values, in bounded memory). For one run's file it is that\n" +
 			"run's summary. With -o DIR it also writes the export files there, with the run's id and settings.\n\n" +
 			"Each run's records carry its settings and the store's identity: records of runs of different stores\n" +
@@ -572,7 +572,7 @@ func reportCommand() *cli.Command {
 			"percentiles from all records, throughputs over the union of their spans (earliest send to latest end).\n" +
 			"A shard given twice, shards of different N or of different stores, or a whole run beside shards are\n" +
 			"refused; a missing shard is refused unless --allow-missing. The summary states the spread of the\n" +
-			"shards' schedule starts (each shard's first send less its offset in the schedule), with a warning past 10 ms. A run's directory (-o DIR) stands for its records.jsonl, and brings its\n" +
+			"shards' schedule starts (each shard's first send less its offset in the schedule), with a warning past 10 ms. A run's directory (-o DIR) stands for its results.jsonl (records.jsonl in runs before 2026-12), and brings its\n" +
 			"server_metrics_export.jsonl: the server summary as the run printed it (and with -o, the server-metrics exports;\n" +
 			"shards' scrapes are joined by target, one shard's taken where several scraped the same).\n\n" +
 			"--html FILE also writes the report as one self-contained HTML page (no script, nothing loaded from\n" +
