@@ -1,6 +1,9 @@
 package rundir
 
 import (
+	"encoding/hex"
+	"fmt"
+
 	"github.com/aiperf/toolkit/lib/prefix"
 	"github.com/aiperf/toolkit/lib/result"
 	"github.com/aiperf/toolkit/lib/store"
@@ -32,4 +35,31 @@ type storePrompts struct{ *store.Reader }
 
 func (p storePrompts) PromptTokens(record int) int64 {
 	return int64(p.Entry(record).InputTokens)
+}
+
+// StorePrefix computes the prefix figures of the requests in files (no
+// LRU) against the store their first run info names, when that store
+// opens at its path with the same SHA-256: nil and a note when it does
+// not, nil alone when the records name none or it has no hash_ids.
+func StorePrefix(files []string, runs []*result.RunInfo) (s *prefix.Summary, note string, err error) {
+	var first *result.RunInfo
+	for _, r := range runs {
+		if r != nil {
+			first = r
+			break
+		}
+	}
+	if first == nil || first.Store.Path == "" || first.Store.SHA256 == "" {
+		return nil, "", nil
+	}
+	st, err := store.Open(first.Store.Path, store.DefaultOpenOptions())
+	if err != nil {
+		return nil, fmt.Sprintf("the store %s the records name does not open here (%v): no prefix-cache figures against the trace", first.Store.Path, err), nil
+	}
+	defer st.Close()
+	if sum := st.Sum(); hex.EncodeToString(sum[:]) != first.Store.SHA256 {
+		return nil, fmt.Sprintf("%s is not the store the records name (its sha256 differs): no prefix-cache figures against the trace", first.Store.Path), nil
+	}
+	s, err = Prefix(st, files, 0)
+	return s, "", err
 }

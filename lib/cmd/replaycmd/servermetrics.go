@@ -2,6 +2,7 @@ package replaycmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -141,12 +142,20 @@ func (r *smRun) write(w io.Writer, sum *metrics.Summary, meta servermetrics.Meta
 	if err := r.jsonl.Commit(); err != nil {
 		return nil, err
 	}
-	c, err := loadScrapes(w, r.jsonl.Name())
-	if err != nil || c == nil {
+	c, warns, err := servermetrics.LoadFile(r.jsonl.Name())
+	var le *servermetrics.LineError
+	if errors.As(err, &le) { // the run is complete without them
+		fmt.Fprintf(w, "aiperf-replay: warning: server metrics: %v: no server-metrics exports\n", err)
+		return nil, nil
+	}
+	if err != nil {
 		return nil, err
 	}
+	for _, s := range warns {
+		fmt.Fprintf(w, "aiperf-replay: warning: %s\n", s)
+	}
 	c.SetAgentStats(r.stats)
-	return writeServerExports(r.dir, c, sum, meta)
+	return servermetrics.WriteExports(r.dir, c, profilingWindow(sum), meta)
 }
 
 // printServerMetrics prints the warnings (always) and the summary beside

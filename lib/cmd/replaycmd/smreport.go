@@ -1,7 +1,6 @@
 package replaycmd
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,119 +10,57 @@ import (
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/result"
+	"github.com/aiperf/toolkit/lib/rundir"
 	"github.com/aiperf/toolkit/lib/servermetrics"
-	"github.com/aiperf/toolkit/lib/store"
 )
 
 // serverRebuild is what report rebuilds of the runs' server side: the
 // server-metrics report from each run directory's
-// server_metrics_export.jsonl, and the prefix figures when the store the
-// records name is there to give the trace's ideal.
+// server_metrics_export.jsonl (servermetrics.Rebuild), and the prefix
+// figures when the store the records name is there to give the trace's
+// ideal (rundir.StorePrefix).
 type serverRebuild struct {
 	rep *servermetrics.Report
 	ps  *prefixSummary
 }
 
-// rebuildServer reads the scrapes of the run directories among args (the
-// names given; files are their records files) and, with out, writes the
-// JSON and CSV exports there. A records file given as such (or stdin)
-// brings its records alone. Shards' scrapes are joined by target; a target several
-// shards scraped is taken from the first of them that has it, with a note.
-// A JSONL stream that cannot be read is exit 2, naming its line.
+// rebuildServer rebuilds the server side of the run directories among
+// args (the names given; files are their results files) and, with out,
+// writes the JSON and CSV exports there. A results file given as such (or
+// stdin) brings its results alone. A JSONL stream that cannot be read is
+// exit 2, naming its line.
 func rebuildServer(errw io.Writer, args, files []string, runs []*result.RunInfo, out string, sum *metrics.Summary, run metrics.Run) (*serverRebuild, error) {
-	var names []string
-	var cs []*servermetrics.Collector
+	var dirs []string
 	for i, f := range files {
-		if fi, err := os.Stat(args[i]); err != nil || !fi.IsDir() {
-			continue // a records file (or stdin): its records alone
-		}
-		p := filepath.Join(filepath.Dir(f), servermetrics.JSONLFile)
-		c, err := loadStrict(errw, p)
-		if err != nil {
-			return nil, err
-		}
-		if c != nil {
-			names, cs = append(names, filepath.Dir(f)), append(cs, c)
+		if fi, err := os.Stat(args[i]); err == nil && fi.IsDir() {
+			dirs = append(dirs, filepath.Dir(f))
 		}
 	}
-	r := &serverRebuild{}
-	if len(cs) > 0 {
-		if out != "" {
-			if err := os.MkdirAll(out, 0o777); err != nil {
-				return nil, err
-			}
-		}
-		c, notes := servermetrics.MergeLoaded(names, cs)
-		for _, n := range notes {
-			fmt.Fprintf(errw, "aiperf-replay: note: %s\n", n)
-		}
-		meta := servermetrics.Meta{Version: run.Version, BenchmarkID: run.BenchmarkID}
-		var err error
-		if out != "" {
-			r.rep, err = writeServerExports(out, c, sum, meta)
-		} else {
-			r.rep = c.Report(profilingWindow(sum))
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	ps, err := reportPrefix(errw, files, runs)
-	if err != nil || ps == nil {
-		return r, err
-	}
-	ps.measure(r.rep, clientFigures(sum).HitRate)
-	r.ps = ps
-	return r, nil
-}
-
-// loadStrict loads the JSONL stream at p: nil when there is none; a bad
-// line is a usage error (exit 2) naming it.
-func loadStrict(errw io.Writer, p string) (*servermetrics.Collector, error) {
-	f, err := os.Open(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+	rb, err := servermetrics.Rebuild(dirs, out, profilingWindow(sum), servermetrics.Meta{Version: run.Version, BenchmarkID: run.BenchmarkID})
+	var le *servermetrics.LineError
+	if errors.As(err, &le) {
+		return nil, &base.Error{Code: base.ExitTrouble, Err: err}
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	c, cut, err := servermetrics.LoadJSONL(f, p, servermetrics.DefaultLimits)
-	if err != nil {
-		return nil, &base.Error{Code: base.ExitTrouble, Err: err}
+	for _, n := range rb.Notes {
+		fmt.Fprintf(errw, "aiperf-replay: note: %s\n", n)
 	}
-	if cut > 0 {
-		fmt.Fprintf(errw, "aiperf-replay: warning: server metrics: %s: the last line is cut short (the scraper stopped mid-write); left out\n", p)
+	for _, w := range rb.Warnings {
+		fmt.Fprintf(errw, "aiperf-replay: warning: %s\n", w)
 	}
-	return c, nil
-}
-
-// reportPrefix computes the trace's prefix figures for the requests of
-// files when the store their records name (path and sha256) is at that
-// path; nil when they name none, or it has no hash_ids. A store that is
-// not there, or not the same, is a note.
-func reportPrefix(errw io.Writer, files []string, runs []*result.RunInfo) (*prefixSummary, error) {
-	var first *result.RunInfo
-	for _, r := range runs {
-		if r != nil {
-			first = r
-			break
-		}
+	r := &serverRebuild{rep: rb.Report}
+	s, note, err := rundir.StorePrefix(files, runs)
+	if note != "" {
+		fmt.Fprintf(errw, "aiperf-replay: note: %s\n", note)
 	}
-	if first == nil || first.Store.Path == "" || first.Store.SHA256 == "" {
-		return nil, nil
+	if s == nil || err != nil {
+		return r, err
 	}
-	st, err := store.Open(first.Store.Path, store.DefaultOpenOptions())
-	if err != nil {
-		fmt.Fprintf(errw, "aiperf-replay: note: the store %s the records name does not open here (%v): no prefix-cache figures against the trace\n", first.Store.Path, err)
-		return nil, nil
-	}
-	defer st.Close()
-	if sum := st.Sum(); hex.EncodeToString(sum[:]) != first.Store.SHA256 {
-		fmt.Fprintf(errw, "aiperf-replay: note: %s is not the store the records name (its sha256 differs): no prefix-cache figures against the trace\n", first.Store.Path)
-		return nil, nil
-	}
-	return tracePrefix(st, files, 0)
+	r.ps = &prefixSummary{s}
+	r.ps.measure(r.rep, clientFigures(sum).HitRate)
+	return r, nil
 }
 
 // print writes the prefix figures and the server summary (on w) beside
@@ -144,7 +81,7 @@ func (r *serverRebuild) print(w, errw io.Writer, sum *metrics.Summary) {
 	servermetrics.WriteConsole(w, r.rep, clientFigures(sum))
 }
 
-// section is the prefix figures as a member of the summary file, if any.
+// sections is the prefix figures as a member of the summary file, if any.
 func (r *serverRebuild) sections() ([]metrics.Section, error) {
 	if r == nil || r.ps == nil {
 		return nil, nil
