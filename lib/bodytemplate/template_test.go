@@ -12,7 +12,7 @@ import (
 var full = &Values{
 	Text: []byte(`"a <b> & 'c' \u00e9"`), Texts: []byte(`["s","a <b> & 'c' \u00e9"]`),
 	Messages: []byte(`[{"role":"system","content":"s"},{"role":"user","content":"u"}]`),
-	Model: []byte(`"M1"`), MaxTokens: 12, HasMaxTokens: true, Stream: true,
+	Model:    []byte(`"M1"`), MaxTokens: 12, HasMaxTokens: true, Stream: true,
 }
 
 // TestRender: each variable through each filter, as Jinja2 with aiperf's
