@@ -69,7 +69,7 @@ func sweepCommand() *cli.Command {
 			"table of steps and the answer on stdout. Rerun with the same DIR and settings, it reuses the finished\n" +
 			"steps (an interrupted sweep resumes; a larger --max-steps or smaller --tolerance continues one);\n" +
 			"other settings are refused (exit 2, naming them). Exit 0 with an answer, 1 when no load meets the SLOs.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "server base `URL`", Destination: &o.url},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` in display units (required), e.g. \"time_to_first_token:100\"", Destination: &o.goodput},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "output `DIR` (required): sweep.json and step-NN/", Destination: &o.out},
@@ -96,7 +96,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count output tokens of answers without usage with `builtin`, none or a tokenizer.json", Destination: &o.tokenizer},
 			&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no line per step on stderr", Destination: &o.quiet},
 			&cli.StringFlag{Name: "html", Usage: "after the last step, write the sweep as one self-contained HTML page to `FILE` (the steps, the answer, throughput, goodput, good fraction and latency percentiles against offered load)", Destination: &o.page},
-		},
+		}, sweepConnFlags(&o.conn)...),
 		Action: func(c *cli.Context) error { return runSweep(c, &o) },
 	}
 }
@@ -280,6 +280,7 @@ func (o *sweepOptions) settings(st *store.Reader, storePath string, g metrics.Go
 	if o.by == sweep.ByRate {
 		m["arrival"] = o.arrival
 	}
+	o.conn.sweepSettings(m)
 	return m
 }
 
