@@ -64,6 +64,22 @@ func (o *connOptions) config(cfg map[string]any) {
 	cfg["session_header"] = o.sessionHeader
 }
 
+// aiperfReuseStrategy is --connection-reuse as aiperf's EndpointConfig
+// names it (connection_reuse_strategy: pooled, never, sticky-user-sessions;
+// src/aiperf/common/config/endpoint_config.py), "" for pooled, the default
+// (aiperf dumps only what was set) or a mode aiperf lacks. The session
+// header has no place there: aiperf always sends X-Correlation-ID, so
+// --session-header stays in aiperf_replay's settings alone.
+func aiperfReuseStrategy(mode string) string {
+	switch mode {
+	case replay.ReuseNever:
+		return "never"
+	case replay.ReuseSticky, "sticky-user-sessions":
+		return "sticky-user-sessions"
+	}
+	return ""
+}
+
 // writeTraceTiming prints the trace timing table when asked.
 func writeTraceTiming(w io.Writer, show bool, s *metrics.Summary) error {
 	if !show {
