@@ -14,6 +14,9 @@
 #   messages     /v1/messages (Anthropic), streamed (content_block_delta, message_delta with
 #                usage), sent with --api-key-env (x-api-key and anthropic-version): the same
 #                checks as responses (max_tokens)
+#   template     bodies rendered from a body template (aiperf's template endpoint) into a
+#                streamed chat request with usage, sent to --path /v1/chat/completions: the
+#                same checks as responses (max_tokens)
 #
 # Environment: AIPERF_BIN (folder with aiperf-pack, aiperf-replay, aiperf-mock; default bin/ of
 # the repository, built into a temp folder when a binary is missing), AIPERF_REAL_OUT (keep the
@@ -23,36 +26,15 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/common.sh"
 . "$here/openai.sh"
+. "$here/replay-common.sh"
 repo=$(cd "$here/../.." && pwd)
 need_cmds jq:jq
 
 server_args "$@"
 reqtimeout=${AIPERF_REAL_REQUEST_TIMEOUT:-120}
 
-tmp=$(mktemp -d)
-mockpid=
-cleanup() {
-	if [ -n "$mockpid" ]; then
-		kill -TERM "$mockpid" 2>/dev/null || true
-		wait "$mockpid" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-out=${AIPERF_REAL_OUT:-$tmp/out}
-mkdir -p "$out"
-
-bindir=${AIPERF_BIN:-$repo/bin}
-for b in aiperf-pack aiperf-replay aiperf-mock; do
-	if [ ! -x "$bindir/$b" ]; then
-		say "building the binaries into $tmp/bin ($bindir/$b is missing)"
-		(cd "$repo" && go build -o "$tmp/bin/" ./cmd/aiperf-pack ./cmd/aiperf-replay ./cmd/aiperf-mock) || exit 2
-		bindir=$tmp/bin
-		break
-	fi
-done
-pack=$bindir/aiperf-pack replay=$bindir/aiperf-replay mockbin=$bindir/aiperf-mock
+replay_setup aiperf-pack aiperf-replay aiperf-mock
+pack=$bindir/aiperf-pack replay=$bindir/aiperf-replay
 
 # The records: prompts of words (no tokenizer needed), max_tokens 16..36.
 words="the harbour lights came on one by one as the boats returned"
@@ -71,6 +53,19 @@ rows=6
 for e in responses messages; do
 	"$pack" --model "$model" --endpoint "$e" --streaming -o "$out/$e.aipk" "$out/records.jsonl" || die "aiperf-pack ($e) failed"
 done
+cat >"$out/template.json" <<'TMPL'
+{
+  "messages": [{"role": "user", "content": {{ text|tojson }}}],
+  "model": {{ model|tojson }},
+  "max_tokens": {{ max_tokens }},
+  "stream": {{ stream|lower }},
+  "stream_options": {"include_usage": true}
+}
+TMPL
+"$pack" --model "$model" --endpoint template --template "$out/template.json" --streaming \
+	-o "$out/template.aipk" "$out/records.jsonl" || die "aiperf-pack (template) failed"
+"$pack" dump --record 0 "$out/template.aipk" | jq -e '.max_tokens == 16 and .stream and .stream_options.include_usage' >/dev/null ||
+	die "template store: record 0 does not ask for max_tokens 16, streamed, with usage"
 "$pack" dump --record 0 "$out/responses.aipk" | jq -e '.max_output_tokens == 16 and .stream and (has("stream_options") | not)' >/dev/null ||
 	die "responses store: record 0 does not ask for max_output_tokens 16, streamed"
 "$pack" dump --record 0 "$out/messages.aipk" | jq -e '.max_tokens == 16 and .stream and (.messages | length) == 1' >/dev/null ||
@@ -91,8 +86,9 @@ expect() {
 
 # run_endpoint TAG ENDPOINT URL: replay the endpoint's store and check its records.
 run_endpoint() {
-	local t=$1 e=$2 u=$3 d=$out/$1 rc=0
-	AIPERF_REAL_KEY=sk-endpoints-check timeout 600 "$replay" --url "$u" --timeout "${reqtimeout}s" \
+	local t=$1 e=$2 u=$3 d=$out/$1 rc=0 path=()
+	[ "$e" != template ] || path=(--path /v1/chat/completions)
+	AIPERF_REAL_KEY=sk-endpoints-check timeout 600 "$replay" --url "$u" --timeout "${reqtimeout}s" "${path[@]}" \
 		--max-error-rate 0 --concurrency 2 --api-key-env AIPERF_REAL_KEY -o "$d" "$out/$e.aipk" 2>"$d.stderr" || rc=$?
 	if [ $rc -ne 0 ]; then
 		failed=$((failed + 1))
@@ -116,23 +112,13 @@ run_endpoint() {
 }
 
 t0=$SECONDS
-"$mockbin" --listen 127.0.0.1:0 --ttft 20ms --itl 5ms >"$tmp/mock.addr" 2>"$tmp/mock.err" &
-mockpid=$!
-for _ in $(seq 100); do
-	[ -s "$tmp/mock.addr" ] && break
-	kill -0 "$mockpid" 2>/dev/null || die "aiperf-mock exited: $(cat "$tmp/mock.err")"
-	sleep 0.05
-done
-mockurl=$(head -n 1 "$tmp/mock.addr")
-case $mockurl in http://127.0.0.1:*) ;; *) die "aiperf-mock printed no loopback address: $mockurl" ;; esac
-for e in embeddings responses messages; do
+start_mock --ttft 20ms --itl 5ms
+for e in embeddings responses messages template; do
 	run_endpoint "mock-$e" "$e" "$mockurl"
 done
-kill -TERM "$mockpid" 2>/dev/null || true
-wait "$mockpid" 2>/dev/null || true
-mockpid=
+stop_mock
 
-for e in embeddings responses messages; do
+for e in embeddings responses messages template; do
 	run_endpoint "ollama-$e" "$e" "$url"
 done
 
