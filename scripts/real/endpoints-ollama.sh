@@ -20,7 +20,8 @@
 #
 # Environment: AIPERF_BIN (folder with aiperf-pack, aiperf-replay, aiperf-mock; default bin/ of
 # the repository, built into a temp folder when a binary is missing), AIPERF_REAL_OUT (keep the
-# outputs there), AIPERF_REAL_REQUEST_TIMEOUT (seconds per request, default 120).
+# outputs there), AIPERF_REAL_REQUEST_TIMEOUT (seconds per request, default 120),
+# AIPERF_REAL_EMBED_MODEL (the model of the embeddings requests, default MODEL-embed).
 # Exit 0 when every check passes, 1 if any fails, 2 on trouble.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,6 +33,9 @@ need_cmds jq:jq
 
 server_args "$@"
 reqtimeout=${AIPERF_REAL_REQUEST_TIMEOUT:-120}
+# ollama serves embeddings only from a model whose file has a pooling type: ollama.sh registers
+# MODEL-embed for it.
+embed_model=${AIPERF_REAL_EMBED_MODEL:-$model-embed}
 
 replay_setup aiperf-pack aiperf-replay aiperf-mock
 pack=$bindir/aiperf-pack replay=$bindir/aiperf-replay
@@ -49,7 +53,7 @@ rows=6
 	printf '{"v":1,"end":true,"records":%d}\n' "$rows"
 } >"$out/records.jsonl"
 
-"$pack" --model "$model" --endpoint embeddings -o "$out/embeddings.aipk" "$out/records.jsonl" || die "aiperf-pack (embeddings) failed"
+"$pack" --model "$embed_model" --endpoint embeddings -o "$out/embeddings.aipk" "$out/records.jsonl" || die "aiperf-pack (embeddings) failed"
 for e in responses messages; do
 	"$pack" --model "$model" --endpoint "$e" --streaming -o "$out/$e.aipk" "$out/records.jsonl" || die "aiperf-pack ($e) failed"
 done
@@ -84,8 +88,18 @@ expect() {
 	fi
 }
 
-# run_endpoint TAG ENDPOINT URL: replay the endpoint's store and check its records.
+# run_endpoint TAG ENDPOINT URL: replay the endpoint's store, check its records and print a line
+# of the endpoint's checks, replay time and latency (p50, from the run's export).
 run_endpoint() {
+	local p0=$passed f0=$failed t1=$SECONDS lat
+	check_endpoint "$@"
+	lat=$(jq -r 'def r: . * 100 | round / 100; "request_latency p50 \(.request_latency.p50 | r) ms" + (if .time_to_first_token then ", TTFT p50 \(.time_to_first_token.p50 | r) ms" else "" end) + (if .output_sequence_length then ", OSL avg \(.output_sequence_length.avg | r)" else ", no OSL" end)' \
+		"$out/$1/profile_export_aiperf.json" 2>/dev/null) || lat="no export"
+	echo "endpoints-ollama: $1: $rows requests, $((passed - p0)) checks passed, $((failed - f0)) failed, $((SECONDS - t1)) s; $lat"
+}
+
+# check_endpoint TAG ENDPOINT URL: replay the endpoint's store and check its records.
+check_endpoint() {
 	local t=$1 e=$2 u=$3 d=$out/$1 rc=0 path=()
 	[ "$e" != template ] || path=(--path /v1/chat/completions)
 	AIPERF_REAL_KEY=sk-endpoints-check timeout 600 "$replay" --url "$u" --timeout "${reqtimeout}s" "${path[@]}" \
@@ -102,6 +116,13 @@ run_endpoint() {
 	expect "$t: request latency > 0" 'all($r[]; .end_unix_ns > .sent_unix_ns)' "$d"
 	if [ "$e" = embeddings ]; then
 		expect "$t: no output tokens, from usage" 'all($r[]; .output_tokens == 0 and .output_tokens_source == "usage")' "$d"
+		# as aiperf's for an endpoint that produces no tokens: no output metric in the export
+		if jq -e '.input_sequence_length and (has("output_sequence_length") | not) and (has("output_token_throughput") | not)' "$d/profile_export_aiperf.json" >/dev/null; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			say "FAIL $t: the export has output metrics, or no input_sequence_length"
+		fi
 		return 0
 	fi
 	expect "$t: stream parsed: a first token, 1..max_tokens content chunks" \
