@@ -55,6 +55,7 @@ func (rw *RecordWriter) Flush() error { return rw.w.Flush() }
 
 // Write writes r's line (nothing for a warmup record).
 func (rw *RecordWriter) Write(r *result.Record) error {
+	rw.ev.note(r)
 	if r.Warmup() {
 		return nil
 	}

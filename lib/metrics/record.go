@@ -61,6 +61,28 @@ func (x *values) ok(i id) bool { return x.has&(1<<i) != 0 }
 type evaluator struct {
 	streaming bool
 	slos      []slo
+	// noTokens is set from the run info of the records (a run's first
+	// record carries it): the run's endpoint produces no tokens.
+	noTokens bool
+}
+
+// producesTokens reports whether an endpoint's answers hold output tokens:
+// not an embeddings answer, whose endpoint the Python aiperf describes
+// with produces_tokens false, so that it computes none of its metrics
+// flagged PRODUCES_TOKENS_ONLY (output_sequence_length, output_token_count,
+// reasoning_token_count, usage_completion_tokens, usage_total_tokens,
+// usage_reasoning_tokens, their totals, output_token_throughput, and
+// total_token_throughput, which needs total_osl). The ISL and
+// usage_prompt_tokens (TOKENIZES_INPUT_ONLY) stay.
+func producesTokens(endpoint string) bool { return endpoint != "embeddings" }
+
+// note reads the run info a record carries (the first of a run), before
+// the record is skipped as warmup or evaluated: what a run's records are
+// is said once, at their start.
+func (e *evaluator) note(r *result.Record) {
+	if r.Run != nil {
+		e.noTokens = !producesTokens(r.Run.Endpoint)
+	}
 }
 
 // eval computes r's metrics into x, following the Python aiperf's
@@ -129,7 +151,7 @@ func (e *evaluator) eval(r *result.Record, x *values) {
 	if haveISL {
 		x.set(mISL, float64(isl))
 	}
-	osl, haveOSL := int64(0), r.OutputSource != ""
+	osl, haveOSL := int64(0), r.OutputSource != "" && !e.noTokens
 	if haveOSL {
 		osl = r.OutputTokens + r.ReasoningTokens
 		x.set(mOSL, float64(osl))
@@ -176,9 +198,11 @@ func (e *evaluator) eval(r *result.Record, x *values) {
 
 	if u := r.Usage; u != nil {
 		x.set(mUsagePrompt, float64(u.PromptTokens))
-		x.set(mUsageCompletion, float64(u.CompletionTokens))
-		x.set(mUsageTotal, float64(u.TotalTokens))
-		if u.ReasoningTokens > 0 {
+		if !e.noTokens {
+			x.set(mUsageCompletion, float64(u.CompletionTokens))
+			x.set(mUsageTotal, float64(u.TotalTokens))
+		}
+		if u.ReasoningTokens > 0 && !e.noTokens {
 			x.set(mUsageReasoning, float64(u.ReasoningTokens))
 		}
 		if u.HasCached {
@@ -201,6 +225,8 @@ func (e *evaluator) eval(r *result.Record, x *values) {
 		}
 		check(mUsagePromptDiff, u.PromptTokens, r.InputTokens)
 		switch {
+		case e.noTokens:
+			disc = -1 // aiperf's count needs the completion diff too
 		case r.OutputSource == result.SourceClient:
 			check(mUsageCompletionDiff, u.CompletionTokens, r.OutputTokens+r.ReasoningTokens)
 			if u.ReasoningTokens > 0 {

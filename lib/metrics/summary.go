@@ -287,6 +287,7 @@ func (s *summarizer) haveValues() bool {
 
 // add takes one record in the given pass; x is scratch space.
 func (s *summarizer) add(r *result.Record, x *values, pass int) error {
+	s.ev.note(r)
 	if r.Warmup() {
 		if pass == 1 {
 			s.warmup++

@@ -116,8 +116,10 @@ func SummarizeSlices(open func() (Source, io.Closer, error), o Options, d time.D
 			ErrTooManySlices, time.Duration(hi-lo), nwin, d, MaxSlices)
 	}
 	windows := make(map[int64]*summarizer)
-	var order []int64 // windows in the order their first record came
+	var order []int64  // windows in the order their first record came
+	var seen evaluator // the run info, which only a run's first record carries, for every window
 	route := func(r *result.Record, pass int) (*summarizer, error) {
+		seen.note(r)
 		if r.Warmup() {
 			return nil, nil
 		}
@@ -135,6 +137,7 @@ func SummarizeSlices(open func() (Source, io.Closer, error), o Options, d time.D
 			windows[k] = s
 			order = append(order, k)
 		}
+		s.ev.noTokens = seen.noTokens
 		return s, nil
 	}
 	all := func() []*summarizer {

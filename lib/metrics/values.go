@@ -35,6 +35,7 @@ func Values(src Source, o Options, tags ...string) ([][]float64, error) {
 		if err != nil {
 			return nil, err
 		}
+		ev.note(&r)
 		if r.Warmup() {
 			continue
 		}

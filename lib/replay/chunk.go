@@ -92,7 +92,7 @@ func (rp *reply) chunkObject(b []byte, i int, f *textFlags, ev *apiEvent) (int, 
 			if i, err = laxSkip(b, vs, 0); err == nil {
 				rp.readError(b[vs:i])
 			}
-		case `"type"`, `"delta"`, `"response"`, `"message"`, `"output"`, `"content"`, `"data"`:
+		case `"type"`, `"delta"`, `"response"`, `"message"`, `"output"`, `"content"`, `"data"`, `"text"`, `"result"`:
 			if i, err = laxSkip(b, vs, 0); err == nil {
 				rp.eventMember(key, b[vs:i], ev, f) // endpoint_parse.go
 			}

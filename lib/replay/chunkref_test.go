@@ -19,7 +19,7 @@ func (rp *reply) refChunk(data []byte) (content, reasoning bool, err error) {
 	var ev apiEvent
 	end, err := laxObject(data, i, 0, func(key, v []byte) error {
 		switch string(key) {
-		case `"type"`, `"delta"`, `"response"`, `"message"`, `"output"`, `"content"`, `"data"`:
+		case `"type"`, `"delta"`, `"response"`, `"message"`, `"output"`, `"content"`, `"data"`, `"text"`, `"result"`:
 			rp.eventMember(key, v, &ev, &f)
 		case `"choices"`:
 			if v[0] != '[' {

@@ -22,20 +22,33 @@ package replay
 //     tokens seen before. Whole: "content" blocks with "text" or
 //     "thinking".
 //
+//   - any other JSON (a server of its own, the template and raw endpoints):
+//     the first top-level string member among "text", "content",
+//     "response", "output" and "result" is the answer's text, as the Python
+//     aiperf's template endpoint auto-detects text, unless the chunk has a
+//     "type" (the events above: Responses' output_text.done repeats the
+//     whole text in a top-level "text").
+//
 // Each such member's value is walked whole (checked) before it is read, so
-// a malformed one leaves no trace; a string delta is taken only once the
-// chunk is known to be well formed, since its "type" may follow it.
+// a malformed one leaves no trace; a string delta or text is taken only
+// once the chunk is known to be well formed, since its "type" may follow
+// it.
 
 // apiEvent holds what a chunk's members say that is read once the chunk is
 // whole.
 type apiEvent struct {
 	typ   []byte // the raw "type" value
 	delta []byte // a string "delta" (Responses API), raw
+	text  []byte // the first top-level string of the generic text members, raw
 }
 
 // eventMember reads a top-level member beyond chat's and completions',
 // v its whole, well-formed value.
 func (rp *reply) eventMember(key, v []byte, ev *apiEvent, f *textFlags) {
+	if len(v) > 2 && v[0] == '"' && ev.text == nil && string(key) != `"type"` && string(key) != `"delta"` &&
+		string(key) != `"message"` && string(key) != `"data"` {
+		ev.text = v // text, content, response, output or result
+	}
 	switch string(key) {
 	case `"type"`:
 		ev.typ = v
@@ -138,8 +151,12 @@ func (rp *reply) parts(v []byte, depth int, f *textFlags) {
 	}
 }
 
-// apply takes a string delta by its event type, once the chunk is whole.
+// apply takes a generic text, and a string delta by its event type, once
+// the chunk is whole.
 func (rp *reply) apply(ev *apiEvent, f *textFlags) {
+	if ev.typ == nil && appendText(&rp.content, ev.text) {
+		f.content = true
+	}
 	if ev.delta == nil {
 		return
 	}

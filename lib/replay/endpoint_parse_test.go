@@ -41,6 +41,12 @@ var endpointChunks = map[string][]string{
 		`{"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"output_tokens":3}}`,
 		`{"type":"message_stop"}`,
 	},
+	"generic": {
+		`{"text":"Hel","usage":{"prompt_tokens":4,"completion_tokens":3,"total_tokens":7}}`,
+		`{"model":"m","response":"lo","done":false,"content":"not this"}`,
+		`{"result":"","output":"","content":[]}`,
+		`{"type":"x","text":"typed events are not generic"}`,
+	},
 	"messages whole": {
 		`{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"thinking","thinking":"think","signature":"s"},{"type":"text","text":"Hello"}],"model":"c","stop_reason":"max_tokens","usage":{"input_tokens":4,"cache_read_input_tokens":2,"output_tokens":3}}`,
 	},
@@ -57,6 +63,7 @@ func TestEndpointChunks(t *testing.T) {
 		"responses whole":  {"Hello", "think", result.Usage{PromptTokens: 4, CompletionTokens: 3, TotalTokens: 7, ReasoningTokens: 1}},
 		"messages stream":  {"Hello", "think", result.Usage{PromptTokens: 4, CompletionTokens: 3, TotalTokens: 7, CachedTokens: 2, HasCached: true}},
 		"messages whole":   {"Hello", "think", result.Usage{PromptTokens: 4, CompletionTokens: 3, TotalTokens: 7, CachedTokens: 2, HasCached: true}},
+		"generic":          {"Hello", "", result.Usage{PromptTokens: 4, CompletionTokens: 3, TotalTokens: 7}},
 	} {
 		var rp reply
 		got := false

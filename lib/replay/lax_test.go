@@ -21,7 +21,7 @@ func (rp *reply) strictChunk(data []byte) (content, reasoning bool, err error) {
 	var ev apiEvent
 	end, err := jsonx.Fields(data, i, func(key, v []byte, _ int) error {
 		switch string(key) {
-		case `"type"`, `"delta"`, `"response"`, `"message"`, `"output"`, `"content"`, `"data"`:
+		case `"type"`, `"delta"`, `"response"`, `"message"`, `"output"`, `"content"`, `"data"`, `"text"`, `"result"`:
 			// The endpoint members are read as the lax walker reads them
 			// (endpoint_parse.go, on a value jsonx checked); their
 			// meaning is held by TestEndpointChunks.

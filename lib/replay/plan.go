@@ -151,7 +151,7 @@ func (p *Plan) describeStore() {
 func (p *Plan) settle(o *Options) error {
 	switch o.Endpoint {
 	case "":
-	case request.Chat, request.Completions, request.Embeddings, request.Responses, request.Messages, request.Raw:
+	case request.Chat, request.Completions, request.Embeddings, request.Responses, request.Messages, request.Raw, request.Template:
 		if p.Endpoint != "" && o.Endpoint != p.Endpoint {
 			return optErr("endpoint", " %s: the store holds %s bodies (for %s); the %s endpoint would refuse every one",
 				o.Endpoint, p.Endpoint, request.Path(p.Endpoint), o.Endpoint)
@@ -173,8 +173,8 @@ func (p *Plan) settle(o *Options) error {
 	default:
 		p.Path = request.Path(request.Chat)
 	}
-	if p.Path == "" { // a raw store names no path
-		return optErr("path", " is required: the store holds raw bodies, which name no endpoint path")
+	if p.Path == "" { // a raw or template store names no path
+		return optErr("path", " is required: the store holds %s bodies, which name no endpoint path", p.Endpoint)
 	}
 	ep, err := parseEndpoint(o.URL, p.Path, o.Insecure)
 	if err != nil {

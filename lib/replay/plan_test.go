@@ -68,7 +68,7 @@ func TestPlanRefusals(t *testing.T) {
 		{"offsets cross", timed, Options{StartOffset: dur(2), EndOffset: dur(1)}, "end-offset", "end-offset: is before the start offset"},
 		{"no session in the offsets", timed, Options{StartOffset: dur(time.Hour)}, "start-offset", "start-offset: no session starts within the offsets"},
 		{"warmup takes the trace", timed, Options{Warmup: 3}, "warmup", "warmup 3 takes all 3 requests of the fixed schedule"},
-		{"unknown endpoint", plain, Options{Endpoint: "rerank"}, "endpoint", `endpoint "rerank": want one of chat, completions, embeddings, responses, messages, raw`},
+		{"unknown endpoint", plain, Options{Endpoint: "rerank"}, "endpoint", `endpoint "rerank": want one of chat, completions, embeddings, responses, messages, raw, template`},
 		{"store of chat bodies", plain, Options{Endpoint: "embeddings"}, "endpoint", "endpoint embeddings: the store holds chat bodies (for /v1/chat/completions)"},
 		{"other endpoint", plain, Options{Endpoint: "completions"}, "endpoint", "endpoint completions: the store holds chat bodies (for /v1/chat/completions)"},
 		{"client header", plain, Options{Headers: []Header{{"X-Request-ID", "x"}}}, "", "header X-Request-ID: set by the client"},

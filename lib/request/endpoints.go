@@ -1,6 +1,7 @@
 package request
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -119,6 +120,9 @@ func (f *Formatter) bodyMaxTokens(rec *record.Record) (uint32, bool) {
 	return rec.MaxTokens, rec.HasMaxTokens
 }
 
+// errNoText reports a messages array without a text.
+var errNoText = errors.New("no text to embed")
+
 // appendTexts appends to dst a JSON array of the texts of a messages
 // array: each message's string content, or the text of each of its
 // "text" parts, in order, as the escaped literals they are.
@@ -166,7 +170,7 @@ func appendTexts(dst, messages []byte) ([]byte, error) {
 		return dst, err
 	}
 	if n == 0 {
-		return dst, fmt.Errorf("no text to embed")
+		return dst, errNoText
 	}
 	return append(dst, ']'), nil
 }

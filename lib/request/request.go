@@ -22,11 +22,13 @@ package request
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/aiperf/toolkit/lib/bodytemplate"
 	"github.com/aiperf/toolkit/lib/jsonx"
 	"github.com/aiperf/toolkit/lib/record"
 )
@@ -42,10 +44,12 @@ const (
 	// Raw stores verbatim bodies (payload records only) for a path replay's
 	// --path gives.
 	Raw = "raw"
+	// Template renders each record through a body template (template.go).
+	Template = "template"
 )
 
 // Endpoints lists the endpoint types, in the order help texts name them.
-var Endpoints = []string{Chat, Completions, Embeddings, Responses, Messages, Raw}
+var Endpoints = []string{Chat, Completions, Embeddings, Responses, Messages, Raw, Template}
 
 // Path returns the URL path of an endpoint type.
 func Path(endpoint string) string {
@@ -58,7 +62,7 @@ func Path(endpoint string) string {
 		return "/v1/responses"
 	case Messages:
 		return "/v1/messages"
-	case Raw:
+	case Raw, Template:
 		return "" // replay's --path says
 	default:
 		return "/v1/chat/completions"
@@ -90,6 +94,9 @@ type Options struct {
 	// reports usage on every chunk). It needs Streaming and usage.
 	PerChunkUsage bool
 	Extra         []Field
+	// Template is the body template of the Template endpoint (and only of
+	// it).
+	Template *bodytemplate.Template
 }
 
 // Usage reports whether streaming bodies carry
@@ -174,7 +181,7 @@ var ErrUsage = errors.New("usage options")
 func (o *Options) Validate() error {
 	switch o.Endpoint {
 	case Chat, Completions:
-	case Embeddings, Responses, Messages, Raw:
+	case Embeddings, Responses, Messages, Raw, Template:
 		if err := o.validateMore(); err != nil {
 			return err
 		}
@@ -185,6 +192,9 @@ func (o *Options) Validate() error {
 		if reserved(e.Key) {
 			return fmt.Errorf("extra %q %w", e.Key, ErrReserved)
 		}
+	}
+	if err := o.validateTemplate(); err != nil {
+		return err
 	}
 	switch {
 	case o.IncludeUsage && o.NoIncludeUsage:
@@ -215,6 +225,9 @@ func (o *Options) Describe() []string {
 	for _, f := range o.Extra {
 		lines = append(lines, "extra="+strconv.Quote(f.Key)+":"+string(f.Value))
 	}
+	if o.Template != nil {
+		lines = append(lines, "template=sha256:"+hex.EncodeToString(o.Template.Digest[:]))
+	}
 	return lines
 }
 
@@ -229,6 +242,7 @@ type Formatter struct {
 	parts   [][]byte
 	so      []byte // the stream_options value being built
 	batch   []byte // the input array of an embeddings batch
+	tmpl    []byte // a rendered template body
 }
 
 var (
@@ -285,6 +299,9 @@ const inlineMax = 512
 // Format builds the body for rec. Payload records are their own body,
 // verbatim.
 func (f *Formatter) Format(rec *record.Record) (Body, error) {
+	if f.o.Endpoint == Template {
+		return f.formatTemplate(rec)
+	}
 	if rec.Kind == record.KindPayload {
 		b := Body{Parts: append(f.parts[:0], rec.Raw), Len: len(rec.Raw), MaxTokens: rec.MaxTokens, HasMaxTokens: rec.HasMaxTokens}
 		if !b.HasMaxTokens {

@@ -14,45 +14,31 @@
 #   messages     /v1/messages (Anthropic), streamed (content_block_delta, message_delta with
 #                usage), sent with --api-key-env (x-api-key and anthropic-version): the same
 #                checks as responses (max_tokens)
+#   template     bodies rendered from a body template (aiperf's template endpoint) into a
+#                streamed chat request with usage, sent to --path /v1/chat/completions: the
+#                same checks as responses (max_tokens)
 #
 # Environment: AIPERF_BIN (folder with aiperf-pack, aiperf-replay, aiperf-mock; default bin/ of
 # the repository, built into a temp folder when a binary is missing), AIPERF_REAL_OUT (keep the
-# outputs there), AIPERF_REAL_REQUEST_TIMEOUT (seconds per request, default 120).
+# outputs there), AIPERF_REAL_REQUEST_TIMEOUT (seconds per request, default 120),
+# AIPERF_REAL_EMBED_MODEL (the model of the embeddings requests, default MODEL-embed).
 # Exit 0 when every check passes, 1 if any fails, 2 on trouble.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/common.sh"
 . "$here/openai.sh"
+. "$here/replay-common.sh"
 repo=$(cd "$here/../.." && pwd)
 need_cmds jq:jq
 
 server_args "$@"
 reqtimeout=${AIPERF_REAL_REQUEST_TIMEOUT:-120}
+# ollama serves embeddings only from a model whose file has a pooling type: ollama.sh registers
+# MODEL-embed for it.
+embed_model=${AIPERF_REAL_EMBED_MODEL:-$model-embed}
 
-tmp=$(mktemp -d)
-mockpid=
-cleanup() {
-	if [ -n "$mockpid" ]; then
-		kill -TERM "$mockpid" 2>/dev/null || true
-		wait "$mockpid" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-out=${AIPERF_REAL_OUT:-$tmp/out}
-mkdir -p "$out"
-
-bindir=${AIPERF_BIN:-$repo/bin}
-for b in aiperf-pack aiperf-replay aiperf-mock; do
-	if [ ! -x "$bindir/$b" ]; then
-		say "building the binaries into $tmp/bin ($bindir/$b is missing)"
-		(cd "$repo" && go build -o "$tmp/bin/" ./cmd/aiperf-pack ./cmd/aiperf-replay ./cmd/aiperf-mock) || exit 2
-		bindir=$tmp/bin
-		break
-	fi
-done
-pack=$bindir/aiperf-pack replay=$bindir/aiperf-replay mockbin=$bindir/aiperf-mock
+replay_setup aiperf-pack aiperf-replay aiperf-mock
+pack=$bindir/aiperf-pack replay=$bindir/aiperf-replay
 
 # The records: prompts of words (no tokenizer needed), max_tokens 16..36.
 words="the harbour lights came on one by one as the boats returned"
@@ -67,10 +53,23 @@ rows=6
 	printf '{"v":1,"end":true,"records":%d}\n' "$rows"
 } >"$out/records.jsonl"
 
-"$pack" --model "$model" --endpoint embeddings -o "$out/embeddings.aipk" "$out/records.jsonl" || die "aiperf-pack (embeddings) failed"
+"$pack" --model "$embed_model" --endpoint embeddings -o "$out/embeddings.aipk" "$out/records.jsonl" || die "aiperf-pack (embeddings) failed"
 for e in responses messages; do
 	"$pack" --model "$model" --endpoint "$e" --streaming -o "$out/$e.aipk" "$out/records.jsonl" || die "aiperf-pack ($e) failed"
 done
+cat >"$out/template.json" <<'TMPL'
+{
+  "messages": [{"role": "user", "content": {{ text|tojson }}}],
+  "model": {{ model|tojson }},
+  "max_tokens": {{ max_tokens }},
+  "stream": {{ stream|lower }},
+  "stream_options": {"include_usage": true}
+}
+TMPL
+"$pack" --model "$model" --endpoint template --template "$out/template.json" --streaming \
+	-o "$out/template.aipk" "$out/records.jsonl" || die "aiperf-pack (template) failed"
+"$pack" dump --record 0 "$out/template.aipk" | jq -e '.max_tokens == 16 and .stream and .stream_options.include_usage' >/dev/null ||
+	die "template store: record 0 does not ask for max_tokens 16, streamed, with usage"
 "$pack" dump --record 0 "$out/responses.aipk" | jq -e '.max_output_tokens == 16 and .stream and (has("stream_options") | not)' >/dev/null ||
 	die "responses store: record 0 does not ask for max_output_tokens 16, streamed"
 "$pack" dump --record 0 "$out/messages.aipk" | jq -e '.max_tokens == 16 and .stream and (.messages | length) == 1' >/dev/null ||
@@ -89,10 +88,21 @@ expect() {
 	fi
 }
 
-# run_endpoint TAG ENDPOINT URL: replay the endpoint's store and check its records.
+# run_endpoint TAG ENDPOINT URL: replay the endpoint's store, check its records and print a line
+# of the endpoint's checks, replay time and latency (p50, from the run's export).
 run_endpoint() {
-	local t=$1 e=$2 u=$3 d=$out/$1 rc=0
-	AIPERF_REAL_KEY=sk-endpoints-check timeout 600 "$replay" --url "$u" --timeout "${reqtimeout}s" \
+	local p0=$passed f0=$failed t1=$SECONDS lat
+	check_endpoint "$@"
+	lat=$(jq -r 'def r: . * 100 | round / 100; "request_latency p50 \(.request_latency.p50 | r) ms" + (if .time_to_first_token then ", TTFT p50 \(.time_to_first_token.p50 | r) ms" else "" end) + (if .output_sequence_length then ", OSL avg \(.output_sequence_length.avg | r)" else ", no OSL" end)' \
+		"$out/$1/profile_export_aiperf.json" 2>/dev/null) || lat="no export"
+	echo "endpoints-ollama: $1: $rows requests, $((passed - p0)) checks passed, $((failed - f0)) failed, $((SECONDS - t1)) s; $lat"
+}
+
+# check_endpoint TAG ENDPOINT URL: replay the endpoint's store and check its records.
+check_endpoint() {
+	local t=$1 e=$2 u=$3 d=$out/$1 rc=0 path=()
+	[ "$e" != template ] || path=(--path /v1/chat/completions)
+	AIPERF_REAL_KEY=sk-endpoints-check timeout 600 "$replay" --url "$u" --timeout "${reqtimeout}s" "${path[@]}" \
 		--max-error-rate 0 --concurrency 2 --api-key-env AIPERF_REAL_KEY -o "$d" "$out/$e.aipk" 2>"$d.stderr" || rc=$?
 	if [ $rc -ne 0 ]; then
 		failed=$((failed + 1))
@@ -106,6 +116,13 @@ run_endpoint() {
 	expect "$t: request latency > 0" 'all($r[]; .end_unix_ns > .sent_unix_ns)' "$d"
 	if [ "$e" = embeddings ]; then
 		expect "$t: no output tokens, from usage" 'all($r[]; .output_tokens == 0 and .output_tokens_source == "usage")' "$d"
+		# as aiperf's for an endpoint that produces no tokens: no output metric in the export
+		if jq -e '.input_sequence_length and (has("output_sequence_length") | not) and (has("output_token_throughput") | not)' "$d/profile_export_aiperf.json" >/dev/null; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			say "FAIL $t: the export has output metrics, or no input_sequence_length"
+		fi
 		return 0
 	fi
 	expect "$t: stream parsed: a first token, 1..max_tokens content chunks" \
@@ -116,23 +133,13 @@ run_endpoint() {
 }
 
 t0=$SECONDS
-"$mockbin" --listen 127.0.0.1:0 --ttft 20ms --itl 5ms >"$tmp/mock.addr" 2>"$tmp/mock.err" &
-mockpid=$!
-for _ in $(seq 100); do
-	[ -s "$tmp/mock.addr" ] && break
-	kill -0 "$mockpid" 2>/dev/null || die "aiperf-mock exited: $(cat "$tmp/mock.err")"
-	sleep 0.05
-done
-mockurl=$(head -n 1 "$tmp/mock.addr")
-case $mockurl in http://127.0.0.1:*) ;; *) die "aiperf-mock printed no loopback address: $mockurl" ;; esac
-for e in embeddings responses messages; do
+start_mock --ttft 20ms --itl 5ms
+for e in embeddings responses messages template; do
 	run_endpoint "mock-$e" "$e" "$mockurl"
 done
-kill -TERM "$mockpid" 2>/dev/null || true
-wait "$mockpid" 2>/dev/null || true
-mockpid=
+stop_mock
 
-for e in embeddings responses messages; do
+for e in embeddings responses messages template; do
 	run_endpoint "ollama-$e" "$e" "$url"
 done
 

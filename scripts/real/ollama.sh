@@ -3,7 +3,8 @@
 # module proxy, serving a tiny random-weight Qwen3 model, for tests that must not stop at a mock.
 #
 #   ollama.sh build   build ollama into the cache (once; later calls return at once)
-#   ollama.sh model   write the tiny model and register it with ollama (once)
+#   ollama.sh model   write the tiny model and its embeddings twin (MODEL-embed), register them
+#                     with ollama (once)
 #   ollama.sh start   start `ollama serve` on 127.0.0.1:<free port>, load the model, print
 #                     URL=http://127.0.0.1:PORT and MODEL=NAME on stdout (for eval)
 #   ollama.sh stop    stop the server that `start` started (by its pid, nothing else)
@@ -38,6 +39,9 @@ start_timeout=${AIPERF_REAL_START_TIMEOUT:-120}
 # The model file's revision: bump it when tinymodel's output changes, so caches rebuild it.
 model_rev=1
 gguf=$cache/tiny-qwen3-r$model_rev.gguf
+# The embeddings model: the same weights with a pooling type (see do_model).
+embed_model=$model-embed
+gguf_embed=$cache/tiny-qwen3-embed-r$model_rev.gguf
 
 mkdir -p "$cache" "$run"
 
@@ -167,57 +171,71 @@ do_build() {
 	say "ollama $version: $bin (built in $((SECONDS - t0)) s)"
 }
 
-# The Modelfile. TEMPLATE: ollama's legacy (non-.Messages) form, rendered once per turn, with
-# nothing of its own: /v1/completions sends the prompt exactly as given (prompt_tokens equals the
-# prompt's own token count), and /v1/chat/completions sends the messages' contents back to back.
-# num_thread 1: with one thread per model the 2 cores serve 4 parallel streams ~2x faster than
-# with two threads, which collapse when anything else uses the cores.
+# The Modelfile of a model file. TEMPLATE: ollama's legacy (non-.Messages) form, rendered once
+# per turn, with nothing of its own: /v1/completions sends the prompt exactly as given
+# (prompt_tokens equals the prompt's own token count), and /v1/chat/completions sends the
+# messages' contents back to back. num_thread 1: with one thread per model the 2 cores serve 4
+# parallel streams ~2x faster than with two threads, which collapse when anything else uses the
+# cores.
 modelfile() {
 	cat <<EOF
-FROM $gguf
+FROM $1
 TEMPLATE """{{ if .System }}{{ .System }}{{ end }}{{ .Prompt }}{{ .Response }}"""
 PARAMETER num_thread 1
 PARAMETER num_ctx 8192
 EOF
 }
 
-registered_stamp() { printf '%s\n' "$(modelfile | sha256sum | cut -d' ' -f1)"; }
-stampfile=$models/.aiperf-$model.stamp
+# write_gguf FILE [TINYMODEL-FLAG...]: write a tiny model file once.
+write_gguf() {
+	local f=$1 t0=$SECONDS
+	shift
+	[ ! -s "$f" ] || return 0
+	say "writing $f"
+	(cd "$here/tinymodel" && GOTOOLCHAIN=local GOFLAGS=-mod=readonly GOWORK=off CGO_ENABLED=0 \
+		go run . -tokenizer "$repo/lib/tokenizer/builtin/qwen3" -o "$f" "$@") ||
+		die "writing the model failed"
+	say "model file: $(du -h "$f" | cut -f1) in $((SECONDS - t0)) s"
+}
 
-do_model() {
-	do_build
-	if [ ! -s "$gguf" ]; then
-		local t0=$SECONDS
-		say "writing $gguf"
-		(cd "$here/tinymodel" && GOTOOLCHAIN=local GOFLAGS=-mod=readonly GOWORK=off CGO_ENABLED=0 \
-			go run . -tokenizer "$repo/lib/tokenizer/builtin/qwen3" -o "$gguf") ||
-			die "writing the model failed"
-		say "model file: $(du -h "$gguf" | cut -f1) in $((SECONDS - t0)) s"
-	fi
-	local want
-	want=$(registered_stamp)
+# register NAME GGUF: `ollama create` NAME from GGUF's Modelfile, unless that was done (stamped
+# with the Modelfile's digest).
+register() {
+	local name=$1 want stampfile=$models/.aiperf-$1.stamp
+	want=$(modelfile "$2" | sha256sum | cut -d' ' -f1)
 	if [ -f "$stampfile" ] && [ "$(cat "$stampfile")" = "$want" ] &&
-		[ -f "$models/manifests/registry.ollama.ai/library/$model/latest" ]; then
-		say "model $model: registered (cached)"
+		[ -f "$models/manifests/registry.ollama.ai/library/$name/latest" ]; then
+		say "model $name: registered (cached)"
 		return
 	fi
 	# `ollama create` talks to a server: run one of our own for it, on its own state file.
 	tmpstate=$run/create.$$.state mf=$run/Modelfile.$$
-	modelfile >"$mf"
+	modelfile "$2" >"$mf"
 	AIPERF_REAL_STATE=$tmpstate start_server noload >/dev/null
 	trap 'AIPERF_REAL_STATE=$tmpstate stop_server; rm -f "$mf" "$mf.out"' EXIT
 	local url
 	url=$(sed -n 's/^URL=//p' "$tmpstate")
-	if ! HOME=$cache/home OLLAMA_HOST=${url#http://} "$bin" create "$model" -f "$mf" >"$mf.out" 2>&1; then
+	if ! HOME=$cache/home OLLAMA_HOST=${url#http://} "$bin" create "$name" -f "$mf" >"$mf.out" 2>&1; then
 		tr '\r' '\n' <"$mf.out" | tail -n 5 >&2
-		die "ollama create $model failed"
+		die "ollama create $name failed"
 	fi
 	rm -f "$mf.out"
 	AIPERF_REAL_STATE=$tmpstate stop_server
 	rm -f "$mf"
 	trap - EXIT
 	echo "$want" >"$stampfile"
-	say "model $model: registered"
+	say "model $name: registered"
+}
+
+# do_model: the chat model, and its twin with a pooling type (the last token's, as Qwen3's
+# embedding models pool), which ollama serves on /v1/embeddings: ollama reads a model's
+# capabilities from its file, and refuses embeddings (501) of a file without a pooling type.
+do_model() {
+	do_build
+	write_gguf "$gguf"
+	register "$model" "$gguf"
+	write_gguf "$gguf_embed" -pooling 3
+	register "$embed_model" "$gguf_embed"
 }
 
 # proc_start PID: the process's start time in clock ticks since boot (field 22 of /proc/PID/stat),

@@ -34,36 +34,15 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/common.sh"
 . "$here/openai.sh"
+. "$here/replay-common.sh"
 repo=$(cd "$here/../.." && pwd)
 need_cmds curl:curl jq:jq
 
 server_args "$@"
 reqtimeout=${AIPERF_REAL_REQUEST_TIMEOUT:-120}
 
-tmp=$(mktemp -d)
-mockpid=
-cleanup() {
-	if [ -n "$mockpid" ]; then
-		kill -TERM "$mockpid" 2>/dev/null || true
-		wait "$mockpid" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-out=${AIPERF_REAL_OUT:-$tmp/out}
-mkdir -p "$out"
-
-bindir=${AIPERF_BIN:-$repo/bin}
-for b in aiperf-tokenize aiperf-pack aiperf-replay aiperf-mock; do
-	if [ ! -x "$bindir/$b" ]; then
-		say "building the binaries into $tmp/bin ($bindir/$b is missing)"
-		(cd "$repo" && go build -o "$tmp/bin/" ./cmd/aiperf-tokenize ./cmd/aiperf-pack ./cmd/aiperf-replay ./cmd/aiperf-mock) || exit 2
-		bindir=$tmp/bin
-		break
-	fi
-done
-tokenize=$bindir/aiperf-tokenize pack=$bindir/aiperf-pack replay=$bindir/aiperf-replay mockbin=$bindir/aiperf-mock
+replay_setup aiperf-tokenize aiperf-pack aiperf-replay aiperf-mock
+tokenize=$bindir/aiperf-tokenize pack=$bindir/aiperf-pack replay=$bindir/aiperf-replay
 
 # The trace: 12 single-turn rows, 250 ms apart, prompts of 16 to 1,500 tokens (no shared
 # prefix: hash ids of their own), 16 to 64 output tokens. Small enough for a few seconds on the
@@ -225,15 +204,7 @@ t0=$SECONDS
 # its broken copies prove that each check can fail.
 # --itl 10ms: the mock keeps an absolute token clock, so a mock starved of CPU for longer than a
 # whole stream catches up in one burst; 10 ms a token makes that far less likely on a loaded machine.
-"$mockbin" --listen 127.0.0.1:0 --ttft 20ms --itl 10ms >"$tmp/mock.addr" 2>"$tmp/mock.err" &
-mockpid=$!
-for _ in $(seq 100); do
-	[ -s "$tmp/mock.addr" ] && break
-	kill -0 "$mockpid" 2>/dev/null || die "aiperf-mock exited: $(cat "$tmp/mock.err")"
-	sleep 0.05
-done
-mockurl=$(head -n 1 "$tmp/mock.addr")
-case $mockurl in http://127.0.0.1:*) ;; *) die "aiperf-mock printed no loopback address: $mockurl" ;; esac
+start_mock --ttft 20ms --itl 10ms
 
 mockchat_ok=0
 f0=$failed
@@ -299,9 +270,7 @@ nousage mock-chat-nousage "$mockurl"
 	expect "mock-chat-nousage: the client's count == max_tokens" 'all($r[]; .output_tokens == $m[.record | tostring].max)' "$out/mock-chat-nousage"
 probe mock-completions "$mockurl" "$out/completions.aipk" /v1/completions
 probe mock-chat "$mockurl" "$out/chat.aipk" /v1/chat/completions
-kill -TERM "$mockpid" 2>/dev/null || true
-wait "$mockpid" 2>/dev/null || true
-mockpid=
+stop_mock
 
 # The real server.
 run_replay ollama-chat "$out/chat.aipk" "$url" "$out/ollama-chat" --schedule concurrency --concurrency 4 &&

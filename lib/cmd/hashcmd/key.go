@@ -32,7 +32,8 @@ aiperf-tokenize reads from it: its *.jsonl files, links followed wherever
 they lead, under the directory rule of aiperf-hash digest), the tokenizer's identity (the
 SHA-256 of its files as they are on disk, its name and revision; the builtin
 one by the digest of its embedded bytes, without decoding them), every flag
-of the two stages that shapes the store's bytes, and a salt with the records
+of the two stages that shapes the store's bytes (--template by the SHA-256
+of the template file's bytes, not its name), and a salt with the records
 and store format versions and a version of each algorithm that shapes bytes
 (trace reading, synthesis, corpus, body formatting, compression).
 

@@ -64,6 +64,24 @@ var shapingCases = []flagCase{
 	{shape.PackStage, "per-chunk-usage", []string{"--streaming"}, []string{"--per-chunk-usage"}},
 	{shape.PackStage, "extra", nil, []string{"--extra", "temperature=0.5"}},
 	{shape.PackStage, "compress", nil, []string{"--compress"}},
+	{shape.PackStage, "template", []string{"--endpoint", "template", "--template", "testdata/template-a.json"}, []string{"--template", "testdata/template-b.json"}},
+}
+
+// contentCase is a shaping flag that names a file: two contents of the
+// file, and the flags that go with it.
+type contentCase struct {
+	stage, flag string
+	base        []string
+	a, b        string
+}
+
+// contentCases gives every shaping flag that takes a file (a cli.PathFlag)
+// two contents, so that TestFileFlagsKeyContents checks that the key holds
+// the file's bytes, not its name: classify fails on such a flag without
+// one.
+var contentCases = []contentCase{
+	{shape.PackStage, "template", []string{"--endpoint", "template"},
+		`{"model": {{ model|tojson }}, "prompt": {{ text|tojson }}}`, `{"model": {{ model|tojson }},  "prompt": {{ text|tojson }}}`},
 }
 
 // excludedCases gives every excluded flag a value other than its default
@@ -85,13 +103,17 @@ func stageApps() map[string]*cli.App {
 	return map[string]*cli.App{shape.TokenizeStage: tokenizecmd.New(), shape.PackStage: packcmd.New()}
 }
 
+// shapingFlags returns a stage's shaping flag definitions.
+func shapingFlags(stage string) []cli.Flag {
+	if stage == shape.TokenizeStage {
+		return tokenizeshape.TokenizeFlags(&tokenizeshape.Tokenize{})
+	}
+	return shape.PackFlags(&shape.Pack{})
+}
+
 // shaping returns the names of a stage's shaping flags.
 func shaping(stage string) []string {
-	flags := shape.PackFlags(&shape.Pack{})
-	if stage == shape.TokenizeStage {
-		flags = tokenizeshape.TokenizeFlags(&tokenizeshape.Tokenize{})
-	}
-	return shape.Shaping(stage, flags)
+	return shape.Shaping(stage, shapingFlags(stage))
 }
 
 // classify returns what is wrong with the classification of app's flags:
@@ -121,6 +143,12 @@ func classify(stage string, app *cli.App) []string {
 	for _, n := range append(slices.Clone(shaping), excluded...) {
 		if !slices.Contains(have, n) {
 			bad = append(bad, fmt.Sprintf("%s --%s is classified but %s has no such flag", stage, n, stage))
+		}
+	}
+	for _, f := range shapingFlags(stage) {
+		n := f.Names()[0]
+		if _, ok := f.(*cli.PathFlag); ok && !slices.ContainsFunc(contentCases, func(c contentCase) bool { return c.stage == stage && c.flag == n }) {
+			bad = append(bad, fmt.Sprintf("%s --%s names a file and has no contentCases entry (its bytes must be keyed, not its name)", stage, n))
 		}
 	}
 	for _, cs := range []struct {
@@ -167,6 +195,13 @@ func TestClassifyFailsOnNewFlag(t *testing.T) {
 	got := classify(shape.PackStage, app)
 	if len(got) != 1 || !strings.Contains(got[0], "--prompt-list is not classified") {
 		t.Errorf("a new flag: %q", got)
+	}
+	saved := contentCases
+	contentCases = nil
+	got = classify(shape.PackStage, packcmd.New())
+	contentCases = saved
+	if len(got) != 1 || !strings.Contains(got[0], "--template names a file and has no contentCases entry") {
+		t.Errorf("a file flag without a content case: %q", got)
 	}
 	app = tokenizecmd.New()
 	app.Flags = slices.DeleteFunc(app.Flags, func(f cli.Flag) bool { return f.Names()[0] == "seed" })
@@ -286,6 +321,41 @@ func TestFlagsChangeStoreAndKey(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestFileFlagsKeyContents: a shaping flag that names a file keys the
+// file's bytes: other bytes at the same path change the store and the key,
+// the same bytes at another path change neither.
+func TestFileFlagsKeyContents(t *testing.T) {
+	memo := t.TempDir()
+	for _, c := range contentCases {
+		t.Run(c.stage+"/"+c.flag, func(t *testing.T) {
+			dir := t.TempDir()
+			run := func(name, content string) (storeBytes []byte, key string) {
+				p := filepath.Join(dir, name)
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args := slices.Concat([]string{"--model", "m"}, c.base, []string{"--" + c.flag, p})
+				tok, pk := args, []string(nil)
+				if c.stage == shape.PackStage {
+					tok, pk = nil, args
+				}
+				_, s := pipeline(t, t.TempDir(), flagTrace, tok, pk)
+				k, _ := keyOf(t, memo, flagTrace, slices.Concat(tok, pk))
+				return s, k
+			}
+			sa, ka := run("f", c.a)
+			sb, kb := run("f", c.b)
+			sa2, ka2 := run("g", c.a)
+			if bytes.Equal(sa, sb) || ka == kb {
+				t.Errorf("other bytes at one path: store changed %v, key changed %v (both must)", !bytes.Equal(sa, sb), ka != kb)
+			}
+			if !bytes.Equal(sa, sa2) || ka != ka2 {
+				t.Errorf("one content at another path: store changed %v, key changed %v (neither may)", !bytes.Equal(sa, sa2), ka != ka2)
+			}
+		})
 	}
 }
 

@@ -56,6 +56,7 @@ type aiperfEndpoint struct {
 	URL            string   `json:"url,omitempty"`
 	URLs           []string `json:"urls,omitempty"`
 	TimeoutSeconds float64  `json:"timeout_seconds,omitempty"`
+	ReuseStrategy  string   `json:"connection_reuse_strategy,omitempty"` // set when not pooled (conn.go)
 }
 
 type aiperfLoadgen struct {
@@ -127,6 +128,7 @@ type flatConfig struct {
 	Goodput       string  `json:"goodput"`
 	Output        string  `json:"output"`
 	SliceDuration string  `json:"slice_duration"`
+	Reuse         string  `json:"connection_reuse"`
 }
 
 // aiperfInputConfig writes a run's settings (its records' run info) as
@@ -157,6 +159,7 @@ func aiperfInputConfig(ri *result.RunInfo, slice time.Duration, id string) json.
 			Streaming:      ri.Streaming,
 			URL:            ri.URL,
 			TimeoutSeconds: seconds(c.Timeout),
+			ReuseStrategy:  aiperfReuseStrategy(c.Reuse),
 		},
 		BenchmarkID: id,
 		Replay: replayInfo{

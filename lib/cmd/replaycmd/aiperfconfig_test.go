@@ -45,6 +45,10 @@ func TestAiperfInputConfig(t *testing.T) {
 			`{"endpoint":{"model_names":["m"],"type":"chat","streaming":false,"url":"http://h","urls":["http://h"]},"loadgen":{"request_rate":1,"arrival_pattern":"poisson"},"benchmark_id":"id","aiperf_replay":{"store":{"path":"","records":0,"sessions":0},"schedule":"rate","settings":{"rate":1,"arrival":"poisson","smoothness":3,"grace":"30s","goodput":"x:NaN"}}}`},
 		{"fixed: offsets stay ours", "fixed", `{"start_offset":"100","concurrency":3}`,
 			`{"endpoint":{"model_names":["m"],"type":"chat","streaming":false,"url":"http://h","urls":["http://h"]},"loadgen":{"concurrency":3},"benchmark_id":"id","aiperf_replay":{"store":{"path":"","records":0,"sessions":0},"schedule":"fixed","settings":{"start_offset":"100","concurrency":3}}}`},
+		{"connection reuse: aiperf's strategy; the session header has no place", "concurrency", `{"connection_reuse":"sticky","session_header":"X-S"}`,
+			`{"endpoint":{"model_names":["m"],"type":"chat","streaming":false,"url":"http://h","urls":["http://h"],"connection_reuse_strategy":"sticky-user-sessions"},"loadgen":{"concurrency":1,"arrival_pattern":"concurrency_burst"},"benchmark_id":"id","aiperf_replay":{"store":{"path":"","records":0,"sessions":0},"schedule":"concurrency","settings":{"connection_reuse":"sticky","session_header":"X-S"}}}`},
+		{"pooled is the default", "concurrency", `{"connection_reuse":"pooled"}`,
+			`{"endpoint":{"model_names":["m"],"type":"chat","streaming":false,"url":"http://h","urls":["http://h"]},"loadgen":{"concurrency":1,"arrival_pattern":"concurrency_burst"},"benchmark_id":"id","aiperf_replay":{"store":{"path":"","records":0,"sessions":0},"schedule":"concurrency","settings":{"connection_reuse":"pooled"}}}`},
 	} {
 		ri := &result.RunInfo{ID: "id", URL: "http://h", Path: "/v1/chat/completions", Endpoint: "chat", Model: "m", Schedule: tc.schedule, Config: []byte(tc.cfg)}
 		if got := string(aiperfInputConfig(ri, 0, "id")); got != tc.want {

@@ -27,6 +27,23 @@ func connFlags(o *connOptions) []cli.Flag {
 	}
 }
 
+// sweepConnFlags returns the flags --session-header and
+// --connection-reuse of sweep: its steps use connections as a replay does
+// (the console shows the sweep's table, not a step's).
+func sweepConnFlags(o *connOptions) []cli.Flag { return connFlags(o)[:2] }
+
+// sweepSettings adds the settings that differ from their defaults to a
+// sweep's settings (they change what a step measures; a default is left
+// out, so that the sweep.json of a sweep from before the flags resumes).
+func (o *connOptions) sweepSettings(m map[string]string) {
+	if o.connectionReuse != replay.ReusePooled {
+		m["connection_reuse"] = o.connectionReuse
+	}
+	if o.sessionHeader != replay.DefaultSessionHeader {
+		m["session_header"] = o.sessionHeader
+	}
+}
+
 func showTraceTimingFlag(dst *bool) cli.Flag {
 	return &cli.BoolFlag{Name: "show-trace-timing", Usage: "print the http_req_* metrics (blocked, dns, connecting, TLS, sending, waiting, receiving, ...) as a console table of their own; the exports always hold them", Destination: dst}
 }
@@ -45,6 +62,22 @@ func (o *connOptions) apply(ro *replay.Options) {
 func (o *connOptions) config(cfg map[string]any) {
 	cfg["connection_reuse"] = o.connectionReuse
 	cfg["session_header"] = o.sessionHeader
+}
+
+// aiperfReuseStrategy is --connection-reuse as aiperf's EndpointConfig
+// names it (connection_reuse_strategy: pooled, never, sticky-user-sessions;
+// src/aiperf/common/config/endpoint_config.py), "" for pooled, the default
+// (aiperf dumps only what was set) or a mode aiperf lacks. The session
+// header has no place there: aiperf always sends X-Correlation-ID, so
+// --session-header stays in aiperf_replay's settings alone.
+func aiperfReuseStrategy(mode string) string {
+	switch mode {
+	case replay.ReuseNever:
+		return "never"
+	case replay.ReuseSticky, "sticky-user-sessions":
+		return "sticky-user-sessions"
+	}
+	return ""
 }
 
 // writeTraceTiming prints the trace timing table when asked.

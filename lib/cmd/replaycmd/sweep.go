@@ -69,7 +69,7 @@ func sweepCommand() *cli.Command {
 			"table of steps and the answer on stdout. Rerun with the same DIR and settings, it reuses the finished\n" +
 			"steps (an interrupted sweep resumes; a larger --max-steps or smaller --tolerance continues one);\n" +
 			"other settings are refused (exit 2, naming them). Exit 0 with an answer, 1 when no load meets the SLOs.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "server base `URL`", Destination: &o.url},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` in display units (required), e.g. \"time_to_first_token:100\"", Destination: &o.goodput},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "output `DIR` (required): sweep.json and step-NN/", Destination: &o.out},
@@ -83,7 +83,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "step-duration", Usage: "run each step for `D` instead of a request count", Destination: &o.stepDuration},
 			&cli.Int64Flag{Name: "warmup", Value: 10, Usage: "`N` warmup requests before each step's profiling ones", Destination: &o.warmup},
 			&cli.StringFlag{Name: "max-lateness", Value: "20ms", Usage: "a step whose client send lateness p99 exceeds `D` was not offered", Destination: &o.maxLateness},
-			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat, completions, embeddings, responses, messages or raw (default: the store's)", Destination: &o.endpoint},
+			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat, completions, embeddings, responses, messages, raw or template (default: the store's)", Destination: &o.endpoint},
 			&cli.StringFlag{Name: "path", Usage: "request `PATH`", Destination: &o.path},
 			&cli.StringSliceFlag{Name: "H", Aliases: []string{"header"}, Usage: "extra request header `K:V`; repeatable", Destination: &o.headers},
 			&cli.StringFlag{Name: "api-key-env", Usage: "send Authorization: Bearer $`VAR`", Destination: &o.apiKeyEnv},
@@ -96,7 +96,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count output tokens of answers without usage with `builtin`, none or a tokenizer.json", Destination: &o.tokenizer},
 			&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no line per step on stderr", Destination: &o.quiet},
 			&cli.StringFlag{Name: "html", Usage: "after the last step, write the sweep as one self-contained HTML page to `FILE` (the steps, the answer, throughput, goodput, good fraction and latency percentiles against offered load)", Destination: &o.page},
-		},
+		}, sweepConnFlags(&o.conn)...),
 		Action: func(c *cli.Context) error { return runSweep(c, &o) },
 	}
 }
@@ -280,6 +280,7 @@ func (o *sweepOptions) settings(st *store.Reader, storePath string, g metrics.Go
 	if o.by == sweep.ByRate {
 		m["arrival"] = o.arrival
 	}
+	o.conn.sweepSettings(m)
 	return m
 }
 

@@ -1,6 +1,8 @@
 package shape
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/aiperf/toolkit/lib/request"
@@ -11,9 +13,16 @@ import (
 // chat and completions unchanged).
 func TestEndpointKeys(t *testing.T) {
 	seen := map[string]string{}
+	tmpl := filepath.Join(t.TempDir(), "t.json")
+	if err := os.WriteFile(tmpl, []byte(`{"p": {{ text|tojson }}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range request.Endpoints {
 		var p Pack
 		p.Request = request.Options{Endpoint: e, Model: "m"}
+		if e == request.Template {
+			p.TemplateFile = tmpl
+		}
 		o, err := p.Check()
 		if err != nil {
 			t.Fatalf("%s: %v", e, err)

@@ -115,6 +115,9 @@ type Pack struct {
 	Request  request.Options // Extra is filled by Check from ExtraArgs
 	Extra    cli.StringSlice
 	Compress bool
+	// TemplateFile is --template's file: its bytes are keyed (through
+	// request.Options.Template's digest), never its name.
+	TemplateFile string
 }
 
 // PackFlags returns the flags of aiperf-pack that shape the store, bound to
@@ -123,13 +126,14 @@ func PackFlags(p *Pack) []cli.Flag {
 	o := &p.Request
 	return []cli.Flag{
 		&cli.StringFlag{Name: "model", Usage: "model `NAME` written into every formatted body", Destination: &o.Model},
-		&cli.StringFlag{Name: "endpoint", Value: request.Chat, Usage: "endpoint `TYPE`: chat (/v1/chat/completions), completions (/v1/completions), embeddings (/v1/embeddings), responses (/v1/responses), messages (Anthropic, /v1/messages) or raw (payload records only, sent to replay's --path)", Destination: &o.Endpoint},
+		&cli.StringFlag{Name: "endpoint", Value: request.Chat, Usage: "endpoint `TYPE`: chat (/v1/chat/completions), completions (/v1/completions), embeddings (/v1/embeddings), responses (/v1/responses), messages (Anthropic, /v1/messages), raw (payload records only, sent to replay's --path) or template (bodies rendered from --template, sent to replay's --path)", Destination: &o.Endpoint},
 		&cli.BoolFlag{Name: "streaming", Usage: `set "stream": true (server-sent events)`, Destination: &o.Streaming},
 		&cli.BoolFlag{Name: "legacy-max-tokens", Usage: "chat: write max_tokens instead of max_completion_tokens", Destination: &o.LegacyMaxTokens},
 		&cli.BoolFlag{Name: "include-usage", Usage: `with --streaming (where it is the default): "stream_options":{"include_usage":true}, added to a stream_options from --extra unless that sets it`, Destination: &o.IncludeUsage},
 		&cli.BoolFlag{Name: "no-include-usage", Usage: "with --streaming: leave stream_options.include_usage out (the server then reports no token counts)", Destination: &o.NoIncludeUsage},
 		&cli.BoolFlag{Name: "per-chunk-usage", Usage: `with --streaming: also "continuous_usage_stats":true (vLLM reports usage on every chunk)`, Destination: &o.PerChunkUsage},
 		&cli.StringSliceFlag{Name: "extra", Usage: "merge `K=V` (V as JSON if valid, else a string) or a JSON object into every formatted body; repeatable; model and stream are set by --model and --streaming only", Destination: &p.Extra},
+		&cli.PathFlag{Name: "template", Usage: "with --endpoint template: the body template `FILE` (aiperf's payload_template: JSON with {{ text|tojson }}, {{ model|tojson }}, {{ max_tokens }}, {{ stream|lower }}, ...; see the README); its bytes are part of the cache key", Destination: &p.TemplateFile},
 		&cli.BoolFlag{Name: "compress", Usage: "write a zstd stream of the store (for shipping; aiperf-pack unpack restores it)", Destination: &p.Compress},
 	}
 }
@@ -146,8 +150,13 @@ func (p *Pack) Check() (request.Options, error) {
 		}
 		o.Extra = append(o.Extra, fs...)
 	}
+	if err := p.readTemplate(&o); err != nil {
+		return o, err
+	}
 	if err := o.Validate(); err != nil {
 		switch {
+		case errors.Is(err, request.ErrTemplate):
+			return o, base.UsageError("--template FILE goes with --endpoint template, and --endpoint template needs it")
 		case errors.Is(err, request.ErrReserved):
 			return o, base.UsageError("--extra: %v (use --model and --streaming)", err)
 		case errors.Is(err, request.ErrUsage):
@@ -163,6 +172,8 @@ func usageHint(o *request.Options) string {
 	switch {
 	case o.Endpoint == request.Embeddings && o.Streaming:
 		return "--streaming: the embeddings endpoint does not stream"
+	case o.Endpoint == request.Template:
+		return "--include-usage and --per-chunk-usage are for chat and completions: a template endpoint's body is its template's (write stream_options into it)"
 	case o.Endpoint != request.Chat && o.Endpoint != request.Completions:
 		return "--include-usage and --per-chunk-usage are for chat and completions: the " + o.Endpoint + " endpoint reports usage unasked"
 	case o.IncludeUsage && o.NoIncludeUsage:

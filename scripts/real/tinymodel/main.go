@@ -52,6 +52,7 @@ type params struct {
 	layers, hidden, heads, kvHeads, headDim, ffn, vocab, ctx int
 	ropeBase                                                 float64
 	seed                                                     uint64
+	pooling                                                  int
 }
 
 func main() {
@@ -67,6 +68,7 @@ func main() {
 	flag.IntVar(&p.ctx, "ctx", 40960, "context length the model declares")
 	flag.Float64Var(&p.ropeBase, "rope-base", 1e6, "RoPE frequency base")
 	flag.Uint64Var(&p.seed, "seed", 1, "seed of the random weights")
+	flag.IntVar(&p.pooling, "pooling", 0, "pooling type (ollama's: 1 mean, 2 CLS, 3 last token); with one, ollama serves the model on /v1/embeddings, not for generation")
 	flag.Parse()
 	if *tokDir == "" || *out == "" || flag.NArg() != 0 {
 		fmt.Fprintln(os.Stderr, "usage: tinymodel -tokenizer DIR -o FILE [flags]")
@@ -114,6 +116,9 @@ func run(tokDir, out string, p params) error {
 	kv["attention.layer_norm_rms_epsilon"] = float32(1e-6)
 	kv["tokenizer.ggml.bos_token_id"] = uint32(qwen3EndOfText)
 	kv["tokenizer.ggml.add_bos_token"] = false
+	if p.pooling > 0 {
+		kv["pooling_type"] = uint32(p.pooling)
+	}
 
 	suppressed := 0
 	for _, t := range tok.Types {
