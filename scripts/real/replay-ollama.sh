@@ -7,7 +7,7 @@
 # flight; completions: the trace's timestamps, a fixed schedule, open loop: no ceiling, ollama
 # queues what its 4 slots cannot take) and the outputs are checked:
 #
-#   records.jsonl             one record per store record; HTTP 200 and no error for every one;
+#   results.jsonl             one record per store record; HTTP 200 and no error for every one;
 #                             SSE parsed (a first token, 1..max_tokens content chunks, the first
 #                             chunk's offset is the TTFT, offsets ordered and before the end);
 #                             output tokens from usage, usage.completion_tokens == output_tokens
@@ -86,7 +86,7 @@ passed=0 failed=0
 quiet=0
 expect() {
 	local ok=0
-	if jq -n -e --slurpfile r "$3/records.jsonl" --slurpfile p "$3/profile_export.jsonl" \
+	if jq -n -e --slurpfile r "$3/results.jsonl" --slurpfile p "$3/profile_export.jsonl" \
 		--slurpfile s "$3/profile_export_aiperf.json" --slurpfile e "$out/expect.json" '
 		$e[0] as $e | $s[0] as $s
 		| ($e | map({key: (.record | tostring), value: .}) | from_entries) as $m
@@ -149,7 +149,7 @@ run_replay() {
 	fi
 	passed=$((passed + 1))
 	local f
-	for f in records.jsonl profile_export.jsonl profile_export_aiperf.json; do
+	for f in results.jsonl profile_export.jsonl profile_export_aiperf.json; do
 		[ -s "$d/$f" ] || {
 			failed=$((failed + 1))
 			say "FAIL $t: no $d/$f"
@@ -160,7 +160,7 @@ run_replay() {
 
 # observe TAG DIR: figures of one run (stdout): medians, throughput, and chunks against tokens.
 observe() {
-	jq -n -r --arg t "$1" --slurpfile r "$2/records.jsonl" --slurpfile s "$2/profile_export_aiperf.json" '
+	jq -n -r --arg t "$1" --slurpfile r "$2/results.jsonl" --slurpfile s "$2/profile_export_aiperf.json" '
 		$s[0] as $s
 		| ([$r[] | .chunk_offsets_ns | length] | add) as $chunks
 		| ([$r[].output_tokens] | add) as $toks
@@ -195,7 +195,7 @@ nousage() {
 	expect "$t: every request succeeded (HTTP 200, no error)" 'all($r[]; .status == 200 and .error == null and (.cancelled | not))' "$d"
 	expect "$t: no usage; output tokens counted by the client, > 0" 'all($r[]; .usage == null and .output_tokens_source == "client" and .output_tokens > 0 and .max_tokens == $m[.record | tostring].max)' "$d"
 	expect "$t: TTFT < request latency" 'all($r[]; .sent_unix_ns < .first_token_unix_ns and .first_token_unix_ns < .end_unix_ns)' "$d"
-	jq -s -r --arg t "$t" '"observe \($t): client-counted output_tokens=\([.[].output_tokens] | add) for max_tokens=\([.[].max_tokens] | add); records where they differ: \([.[] | select(.output_tokens != .max_tokens)] | length)/\(length), ratio min \([.[] | .output_tokens / .max_tokens] | min * 100 | round / 100) max \([.[] | .output_tokens / .max_tokens] | max * 100 | round / 100)"' "$d/records.jsonl" || true
+	jq -s -r --arg t "$t" '"observe \($t): client-counted output_tokens=\([.[].output_tokens] | add) for max_tokens=\([.[].max_tokens] | add); records where they differ: \([.[] | select(.output_tokens != .max_tokens)] | length)/\(length), ratio min \([.[] | .output_tokens / .max_tokens] | min * 100 | round / 100) max \([.[] | .output_tokens / .max_tokens] | max * 100 | round / 100)"' "$d/results.jsonl" || true
 }
 
 t0=$SECONDS
@@ -247,17 +247,17 @@ mutate() {
 }
 # (Only on a mock run that passed: broken copies of a failed run prove nothing.)
 if [ $mockchat_ok = 1 ]; then
-	for f in records.jsonl profile_export.jsonl profile_export_aiperf.json; do
+	for f in results.jsonl profile_export.jsonl profile_export_aiperf.json; do
 		mutate unchanged "$f" .
 	done
-	mutate record-dropped records.jsonl '.[:-1]'
-	mutate zero-usage records.jsonl '.[0].usage.completion_tokens = 0 | .[0].output_tokens = 0'
-	mutate short-output records.jsonl '.[3].output_tokens -= 1 | .[3].usage.completion_tokens -= 1'
-	mutate ttft-at-end records.jsonl '.[1].first_token_unix_ns = .[1].end_unix_ns'
-	mutate http-error records.jsonl '.[2].status = 500 | .[2].error = {code: 500, type: "HTTPError", message: "x"}'
-	mutate client-count records.jsonl '.[4].output_tokens_source = "client"'
-	mutate no-chunks records.jsonl '.[5].chunk_offsets_ns = []'
-	mutate input-lost records.jsonl '.[6].input_tokens = 0'
+	mutate record-dropped results.jsonl '.[:-1]'
+	mutate zero-usage results.jsonl '.[0].usage.completion_tokens = 0 | .[0].output_tokens = 0'
+	mutate short-output results.jsonl '.[3].output_tokens -= 1 | .[3].usage.completion_tokens -= 1'
+	mutate ttft-at-end results.jsonl '.[1].first_token_unix_ns = .[1].end_unix_ns'
+	mutate http-error results.jsonl '.[2].status = 500 | .[2].error = {code: 500, type: "HTTPError", message: "x"}'
+	mutate client-count results.jsonl '.[4].output_tokens_source = "client"'
+	mutate no-chunks results.jsonl '.[5].chunk_offsets_ns = []'
+	mutate input-lost results.jsonl '.[6].input_tokens = 0'
 	mutate export-ttft profile_export.jsonl '.[0].metrics.time_to_first_token.value = .[0].metrics.request_latency.value'
 	mutate export-osl profile_export.jsonl '.[7].metrics.output_sequence_length.value += 1'
 	mutate export-line-dropped profile_export.jsonl '.[1:]'
@@ -266,7 +266,7 @@ if [ $mockchat_ok = 1 ]; then
 fi
 nousage mock-chat-nousage "$mockurl"
 # The mock's reply tokens are words that re-encode to themselves, so there the client's count is exact.
-[ -s "$out/mock-chat-nousage/records.jsonl" ] &&
+[ -s "$out/mock-chat-nousage/results.jsonl" ] &&
 	expect "mock-chat-nousage: the client's count == max_tokens" 'all($r[]; .output_tokens == $m[.record | tostring].max)' "$out/mock-chat-nousage"
 probe mock-completions "$mockurl" "$out/completions.aipk" /v1/completions
 probe mock-chat "$mockurl" "$out/chat.aipk" /v1/chat/completions

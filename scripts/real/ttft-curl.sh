@@ -77,7 +77,7 @@ for ep in $endpoints; do
 				die "aiperf-replay ($ep, record $1) failed"
 			jq -r -s 'if length == 1 and .[0].status == 200 then .[0] else error("not one record of HTTP 200") end
 				| "\((.first_byte_unix_ns - .sent_unix_ns) / 1e6) \((.first_token_unix_ns - .sent_unix_ns) / 1e6)"' \
-				"$out/records.jsonl"
+				"$out/results.jsonl"
 		}
 		# curlit K: curl's first byte after the request was ready to go (ms) for record K.
 		curlit() {
