@@ -373,31 +373,43 @@ func (f *Formatter) members(rec *record.Record) (fs []member, maxSet bool, err e
 			return nil, false, err
 		}
 	}
-	for _, e := range f.o.Extra {
-		fs = update(fs, e.Key, e.Value)
-		maxSet = maxSet || maxTokenRank(e.Key) > 0
-	}
-	if rec.Extra != nil {
-		_, err = jsonx.Fields(rec.Extra, 0, func(k, v []byte, _ int) error {
-			key, err := jsonx.Unquote(k)
-			if err != nil {
-				return err
-			}
-			if reserved(key) {
-				return fmt.Errorf("member %q %w", key, ErrReserved)
-			}
-			fs = update(fs, key, v)
-			maxSet = maxSet || maxTokenRank(key) > 0
-			return nil
-		})
-		if err != nil {
-			return nil, false, &FieldError{Field: "extra", Err: err}
-		}
+	if fs, maxSet, err = f.extras(fs, rec); err != nil {
+		return nil, false, err
 	}
 	if f.o.Usage() {
 		fs = f.streamOptions(fs)
 	}
 	f.fields = fs
+	return fs, maxSet, nil
+}
+
+// extras sets the members of --extra, then the record's extra, over fs
+// (a later value replaces an earlier member of the same name in place);
+// maxSet reports that one of them set a max-token member. A reserved name
+// in the record's extra is refused.
+func (f *Formatter) extras(fs []member, rec *record.Record) (_ []member, maxSet bool, err error) {
+	for _, e := range f.o.Extra {
+		fs = update(fs, e.Key, e.Value)
+		maxSet = maxSet || maxTokenRank(e.Key) > 0
+	}
+	if rec.Extra == nil {
+		return fs, maxSet, nil
+	}
+	_, err = jsonx.Fields(rec.Extra, 0, func(k, v []byte, _ int) error {
+		key, err := jsonx.Unquote(k)
+		if err != nil {
+			return err
+		}
+		if reserved(key) {
+			return fmt.Errorf("member %q %w", key, ErrReserved)
+		}
+		fs = update(fs, key, v)
+		maxSet = maxSet || maxTokenRank(key) > 0
+		return nil
+	})
+	if err != nil {
+		return nil, false, &FieldError{Field: "extra", Err: err}
+	}
 	return fs, maxSet, nil
 }
 

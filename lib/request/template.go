@@ -95,27 +95,9 @@ func (f *Formatter) templateExtras(rec *record.Record, body []byte) (Body, error
 	if err != nil {
 		return Body{}, &FieldError{Field: rec.Kind.String(), Err: err}
 	}
-	maxSet := false
-	for _, e := range f.o.Extra {
-		fs = update(fs, e.Key, e.Value)
-		maxSet = maxSet || maxTokenRank(e.Key) > 0
-	}
-	if rec.Extra != nil {
-		_, err = jsonx.Fields(rec.Extra, 0, func(k, v []byte, _ int) error {
-			key, err := jsonx.Unquote(k)
-			if err != nil {
-				return err
-			}
-			if reserved(key) {
-				return fmt.Errorf("member %q %w", key, ErrReserved)
-			}
-			fs = update(fs, key, v)
-			maxSet = maxSet || maxTokenRank(key) > 0
-			return nil
-		})
-		if err != nil {
-			return Body{}, &FieldError{Field: "extra", Err: err}
-		}
+	fs, maxSet, err := f.extras(fs, rec)
+	if err != nil {
+		return Body{}, err
 	}
 	f.fields = fs
 	b := f.assemble(fs)
