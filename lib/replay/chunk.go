@@ -65,138 +65,83 @@ type textFlags struct{ content, reasoning bool }
 
 // chunkObject walks the chunk object at b[i] == '{' (laxObject at depth 0).
 func (rp *reply) chunkObject(b []byte, i int, f *textFlags, ev *apiEvent) (int, error) {
-	i = laxSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		vs, key, err := laxMember(b, i)
-		if err != nil {
-			return vs, err
-		}
+	return laxMembers(b, i, func(key []byte, vs int) (end int, err error) {
 		switch string(key) {
 		case `"choices"`:
 			if vs < len(b) && b[vs] == '[' {
 				saved, nc, nr := *f, len(rp.content), len(rp.reasoning)
-				if i, err = rp.choices(b, vs, f); err != nil {
+				if end, err = rp.choices(b, vs, f); err != nil {
 					*f, rp.content, rp.reasoning = saved, rp.content[:nc], rp.reasoning[:nr]
 				}
-			} else {
-				i, err = laxSkip(b, vs, 0)
+				return end, err
 			}
 		case `"usage"`:
-			if i, err = laxSkip(b, vs, 0); err == nil && b[vs] == '{' {
-				rp.readUsage(b[vs:i])
+			if end, err = laxSkip(b, vs, 0); err == nil && b[vs] == '{' {
+				rp.readUsage(b[vs:end])
 			}
+			return end, err
 		case `"error"`:
-			if i, err = laxSkip(b, vs, 0); err == nil {
-				rp.readError(b[vs:i])
+			if end, err = laxSkip(b, vs, 0); err == nil {
+				rp.readError(b[vs:end])
 			}
+			return end, err
 		case `"type"`, `"delta"`, `"response"`, `"message"`, `"output"`, `"content"`, `"data"`:
-			if i, err = laxSkip(b, vs, 0); err == nil {
-				rp.eventMember(key, b[vs:i], ev, f) // endpoint_parse.go
+			if end, err = laxSkip(b, vs, 0); err == nil {
+				rp.eventMember(key, b[vs:end], ev, f) // endpoint_parse.go
 			}
-		default:
-			i, err = laxSkip(b, vs, 0)
+			return end, err
 		}
-		if err != nil {
-			return i, err
-		}
-		var end bool
-		if i, end, err = laxNext(b, i, '}'); end || err != nil {
-			return i, err
-		}
-	}
+		return laxSkip(b, vs, 0)
+	})
 }
 
 // choices walks the choices array at b[i] == '[' (laxArray at depth 1).
 func (rp *reply) choices(b []byte, i int, f *textFlags) (int, error) {
-	i = laxSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, nil
-	}
-	for {
-		var err error
-		if i < len(b) && b[i] == '{' {
-			i, err = rp.choice(b, i, f)
-		} else {
-			i, err = laxSkip(b, i, 1)
+	return laxElements(b, i, func(vs int) (int, error) {
+		if vs < len(b) && b[vs] == '{' {
+			return rp.choice(b, vs, f)
 		}
-		if err != nil {
-			return i, err
-		}
-		var end bool
-		if i, end, err = laxNext(b, i, ']'); end || err != nil {
-			return i, err
-		}
-	}
+		return laxSkip(b, vs, 1)
+	})
 }
 
 // choice walks one choice object at b[i] == '{' (laxObject at depth 2).
 func (rp *reply) choice(b []byte, i int, f *textFlags) (int, error) {
-	i = laxSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		vs, key, err := laxMember(b, i)
-		if err != nil {
-			return vs, err
-		}
+	return laxMembers(b, i, func(key []byte, vs int) (end int, err error) {
 		switch string(key) {
 		case `"delta"`, `"message"`:
 			if vs < len(b) && b[vs] == '{' {
-				i, err = rp.message(b, vs, f)
-			} else {
-				i, err = laxSkip(b, vs, 2)
+				return rp.message(b, vs, f)
 			}
 		case `"text"`:
-			if i, err = laxSkip(b, vs, 2); err == nil && appendText(&rp.content, b[vs:i]) {
+			if end, err = laxSkip(b, vs, 2); err == nil && appendText(&rp.content, b[vs:end]) {
 				f.content = true
 			}
-		default:
-			i, err = laxSkip(b, vs, 2)
+			return end, err
 		}
-		if err != nil {
-			return i, err
-		}
-		var end bool
-		if i, end, err = laxNext(b, i, '}'); end || err != nil {
-			return i, err
-		}
-	}
+		return laxSkip(b, vs, 2)
+	})
 }
 
 // message walks a delta or message object at b[i] == '{' (laxObject at
 // depth 3).
 func (rp *reply) message(b []byte, i int, f *textFlags) (int, error) {
-	i = laxSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		vs, key, err := laxMember(b, i)
-		if err != nil {
-			return vs, err
-		}
-		if i, err = laxSkip(b, vs, 3); err != nil {
-			return i, err
+	return laxMembers(b, i, func(key []byte, vs int) (end int, err error) {
+		if end, err = laxSkip(b, vs, 3); err != nil {
+			return end, err
 		}
 		switch string(key) {
 		case `"content"`:
-			if appendText(&rp.content, b[vs:i]) {
+			if appendText(&rp.content, b[vs:end]) {
 				f.content = true
 			}
 		case `"reasoning_content"`, `"reasoning"`:
-			if appendText(&rp.reasoning, b[vs:i]) {
+			if appendText(&rp.reasoning, b[vs:end]) {
 				f.reasoning = true
 			}
 		}
-		var end bool
-		if i, end, err = laxNext(b, i, '}'); end || err != nil {
-			return i, err
-		}
-	}
+		return end, nil
+	})
 }
 
 // appendText appends the escaped content of the JSON string v to dst and
