@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"unicode/utf8"
@@ -20,10 +21,50 @@ type reply struct {
 	hasUsage  bool
 	srvErr    *result.Error
 	done      bool // "data: [DONE]" seen
+	shape     chunkShape
 }
 
 func (rp *reply) reset() {
-	*rp = reply{content: rp.content[:0], reasoning: rp.reasoning[:0]}
+	*rp = reply{content: rp.content[:0], reasoning: rp.reasoning[:0], shape: chunkShape{buf: rp.shape.buf[:0]}}
+}
+
+// chunkShape is the last chunk of the response whose walk found one text
+// value, choices[].delta.content (or .message.content, or choices[].text),
+// and nothing else the reply takes: pre is its bytes before that value,
+// post those after it. A chunk made of pre, a JSON string and post walks
+// exactly as that chunk did, with its string in that place (the walk reads
+// the value only to find its end and append it), so reply.chunk takes such
+// a chunk's string without walking it. A server encodes every chunk of a
+// stream the same way (the same id, model and created time; only the text
+// changes), so most chunks of a stream cost two compares and the search for
+// their string's end instead of the walk. FuzzChunkShape holds the two ways
+// to the same result on any bytes.
+type chunkShape struct {
+	buf       []byte // the chunk; pre and post are slices of it
+	pre, post []byte
+}
+
+// take appends data's text to content and reports whether data has the
+// shape, and whether its text was non-empty.
+func (s *chunkShape) take(data []byte, content *[]byte) (matched, text bool) {
+	if s.pre == nil || len(data) < len(s.pre)+2+len(s.post) ||
+		!bytes.Equal(data[:len(s.pre)], s.pre) || !bytes.Equal(data[len(data)-len(s.post):], s.post) {
+		return false, false
+	}
+	v := data[len(s.pre) : len(data)-len(s.post)]
+	if v[0] != '"' {
+		return false, false
+	}
+	if end, err := laxString(v, 0); err != nil || end != len(v) {
+		return false, false
+	}
+	return true, appendText(content, v)
+}
+
+// set makes data, whose text value is data[vs:end], the shape.
+func (s *chunkShape) set(data []byte, vs, end int) {
+	s.buf = append(s.buf[:0], data...)
+	s.pre, s.post = s.buf[:vs], s.buf[end:]
 }
 
 var doneMarker = []byte("[DONE]")
@@ -43,6 +84,9 @@ var errMalformed = errors.New("malformed JSON")
 // members before it gave (as when every value was checked before it was
 // read; FuzzChunkSinglePass holds it to that on any bytes).
 func (rp *reply) chunk(data []byte) (content, reasoning bool, err error) {
+	if ok, c := rp.shape.take(data, &rp.content); ok {
+		return c, false, nil
+	}
 	i := laxSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false, false, errMalformed
@@ -57,11 +101,29 @@ func (rp *reply) chunk(data []byte) (content, reasoning bool, err error) {
 		return f.content, f.reasoning, errMalformed
 	}
 	rp.apply(&ev, &f)
+	if f.texts == 1 && !f.other {
+		rp.shape.set(data, f.vs, f.end)
+	}
 	return f.content, f.reasoning, nil
 }
 
-// textFlags say whether a chunk carried non-empty content and reasoning.
-type textFlags struct{ content, reasoning bool }
+// textFlags say whether a chunk carried non-empty content and reasoning,
+// and what its walk found for chunkShape: texts content values, the last at
+// [vs:end], and other, any member that gave the reply something else (or
+// might have).
+type textFlags struct {
+	content, reasoning bool
+	texts, vs, end     int
+	other              bool
+}
+
+// contentAt appends the content value b[vs:end].
+func (rp *reply) contentAt(b []byte, vs, end int, f *textFlags) {
+	if appendText(&rp.content, b[vs:end]) {
+		f.content = true
+	}
+	f.texts, f.vs, f.end = f.texts+1, vs, end
+}
 
 // chunkObject walks the chunk object at b[i] == '{' (laxObject at depth 0).
 func (rp *reply) chunkObject(b []byte, i int, f *textFlags, ev *apiEvent) (int, error) {
@@ -78,16 +140,19 @@ func (rp *reply) chunkObject(b []byte, i int, f *textFlags, ev *apiEvent) (int, 
 		case `"usage"`:
 			if end, err = laxSkip(b, vs, 0); err == nil && b[vs] == '{' {
 				rp.readUsage(b[vs:end])
+				f.other = true
 			}
 			return end, err
 		case `"error"`:
 			if end, err = laxSkip(b, vs, 0); err == nil {
 				rp.readError(b[vs:end])
+				f.other = true
 			}
 			return end, err
 		case `"type"`, `"delta"`, `"response"`, `"message"`, `"output"`, `"content"`, `"data"`:
 			if end, err = laxSkip(b, vs, 0); err == nil {
 				rp.eventMember(key, b[vs:end], ev, f) // endpoint_parse.go
+				f.other = true
 			}
 			return end, err
 		}
@@ -114,8 +179,8 @@ func (rp *reply) choice(b []byte, i int, f *textFlags) (int, error) {
 				return rp.message(b, vs, f)
 			}
 		case `"text"`:
-			if end, err = laxSkip(b, vs, 2); err == nil && appendText(&rp.content, b[vs:end]) {
-				f.content = true
+			if end, err = laxSkip(b, vs, 2); err == nil {
+				rp.contentAt(b, vs, end, f)
 			}
 			return end, err
 		}
@@ -132,13 +197,12 @@ func (rp *reply) message(b []byte, i int, f *textFlags) (int, error) {
 		}
 		switch string(key) {
 		case `"content"`:
-			if appendText(&rp.content, b[vs:end]) {
-				f.content = true
-			}
+			rp.contentAt(b, vs, end, f)
 		case `"reasoning_content"`, `"reasoning"`:
 			if appendText(&rp.reasoning, b[vs:end]) {
 				f.reasoning = true
 			}
+			f.other = true
 		}
 		return end, nil
 	})

@@ -115,6 +115,7 @@ func (l *stateList) put(rs *reqState) {
 	}
 	rs.body, rs.line, rs.coded = trim(rs.body), trim(rs.line), trim(rs.coded)
 	rs.rp.content, rs.rp.reasoning = trim(rs.rp.content), trim(rs.rp.reasoning)
+	rs.rp.shape.buf = trim(rs.rp.shape.buf)
 	rs.sse.line, rs.sse.data = trim(rs.sse.line), trim(rs.sse.data)
 	if cap(rs.rec.ChunkOffsetsNS) > keepBuf/8 {
 		rs.rec.ChunkOffsetsNS = nil
