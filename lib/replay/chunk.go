@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"unicode/utf8"
@@ -20,10 +21,50 @@ type reply struct {
 	hasUsage  bool
 	srvErr    *result.Error
 	done      bool // "data: [DONE]" seen
+	shape     chunkShape
 }
 
 func (rp *reply) reset() {
-	*rp = reply{content: rp.content[:0], reasoning: rp.reasoning[:0]}
+	*rp = reply{content: rp.content[:0], reasoning: rp.reasoning[:0], shape: chunkShape{buf: rp.shape.buf[:0]}}
+}
+
+// chunkShape is the last chunk of the response whose walk found one text
+// value, choices[].delta.content (or .message.content, or choices[].text),
+// and nothing else the reply takes: pre is its bytes before that value,
+// post those after it. A chunk made of pre, a JSON string and post walks
+// exactly as that chunk did, with its string in that place (the walk reads
+// the value only to find its end and append it), so reply.chunk takes such
+// a chunk's string without walking it. A server encodes every chunk of a
+// stream the same way (the same id, model and created time; only the text
+// changes), so most chunks of a stream cost two compares and the search for
+// their string's end instead of the walk. FuzzChunkShape holds the two ways
+// to the same result on any bytes.
+type chunkShape struct {
+	buf       []byte // the chunk; pre and post are slices of it
+	pre, post []byte
+}
+
+// take appends data's text to content and reports whether data has the
+// shape, and whether its text was non-empty.
+func (s *chunkShape) take(data []byte, content *[]byte) (matched, text bool) {
+	if s.pre == nil || len(data) < len(s.pre)+2+len(s.post) ||
+		!bytes.Equal(data[:len(s.pre)], s.pre) || !bytes.Equal(data[len(data)-len(s.post):], s.post) {
+		return false, false
+	}
+	v := data[len(s.pre) : len(data)-len(s.post)]
+	if v[0] != '"' {
+		return false, false
+	}
+	if end, err := laxString(v, 0); err != nil || end != len(v) {
+		return false, false
+	}
+	return true, appendText(content, v)
+}
+
+// set makes data, whose text value is data[vs:end], the shape.
+func (s *chunkShape) set(data []byte, vs, end int) {
+	s.buf = append(s.buf[:0], data...)
+	s.pre, s.post = s.buf[:vs], s.buf[end:]
 }
 
 var doneMarker = []byte("[DONE]")
@@ -43,6 +84,9 @@ var errMalformed = errors.New("malformed JSON")
 // members before it gave (as when every value was checked before it was
 // read; FuzzChunkSinglePass holds it to that on any bytes).
 func (rp *reply) chunk(data []byte) (content, reasoning bool, err error) {
+	if ok, c := rp.shape.take(data, &rp.content); ok {
+		return c, false, nil
+	}
 	i := laxSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false, false, errMalformed
@@ -57,146 +101,111 @@ func (rp *reply) chunk(data []byte) (content, reasoning bool, err error) {
 		return f.content, f.reasoning, errMalformed
 	}
 	rp.apply(&ev, &f)
+	if f.texts == 1 && !f.other {
+		rp.shape.set(data, f.vs, f.end)
+	}
 	return f.content, f.reasoning, nil
 }
 
-// textFlags say whether a chunk carried non-empty content and reasoning.
-type textFlags struct{ content, reasoning bool }
+// textFlags say whether a chunk carried non-empty content and reasoning,
+// and what its walk found for chunkShape: texts content values, the last at
+// [vs:end], and other, any member that gave the reply something else (or
+// might have).
+type textFlags struct {
+	content, reasoning bool
+	texts, vs, end     int
+	other              bool
+}
+
+// contentAt appends the content value b[vs:end].
+func (rp *reply) contentAt(b []byte, vs, end int, f *textFlags) {
+	if appendText(&rp.content, b[vs:end]) {
+		f.content = true
+	}
+	f.texts, f.vs, f.end = f.texts+1, vs, end
+}
 
 // chunkObject walks the chunk object at b[i] == '{' (laxObject at depth 0).
 func (rp *reply) chunkObject(b []byte, i int, f *textFlags, ev *apiEvent) (int, error) {
-	i = laxSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		vs, key, err := laxMember(b, i)
-		if err != nil {
-			return vs, err
-		}
+	return laxMembers(b, i, func(key []byte, vs int) (end int, err error) {
 		switch string(key) {
 		case `"choices"`:
 			if vs < len(b) && b[vs] == '[' {
 				saved, nc, nr := *f, len(rp.content), len(rp.reasoning)
-				if i, err = rp.choices(b, vs, f); err != nil {
+				if end, err = rp.choices(b, vs, f); err != nil {
 					*f, rp.content, rp.reasoning = saved, rp.content[:nc], rp.reasoning[:nr]
 				}
-			} else {
-				i, err = laxSkip(b, vs, 0)
+				return end, err
 			}
 		case `"usage"`:
-			if i, err = laxSkip(b, vs, 0); err == nil && b[vs] == '{' {
-				rp.readUsage(b[vs:i])
+			if end, err = laxSkip(b, vs, 0); err == nil && b[vs] == '{' {
+				rp.readUsage(b[vs:end])
+				f.other = true
 			}
+			return end, err
 		case `"error"`:
-			if i, err = laxSkip(b, vs, 0); err == nil {
-				rp.readError(b[vs:i])
+			if end, err = laxSkip(b, vs, 0); err == nil {
+				rp.readError(b[vs:end])
+				f.other = true
 			}
+			return end, err
 		case `"type"`, `"delta"`, `"response"`, `"message"`, `"output"`, `"content"`, `"data"`, `"text"`, `"result"`:
-			if i, err = laxSkip(b, vs, 0); err == nil {
-				rp.eventMember(key, b[vs:i], ev, f) // endpoint_parse.go
+			if end, err = laxSkip(b, vs, 0); err == nil {
+				rp.eventMember(key, b[vs:end], ev, f) // endpoint_parse.go
+				f.other = true
 			}
-		default:
-			i, err = laxSkip(b, vs, 0)
+			return end, err
 		}
-		if err != nil {
-			return i, err
-		}
-		var end bool
-		if i, end, err = laxNext(b, i, '}'); end || err != nil {
-			return i, err
-		}
-	}
+		return laxSkip(b, vs, 0)
+	})
 }
 
 // choices walks the choices array at b[i] == '[' (laxArray at depth 1).
 func (rp *reply) choices(b []byte, i int, f *textFlags) (int, error) {
-	i = laxSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, nil
-	}
-	for {
-		var err error
-		if i < len(b) && b[i] == '{' {
-			i, err = rp.choice(b, i, f)
-		} else {
-			i, err = laxSkip(b, i, 1)
+	return laxElements(b, i, func(vs int) (int, error) {
+		if vs < len(b) && b[vs] == '{' {
+			return rp.choice(b, vs, f)
 		}
-		if err != nil {
-			return i, err
-		}
-		var end bool
-		if i, end, err = laxNext(b, i, ']'); end || err != nil {
-			return i, err
-		}
-	}
+		return laxSkip(b, vs, 1)
+	})
 }
 
 // choice walks one choice object at b[i] == '{' (laxObject at depth 2).
 func (rp *reply) choice(b []byte, i int, f *textFlags) (int, error) {
-	i = laxSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		vs, key, err := laxMember(b, i)
-		if err != nil {
-			return vs, err
-		}
+	return laxMembers(b, i, func(key []byte, vs int) (end int, err error) {
 		switch string(key) {
 		case `"delta"`, `"message"`:
 			if vs < len(b) && b[vs] == '{' {
-				i, err = rp.message(b, vs, f)
-			} else {
-				i, err = laxSkip(b, vs, 2)
+				return rp.message(b, vs, f)
 			}
 		case `"text"`:
-			if i, err = laxSkip(b, vs, 2); err == nil && appendText(&rp.content, b[vs:i]) {
-				f.content = true
+			if end, err = laxSkip(b, vs, 2); err == nil {
+				rp.contentAt(b, vs, end, f)
 			}
-		default:
-			i, err = laxSkip(b, vs, 2)
+			return end, err
 		}
-		if err != nil {
-			return i, err
-		}
-		var end bool
-		if i, end, err = laxNext(b, i, '}'); end || err != nil {
-			return i, err
-		}
-	}
+		return laxSkip(b, vs, 2)
+	})
 }
 
 // message walks a delta or message object at b[i] == '{' (laxObject at
 // depth 3).
 func (rp *reply) message(b []byte, i int, f *textFlags) (int, error) {
-	i = laxSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		vs, key, err := laxMember(b, i)
-		if err != nil {
-			return vs, err
-		}
-		if i, err = laxSkip(b, vs, 3); err != nil {
-			return i, err
+	return laxMembers(b, i, func(key []byte, vs int) (end int, err error) {
+		if end, err = laxSkip(b, vs, 3); err != nil {
+			return end, err
 		}
 		switch string(key) {
 		case `"content"`:
-			if appendText(&rp.content, b[vs:i]) {
-				f.content = true
-			}
+			rp.contentAt(b, vs, end, f)
 		case `"reasoning_content"`, `"reasoning"`:
-			if appendText(&rp.reasoning, b[vs:i]) {
+			if appendText(&rp.reasoning, b[vs:end]) {
 				f.reasoning = true
 			}
+			f.other = true
 		}
-		var end bool
-		if i, end, err = laxNext(b, i, '}'); end || err != nil {
-			return i, err
-		}
-	}
+		return end, nil
+	})
 }
 
 // appendText appends the escaped content of the JSON string v to dst and

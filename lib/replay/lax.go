@@ -83,6 +83,20 @@ func laxObject(b []byte, i, depth int, fn func(key, value []byte) error) (int, e
 	if depth > laxMaxDepth || i >= len(b) || b[i] != '{' {
 		return i, errLax
 	}
+	return laxMembers(b, i, func(key []byte, vs int) (int, error) {
+		end, err := laxSkip(b, vs, depth)
+		if err == nil && fn != nil {
+			err = fn(key, b[vs:end])
+		}
+		return end, err
+	})
+}
+
+// laxMembers walks the members of the object at b[i] == '{': for each, it
+// reads the key (quotes included) and the colon, and member walks the value
+// starting at vs and returns the index past it. The chunk's own walkers
+// (chunk.go) and laxObject share it.
+func laxMembers(b []byte, i int, member func(key []byte, vs int) (int, error)) (int, error) {
 	i = laxSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, nil
@@ -92,16 +106,30 @@ func laxObject(b []byte, i, depth int, fn func(key, value []byte) error) (int, e
 		if err != nil {
 			return vs, err
 		}
-		if i, err = laxSkip(b, vs, depth); err != nil {
+		if i, err = member(key, vs); err != nil {
 			return i, err
-		}
-		if fn != nil {
-			if err := fn(key, b[vs:i]); err != nil {
-				return i, err
-			}
 		}
 		var end bool
 		if i, end, err = laxNext(b, i, '}'); end || err != nil {
+			return i, err
+		}
+	}
+}
+
+// laxElements walks the elements of the array at b[i] == '[': element walks
+// the one starting at b[vs] and returns the index past it.
+func laxElements(b []byte, i int, element func(vs int) (int, error)) (int, error) {
+	i = laxSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = element(i); err != nil {
+			return i, err
+		}
+		var end bool
+		if i, end, err = laxNext(b, i, ']'); end || err != nil {
 			return i, err
 		}
 	}
@@ -148,24 +176,11 @@ func laxArray(b []byte, i, depth int, fn func(value []byte) error) (int, error) 
 	if depth > laxMaxDepth || i >= len(b) || b[i] != '[' {
 		return i, errLax
 	}
-	i = laxSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, nil
-	}
-	for {
-		vs := i
-		var err error
-		if i, err = laxSkip(b, vs, depth); err != nil {
-			return i, err
+	return laxElements(b, i, func(vs int) (int, error) {
+		end, err := laxSkip(b, vs, depth)
+		if err == nil && fn != nil {
+			err = fn(b[vs:end])
 		}
-		if fn != nil {
-			if err := fn(b[vs:i]); err != nil {
-				return i, err
-			}
-		}
-		var end bool
-		if i, end, err = laxNext(b, i, ']'); end || err != nil {
-			return i, err
-		}
-	}
+		return end, err
+	})
 }

@@ -115,6 +115,7 @@ func (l *stateList) put(rs *reqState) {
 	}
 	rs.body, rs.line, rs.coded = trim(rs.body), trim(rs.line), trim(rs.coded)
 	rs.rp.content, rs.rp.reasoning = trim(rs.rp.content), trim(rs.rp.reasoning)
+	rs.rp.shape.buf = trim(rs.rp.shape.buf)
 	rs.sse.line, rs.sse.data = trim(rs.sse.line), trim(rs.sse.data)
 	if cap(rs.rec.ChunkOffsetsNS) > keepBuf/8 {
 		rs.rec.ChunkOffsetsNS = nil
@@ -327,7 +328,20 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 			c.nc.SetDeadline(time.Time{})
 			c.deadline = false
 		}
-		if err := c.io.writeParts(append(append(rs.vec[:0], hdr), rs.parts...)); err != nil {
+		// A request the cancel rate picks gets its read deadline once it is
+		// written, so it waits for the answer in its first read; the others
+		// wait inside writeAwait, which saves the read that would find
+		// nothing (the answer cannot have come yet).
+		v := append(append(rs.vec[:0], hdr), rs.parts...)
+		var sent int64
+		if cancel {
+			if err = c.io.writeParts(v); err == nil {
+				sent = r.clk.now()
+			}
+		} else {
+			sent, err = c.io.writeAwait(v, r.now)
+		}
+		if err != nil && sent == 0 {
 			r.pool.drop(c)
 			if reused && attempt == 0 && retryable(err) {
 				continue
@@ -336,7 +350,7 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 			R.Err, R.Cancelled = r.failure(c, err, false, 0, timeoutAt)
 			return
 		}
-		rs.timeSent(r.clk.now(), len(hdr)+total)
+		rs.timeSent(sent, len(hdr)+total)
 		var cancelAt int64
 		if cancel {
 			cancelAt = r.clk.now() + int64(r.o.CancelAfter)
@@ -346,6 +360,7 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 			}
 		}
 		rs.rr.init(c.io, rs.buf, r.now)
+		rs.rr.err = err // the wait for the answer failed: the first read reports it
 		h, err := rs.rr.readHead()
 		if err != nil {
 			r.pool.drop(c)

@@ -35,6 +35,11 @@ type rawSock struct {
 	wrote int64 // bytes written
 	errno syscall.Errno
 	empty bool // a writev wrote nothing and said nothing
+
+	awaitFn func(fd uintptr) bool // s.await, bound once
+	now     func() int64
+	sent    int64 // writeAwait: when the write ended
+	written bool  // writeAwait: the write ended
 }
 
 // newSock returns the sock of a new connection.
@@ -48,7 +53,7 @@ func newSock(c net.Conn) sock {
 		return &netSock{c: c}
 	}
 	s := &rawSock{tc: tc, rc: rc}
-	s.readFn, s.writeFn = s.read, s.writev
+	s.readFn, s.writeFn, s.awaitFn = s.read, s.writev, s.await
 	return s
 }
 
@@ -144,6 +149,56 @@ func (s *rawSock) writeParts(v [][]byte) error {
 		return &net.OpError{Op: "writev", Net: "tcp", Source: s.tc.LocalAddr(), Addr: s.tc.RemoteAddr(), Err: io.ErrUnexpectedEOF}
 	}
 	return nil
+}
+
+// writeAwait writes v and waits for the answer inside one poller read,
+// so that the read which would find nothing after the write is not made.
+//
+// Why it is safe: the poller forgets a connection's readiness when a read
+// starts (RawConn.Read), which is why a read must come before every wait;
+// here the write happens after that point, so the answer to it can only
+// arrive after it too, and its arrival wakes the wait. The first read then
+// finds the answer's bytes, at the time they can be read, as before.
+// Whatever the write could not place at once (a body larger than the
+// socket's buffer) is written by writeParts, and the next Read then waits
+// as it always does.
+func (s *rawSock) writeAwait(v [][]byte, now func() int64) (int64, error) {
+	s.v, s.wrote, s.errno, s.empty, s.now, s.written = v, 0, 0, false, now, false
+	err := s.rc.Read(s.awaitFn)
+	rest := s.v
+	s.v, s.now = nil, nil
+	switch {
+	case s.errno != 0:
+		return 0, &net.OpError{Op: "writev", Net: "tcp", Source: s.tc.LocalAddr(), Addr: s.tc.RemoteAddr(), Err: os.NewSyscallError("writev", s.errno)}
+	case s.empty:
+		return 0, &net.OpError{Op: "writev", Net: "tcp", Source: s.tc.LocalAddr(), Addr: s.tc.RemoteAddr(), Err: io.ErrUnexpectedEOF}
+	case !s.written && err != nil: // the poller's, before the write
+		return 0, s.opError("writev", err)
+	case !s.written: // the socket's buffer is full: write the rest with waits
+		if err := s.writeParts(rest); err != nil {
+			return 0, err
+		}
+		return now(), nil
+	case err != nil: // the wait for the answer: a deadline, a closed connection
+		return s.sent, s.opError("read", err)
+	}
+	return s.sent, nil
+}
+
+// await is writeAwait's step: the write, then (called again once the
+// connection is readable) nothing.
+func (s *rawSock) await(fd uintptr) bool {
+	if s.written {
+		return true // readable: the caller's Read takes the bytes
+	}
+	if !s.writev(fd) {
+		return true // room ran out: writeAwait finishes with writeParts
+	}
+	if s.errno != 0 || s.empty {
+		return true
+	}
+	s.sent, s.written = s.now(), true
+	return false // wait until the answer can be read
 }
 
 // opError gives an error of the poller (RawConn's "raw-read" or

@@ -139,3 +139,64 @@ func TestSockErrors(t *testing.T) {
 		t.Errorf("closed read: got %v, want %v", err, want)
 	}
 }
+
+// writeAwait sends what writeParts sends (a small request in one write, a
+// large one with waits for room) and returns once the answer can be read;
+// the next Read has it.
+func TestSockWriteAwait(t *testing.T) {
+	for _, size := range []int{100, 4_000_000} {
+		c, s := tcpPair(t)
+		sk := newSock(c)
+		req := bytes.Repeat([]byte("r"), size)
+		got := make(chan []byte)
+		go func() {
+			b := make([]byte, size)
+			io.ReadFull(s, b)
+			s.Write([]byte("answer"))
+			got <- b
+		}()
+		var clock int64 = 41
+		sent, err := sk.writeAwait([][]byte{req[:size/2], nil, req[size/2:]}, func() int64 { clock++; return clock })
+		if err != nil || sent == 0 {
+			t.Fatalf("size %d: sent %d, %v", size, sent, err)
+		}
+		if b := <-got; !bytes.Equal(b, req) {
+			t.Fatalf("size %d: server got %d bytes", size, len(b))
+		}
+		buf := make([]byte, 64)
+		if n, err := sk.Read(buf); string(buf[:n]) != "answer" || err != nil {
+			t.Fatalf("size %d: read %q, %v", size, buf[:n], err)
+		}
+	}
+}
+
+// A deadline ends writeAwait's wait as it ends a read; a connection the
+// server has closed or reset fails the write or the read after it with an
+// error a retry on a new connection takes (retryable), and never hangs.
+func TestSockWriteAwaitErrors(t *testing.T) {
+	now := func() int64 { return 1 }
+	c, _ := tcpPair(t)
+	c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	sent, err := newSock(c).writeAwait([][]byte{[]byte("x")}, now)
+	if sent == 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("deadline: sent %d, %v", sent, err)
+	}
+
+	for _, linger := range []bool{false, true} {
+		c, s := tcpPair(t)
+		if linger {
+			s.(*net.TCPConn).SetLinger(0) // close sends an RST
+		}
+		s.Close()
+		time.Sleep(10 * time.Millisecond) // the FIN or RST has arrived, as on an idle keep-alive connection
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		sk := newSock(c)
+		_, err := sk.writeAwait([][]byte{[]byte("POST / HTTP/1.1\r\n\r\n")}, now)
+		if err == nil {
+			_, err = sk.Read(make([]byte, 10))
+		}
+		if !retryable(err) {
+			t.Errorf("linger %v: %v, want an error a retry takes", linger, err)
+		}
+	}
+}
