@@ -121,7 +121,19 @@ type conn struct {
 	deadline bool
 	abort    atomic.Int32 // abortReason set by pool.abortAll
 	dialed   dialTimes    // how long opening it took (conntiming.go)
+	// idleSince is when its last answer ended (runner clock ns; 0: not
+	// known, as for a connection dialed ahead into the pool).
+	idleSince int64
 }
+
+// idleProbe is how long a connection may sit idle before its next request
+// is written and read the plain way (writeParts, then a read that finds a
+// close the server made meanwhile at once) rather than inside writeAwait's
+// wait, which would miss a FIN that came before it: a server that
+// half-closed an idle connection and then says nothing would hold the
+// request until --timeout. A connection busy with back-to-back requests
+// never sits this long, so the busy path keeps writeAwait's saved read.
+const idleProbe = int64(20 * time.Millisecond)
 
 // Reasons a pool aborts connections in use.
 const (

@@ -329,12 +329,13 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 			c.deadline = false
 		}
 		// A request the cancel rate picks gets its read deadline once it is
-		// written, so it waits for the answer in its first read; the others
-		// wait inside writeAwait, which saves the read that would find
-		// nothing (the answer cannot have come yet).
+		// written, so it waits for the answer in its first read, as does one
+		// on a connection that sat idle (idleProbe: the server may have
+		// closed it); the others wait inside writeAwait, which saves the
+		// read that would find nothing (the answer cannot have come yet).
 		v := append(append(rs.vec[:0], hdr), rs.parts...)
 		var sent int64
-		if cancel {
+		if cancel || reused && (c.idleSince == 0 || R.SentNS-c.idleSince > idleProbe) {
 			if err = c.io.writeParts(v); err == nil {
 				sent = r.clk.now()
 			}
