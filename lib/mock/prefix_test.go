@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiperf/toolkit/lib/ingest"
 	"github.com/aiperf/toolkit/lib/prefix"
 	"github.com/aiperf/toolkit/lib/record"
-	"github.com/aiperf/toolkit/lib/ingest"
 	"github.com/aiperf/toolkit/lib/tokenizer"
 	"github.com/aiperf/toolkit/lib/trace"
 )
