@@ -332,6 +332,11 @@ func (r *runner) take() (seq int64, ok bool) {
 		return 0, false
 	}
 	r.inflight.Add(1)
+	if seq == r.limit-1 {
+		// The budget is spent: a dispatcher waiting for a start it drew
+		// before this request was taken drops it now, not at its time.
+		r.signal()
+	}
 	return seq, true
 }
 
@@ -559,6 +564,12 @@ func (r *runner) dispatch() {
 		boundTill int64
 	)
 	for !r.stopped.Load() {
+		if pending && r.issued.Load() >= r.limit {
+			// Drawn before the session started last took the budget's last
+			// request: nothing is left for it to send.
+			pending = false
+			r.gen.exhausted.Store(true)
+		}
 		if !pending && r.mode != ScheduleConcurrency {
 			ps, pending = r.nextStart()
 		}
@@ -658,9 +669,16 @@ func (r *runner) startSession(st start) {
 	r.workers.Add(1)
 	go func() {
 		defer r.workers.Done()
+		if testHookSessionStart != nil {
+			testHookSessionStart()
+		}
 		r.drive(sess, st.at)
 	}()
 }
+
+// testHookSessionStart, when a test sets it, runs as a session's goroutine
+// begins (a slow start: the dispatcher draws the next start meanwhile).
+var testHookSessionStart func()
 
 // drive sends the turns of a session run from its next turn, until one
 // must wait (it is then queued for the dispatcher) or the run ends. In
