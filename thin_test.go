@@ -32,8 +32,6 @@ var thinExempt = []string{
 	"lib/cmd/replaycmd/replaycmd.go",
 	"lib/cmd/replaycmd/sweep.go",
 	"lib/cmd/replaycmd/replaycmd.go:New",
-	"lib/cmd/replaycmd/replaycmd.go:runOnce",
-	"lib/cmd/replaycmd/replaycmd.go:writeRun",
 	"lib/cmd/replaycmd/aiperfconfig.go:aiperfInputConfig",
 	"lib/cmd/replaycmd/replaycmd.go:options.replayOptions",
 	"lib/cmd/replaycmd/replaycmd.go:reportCommand",

@@ -1,0 +1,274 @@
+package replaycmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/htmlreport"
+	"github.com/aiperf/toolkit/lib/internal/atomicfile"
+	"github.com/aiperf/toolkit/lib/metrics"
+	"github.com/aiperf/toolkit/lib/replay"
+	"github.com/aiperf/toolkit/lib/servermetrics"
+	"github.com/aiperf/toolkit/lib/store"
+	"github.com/urfave/cli/v2"
+)
+
+// A run, in the order of its steps: runOnce plans it (replay.NewPlan),
+// opens its outputs and starts the watchers (live line, scraping,
+// saturation); the engine runs it; then finish summarizes the results
+// file (summarizeRun), writes the exports (writeRunOutputs), prints the
+// console (printRun) and judges the exit status (judgeRun).
+
+// runOnce runs the schedule once into o.out.
+func runOnce(c *cli.Context, o *options, st *store.Reader, ro replay.Options, storePath string, goodput metrics.Goodput, maxErr float64) error {
+	plan, err := replay.NewPlan(st, ro)
+	if err != nil {
+		return planError(err)
+	}
+	w := c.App.ErrWriter
+	announce(w, o, plan)
+	mo := metrics.Options{Streaming: plan.Streaming, Goodput: goodput}
+	live, err := newLiveLine(w, o.quiet, mo)
+	if err != nil {
+		return base.UsageError("%v", err)
+	}
+	f, recPath, err := createOutputs(o.out, storePath)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if o.slice > 0 {
+		if err := checkTimeslicesDest(o.out); err != nil {
+			return err
+		}
+	}
+	o.wire(plan, f, storePath, c, live)
+	sm, err := startServerMetrics(c.Context, w, &o.sm, o.url, o.out, o.quiet)
+	if err != nil {
+		return err
+	}
+	defer sm.abort()
+	var sat *saturationWatch
+	if o.stopOnSaturation {
+		sat = watchSaturation(c.Context, w, plan, o.satWindow)
+	}
+	live.start()
+	stats, runErr := plan.Run(c.Context)
+	live.stop()
+	saturated := ""
+	if sat != nil {
+		saturated = sat.end()
+	}
+	sm.stop(c.Context) // the scrape after the last answer
+	if stats == nil {  // nothing was sent: the server was not there
+		return base.UsageError("%v", runErr)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	if err := writeRun(w, o, plan, st, stats, mo, recPath, maxErr, sm); err != nil {
+		return err
+	}
+	if stats.Interrupted {
+		return c.Context.Err()
+	}
+	if saturated != "" {
+		return base.No("stopped early: the server is saturated (--stop-on-saturation)")
+	}
+	return nil
+}
+
+// wire points the plan's options at the run's results file, the second
+// ^C, the live line and the run's description.
+func (o *options) wire(plan *replay.Plan, f io.Writer, storePath string, c *cli.Context, live *liveLine) {
+	plan.Options.Records = f
+	plan.Options.Cut = base.SecondSignal(c.Context)
+	plan.Options.Observe = live.observe
+	plan.Options.Counters = &live.counters
+	plan.Options.StoreName = storePath
+	if plan.Options.Arrival != "" {
+		o.arrival = plan.Options.Arrival // the rate schedule's, gamma when --smoothness came alone
+	}
+	plan.Options.Config = o.inputConfig(storePath, plan.Schedule)
+}
+
+// announce prints the plan before the first send (unless quiet), and says
+// when a fixed schedule will send fewer requests than asked (quiet or not).
+func announce(w io.Writer, o *options, p *replay.Plan) {
+	if !o.quiet {
+		fmt.Fprintf(w, "aiperf-replay: %s\n", describePlan(p))
+	}
+	if n := p.Options.Warmup + p.Options.RequestCount; p.Schedule == replay.ScheduleFixed && p.Options.RequestCount > 0 &&
+		p.Options.Duration == 0 && n > p.TraceRequests && n > 0 {
+		fmt.Fprintf(w, "aiperf-replay: --request-count %d: the fixed schedule plays the trace once, and it holds %d requests (--warmup %d included): %d will be sent, not %d (the concurrency and rate schedules go around the store)\n",
+			p.Options.RequestCount, p.TraceRequests, p.Options.Warmup, p.TraceRequests, n)
+	}
+}
+
+// finished is a run's results summarized: what its exports and console
+// are written from.
+type finished struct {
+	stats    *replay.Stats
+	mo       metrics.Options
+	files    []string
+	sum      *metrics.Summary
+	col      *htmlreport.Collector
+	run      metrics.Run
+	slices   *metrics.Slices
+	smReport *servermetrics.Report
+	ps       *prefixSummary
+}
+
+// writeRun writes a finished run's exports and summary, and judges
+// --max-error-rate (exit 1).
+func writeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64, sm *smRun) error {
+	fin, err := summarizeRun(w, o, plan, st, stats, mo, recPath, sm)
+	if err != nil {
+		return err
+	}
+	if err := writeRunOutputs(o, fin); err != nil {
+		return err
+	}
+	printRun(w, o, fin)
+	return judgeRun(w, o, fin, maxErr)
+}
+
+// summarizeRun reads the results file back: the summary (and the HTML
+// page's data), the run's description, the time slices, the server side
+// and the prefix figures.
+func summarizeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stats *replay.Stats, mo metrics.Options, recPath string, sm *smRun) (*finished, error) {
+	if stats.CeilingWaits > 0 {
+		fmt.Fprintf(w, "aiperf-replay: the concurrency ceiling (--concurrency %d) delayed %d session starts, the longest by %v (send_lateness includes these waits; the fell-behind check does not)\n",
+			plan.Options.Concurrency, stats.CeilingWaits, stats.CeilingMaxWait.Round(time.Microsecond))
+	}
+	mo.Streaming = stats.StreamingMetrics(plan.Streaming)
+	if mo.Streaming != plan.Streaming {
+		fmt.Fprintf(w, "aiperf-replay: warning: %s\n", streamingMismatch(plan.Streaming, stats))
+	}
+	fin := &finished{stats: stats, mo: mo, files: []string{recPath}}
+	var err error
+	if fin.sum, fin.col, err = summarizeCollect(fin.files, mo, o.html != ""); err != nil {
+		return nil, err
+	}
+	fin.run = metrics.Run{BenchmarkID: stats.RunID, Version: "aiperf-replay " + base.Version, WasCancelled: stats.Interrupted}
+	fin.run.InputConfig, fin.run.RunInfo = runConfig(recPath, plan, stats)
+	if fin.slices, err = summarizeSlices(fin.files, mo, o.slice); err != nil {
+		return nil, err
+	}
+	if fin.smReport, err = sm.write(w, fin.sum, servermetrics.Meta{Version: fin.run.Version, BenchmarkID: fin.run.BenchmarkID}); err != nil {
+		return nil, err
+	}
+	if fin.ps, err = tracePrefix(st, fin.files, o.kvCapacity); err != nil {
+		return nil, err
+	}
+	if fin.ps != nil {
+		fin.ps.measure(fin.smReport, clientFigures(fin.sum).HitRate)
+		sec, err := fin.ps.section()
+		if err != nil {
+			return nil, err
+		}
+		fin.run.Sections = append(fin.run.Sections, metrics.Section{Name: "prefix_cache", Value: sec})
+	} else if o.kvCapacity > 0 {
+		fmt.Fprintf(w, "aiperf-replay: --kv-capacity-blocks: the store has no hash_ids (pack one from a trace that has them), so no prefix-cache figures\n")
+	}
+	return fin, nil
+}
+
+// writeRunOutputs writes the exports, the time slices and the HTML page.
+func writeRunOutputs(o *options, fin *finished) error {
+	if err := writeOutputs(o.out, fin.sum, fin.mo, fin.run, fin.files); err != nil {
+		return err
+	}
+	if err := writeTimeslices(o.out, fin.slices, fin.run); err != nil {
+		return err
+	}
+	if o.html != "" {
+		return writeHTML(o.html, fin.col, fin.sum, fin.stats.RunID, fin.files)
+	}
+	return nil
+}
+
+// printRun prints the console table, the prefix box, the server summary
+// (its warnings even when quiet) and the run's last line.
+func printRun(w io.Writer, o *options, fin *finished) {
+	stats := fin.stats
+	if !o.quiet {
+		metrics.WriteConsole(w, fin.sum, "")
+		writeTraceTiming(w, o.conn.showTraceTiming, fin.sum)
+		if fin.ps != nil {
+			fin.ps.writeBox(w)
+		}
+	}
+	printServerMetrics(w, fin.smReport, fin.sum, o.quiet)
+	if o.quiet {
+		return
+	}
+	cpu := ""
+	if stats.Sent > 0 && stats.CPU > 0 {
+		cpu = fmt.Sprintf(", client CPU %.1f µs a request", float64(stats.CPU.Nanoseconds())/1e3/float64(stats.Sent))
+	}
+	fmt.Fprintf(w, "aiperf-replay: %d requests sent (%d failed) in %v, schedule %s%s; outputs in %s/ (%s, %s, %s, %s)\n",
+		stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, cpu, o.out,
+		recordsFile, exportJSONFile, exportCSVFile, exportRecordFile)
+}
+
+// judgeRun says when nothing was profiled, and judges --max-error-rate
+// (exit 1).
+func judgeRun(w io.Writer, o *options, fin *finished, maxErr float64) error {
+	stats, sum := fin.stats, fin.sum
+	profiled := sum.Requests + sum.ErrorRequests
+	switch {
+	case profiled > 0:
+	case stats.Sent == 0:
+		fmt.Fprintf(w, "aiperf-replay: no profiling requests: none was sent; the metrics are empty\n")
+	default:
+		fmt.Fprintf(w, "aiperf-replay: no profiling requests: all %d requests sent were warmup (--warmup %d); the metrics are empty\n", stats.Sent, o.warmup)
+	}
+	if stats.Interrupted || maxErr < 0 {
+		return nil
+	}
+	if profiled == 0 {
+		return base.No("no profiling requests: --max-error-rate has nothing to judge")
+	}
+	if rate := sum.ErrorRate(); rate > maxErr {
+		return base.No("error rate %.2f%% exceeds --max-error-rate %.2f%%", 100*rate, 100*maxErr)
+	}
+	return nil
+}
+
+// createOutputs makes the output folder and starts the records file, and
+// checks that every export can be written there, before a request is sent
+// (the exports are written after the run). No output may replace the store
+// being replayed.
+func createOutputs(dir, storePath string) (*atomicfile.File, string, error) {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, "", err
+	}
+	recPath := filepath.Join(dir, recordsFile)
+	if sfi, err := os.Stat(storePath); err == nil {
+		for _, name := range []string{recordsFile, exportJSONFile, exportCSVFile, exportRecordFile} {
+			p := filepath.Join(dir, name)
+			if fi, err := os.Stat(p); err == nil && os.SameFile(sfi, fi) {
+				return nil, "", base.UsageError("%s is the store being replayed: choose another -o", p)
+			}
+		}
+	}
+	f, err := atomicfile.Create(recPath)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, name := range []string{exportJSONFile, exportCSVFile, exportRecordFile} {
+		if _, err := atomicfile.Destination(filepath.Join(dir, name)); err != nil {
+			f.Abort()
+			return nil, "", err
+		}
+	}
+	return f, recPath, nil
+}
