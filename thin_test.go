@@ -30,7 +30,6 @@ var thinExempt = []string{
 	// aiperf-replay: the replay plan and its exports are being moved into
 	// lib/replay and lib/metrics (issue 15, items 1-2).
 	"lib/cmd/replaycmd/sweep.go",
-	"lib/cmd/replaycmd/aiperfconfig.go:aiperfInputConfig",
 	"lib/cmd/replaycmd/sweep.go:runSweep",
 	"lib/cmd/replaycmd/sweep.go:sweepRun.step",
 	// base: the exit-code table and Main (its error reporting).
