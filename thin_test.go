@@ -30,15 +30,12 @@ var thinExempt = []string{
 	// aiperf-replay: the replay plan and its exports are being moved into
 	// lib/replay and lib/metrics (issue 15, items 1-2).
 	"lib/cmd/replaycmd/replaycmd.go",
-	"lib/cmd/replaycmd/sweep.go",
 	"lib/cmd/replaycmd/replaycmd.go:New",
 	"lib/cmd/replaycmd/replaycmd.go:runOnce",
 	"lib/cmd/replaycmd/replaycmd.go:writeRun",
 	"lib/cmd/replaycmd/aiperfconfig.go:aiperfInputConfig",
 	"lib/cmd/replaycmd/replaycmd.go:options.replayOptions",
 	"lib/cmd/replaycmd/replaycmd.go:reportCommand",
-	"lib/cmd/replaycmd/sweep.go:runSweep",
-	"lib/cmd/replaycmd/sweep.go:sweepRun.step",
 	// base: the exit-code table and Main (its error reporting).
 	"lib/cmd/base/base.go",
 	"lib/cmd/base/base.go:Main",
