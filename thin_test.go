@@ -27,11 +27,6 @@ const (
 // holds it). It may only shrink: move the logic into a library and delete
 // the line. lib/cmd/cachecmd and lib/cmd/hashcmd have none left.
 var thinExempt = []string{
-	// aiperf-replay: the replay plan and its exports are being moved into
-	// lib/replay and lib/metrics (issue 15, items 1-2).
-	"lib/cmd/replaycmd/sweep.go",
-	"lib/cmd/replaycmd/sweep.go:runSweep",
-	"lib/cmd/replaycmd/sweep.go:sweepRun.step",
 	// base: the exit-code table and Main (its error reporting).
 	"lib/cmd/base/base.go",
 	"lib/cmd/base/base.go:Main",

@@ -1,9 +1,11 @@
 // Package sweep searches for the highest offered load at which a server
 // still meets its service level objectives: the capacity under an SLO.
 //
-// A Search runs steps through a Runner (aiperf-replay's runs the replay
-// engine; tests use a function of the load). It bounds the range with two
-// probes, then bisects it:
+// A Search runs steps through a Runner (tests use a function of the load).
+// A Sweep runs a Search into a folder: it sizes each step, hands it to a
+// StepFunc (aiperf-replay's runs the replay engine into the step's run
+// directory), judges what came back, and keeps sweep.json. The search
+// bounds the range with two probes, then bisects it:
 //
 //  1. a synchronous probe: one session at a time (concurrency 1). If even
 //     that misses the SLOs, no load meets them and the search ends.

@@ -26,7 +26,7 @@ func sweepReportCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return base.UsageError("want one DIR argument (a sweep's -o), got %d", c.NArg())
 			}
-			path := filepath.Join(c.Args().First(), sweepFile)
+			path := filepath.Join(c.Args().First(), sweep.File)
 			st, err := sweep.LoadState(path)
 			if err != nil {
 				return base.UsageError("%v", err)
@@ -42,12 +42,7 @@ func sweepReportCommand() *cli.Command {
 					return err
 				}
 			}
-			ans := sweep.Answer{Steps: len(st.Steps), Note: "the sweep has not ended"}
-			if st.Answer != nil {
-				ans = *st.Answer
-				ans.Lo, ans.Hi = ans.Bracket[0], ans.Bracket[1]
-			}
-			return writeSweepTable(c.App.Writer, st.Steps, ans, st.ElapsedSec)
+			return sweep.WriteTable(c.App.Writer, st.Steps, st.Result(), st.ElapsedSec)
 		},
 	}
 }

@@ -1,0 +1,192 @@
+package replaycmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/htmlreport"
+	"github.com/aiperf/toolkit/lib/internal/atomicfile"
+	"github.com/aiperf/toolkit/lib/metrics"
+	"github.com/aiperf/toolkit/lib/replay"
+	"github.com/aiperf/toolkit/lib/result"
+	"github.com/aiperf/toolkit/lib/store"
+	"github.com/aiperf/toolkit/lib/sweep"
+	"github.com/urfave/cli/v2"
+)
+
+// sweepRun is what the steps of a sweep share, decided once.
+type sweepRun struct {
+	c         *cli.Context
+	o         *sweepOptions
+	base      replay.Options
+	st        *store.Reader
+	storePath string
+	mo        metrics.Options
+}
+
+func runSweep(c *cli.Context, o *sweepOptions) error {
+	r, sw, err := parseSweep(c, o)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(r.storePath, store.DefaultOpenOptions())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r.st = st
+	if st.Len() == 0 {
+		return base.UsageError("%s: the store has no records", r.storePath)
+	}
+	sw.SessionsPerRequest = float64(st.NumSessions()) / float64(st.Len())
+	if err := os.MkdirAll(o.out, 0o777); err != nil {
+		return err
+	}
+	if o.page != "" { // after DIR is made: the page may go in it
+		if err := checkHTML(o.page, r.storePath, sw.StatePath()); err != nil {
+			return err
+		}
+	}
+	sw.Settings = o.settings(st, r.storePath, r.mo.Goodput)
+	if err := sw.Resume(); err != nil {
+		if se := (*sweep.SettingsError)(nil); errors.As(err, &se) {
+			return base.UsageError("%v", err)
+		}
+		return &base.Error{Code: base.ExitTrouble, Err: err}
+	}
+	w := c.App.ErrWriter
+	if !o.quiet {
+		announceSweep(w, sw, st.Len())
+		sw.OnStep = func(s sweep.Step, reused bool) {
+			fmt.Fprintf(w, "aiperf-replay sweep: %s\n", sweep.StepLine(s, reused))
+		}
+	}
+	state, err := sw.Run(c.Context, r.step)
+	if err != nil {
+		return err
+	}
+	if o.page != "" {
+		if err := writeSweepHTML(o.page, sw.StatePath(), state); err != nil {
+			return err
+		}
+	}
+	ans := *state.Answer
+	if err := sweep.WriteTable(c.App.Writer, state.Steps, ans, state.ElapsedSec); err != nil {
+		return err
+	}
+	if !ans.Found {
+		return base.No("no load meets the SLOs: %s", ans.Note)
+	}
+	return nil
+}
+
+// announceSweep says how a step covers a store of n requests, when it
+// does not simply play its first requests.
+func announceSweep(w io.Writer, sw *sweep.Sweep, n int) {
+	switch sent := sw.Warmup + sw.Requests; {
+	case sw.Duration > 0:
+		fmt.Fprintf(w, "aiperf-replay sweep: each step runs %v after %d warmup requests; the store (%d requests) is replayed from its first session, going around it when it runs out\n",
+			sw.Duration, sw.Warmup, n)
+	case sent > int64(n):
+		fmt.Fprintf(w, "aiperf-replay sweep: each step sends %d requests (%d warmup) and the store holds %d: steps go around the store, from its first session\n",
+			sent, sw.Warmup, n)
+	}
+}
+
+// writeSweepHTML writes the sweep's page atomically.
+func writeSweepHTML(path, statePath string, state *sweep.State) error {
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := htmlreport.WriteSweep(f, htmlreport.SweepPage{Source: statePath, State: state}); err != nil {
+		return fmt.Errorf("%s: %w", path, f.Named(err))
+	}
+	return f.Commit()
+}
+
+// step runs one step of the search as a replay into its run directory.
+func (r *sweepRun) step(ctx context.Context, sr sweep.StepRun) (*sweep.Measured, error) {
+	o := r.o
+	ro := r.base
+	ro.Arrival, ro.Smoothness, ro.Rate = "", 0, 0
+	ro.RequestCount, ro.Warmup, ro.Duration = sr.Requests, sr.Warmup, sr.Duration
+	switch {
+	case sr.By == sweep.ByRate:
+		ro.Schedule, ro.Rate, ro.Arrival = replay.ScheduleRate, sr.Load, o.arrival
+		ro.Concurrency = o.maxConcurrency
+	default:
+		ro.Schedule, ro.Concurrency = replay.ScheduleConcurrency, int(sr.Load)
+	}
+	plan, err := replay.NewPlan(r.st, ro)
+	if err != nil {
+		return nil, planError(err)
+	}
+	f, recPath, err := createOutputs(sr.Dir, r.storePath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Abort()
+	plan.Options.Records = f
+	plan.Options.Cut = base.SecondSignal(r.c.Context)
+	plan.Options.StoreName = r.storePath
+	m := &sweep.Measured{}
+	plan.Options.Observe = func(rec *result.Record) {
+		if rec.Phase != result.PhaseWarmup && rec.OK() {
+			m.Ends = append(m.Ends, rec.EndNS)
+		}
+	}
+	plan.Options.Config = r.stepConfig(plan, sr.Duration)
+	stats, err := plan.Run(ctx)
+	if stats == nil {
+		return nil, base.UsageError("%v", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if stats.Interrupted {
+		return nil, ctx.Err()
+	}
+	if err := f.Commit(); err != nil {
+		return nil, err
+	}
+	m.Elapsed, m.CeilingWaits, m.CeilingMaxWait = stats.Elapsed, stats.CeilingWaits, stats.CeilingMaxWait
+	m.Summary, err = r.writeStep(sr.Dir, plan, stats, recPath)
+	return m, err
+}
+
+// stepConfig is the input config of a step's run: the replay flags that
+// would have made it.
+func (r *sweepRun) stepConfig(plan *replay.Plan, d time.Duration) json.RawMessage {
+	ro := r.o.options
+	ro.schedule, ro.concurrency, ro.rate = plan.Schedule, plan.Options.Concurrency, plan.Options.Rate
+	ro.arrival, ro.requestCount, ro.warmup, ro.duration = plan.Options.Arrival, plan.Options.RequestCount, plan.Options.Warmup, ""
+	if d > 0 {
+		ro.duration = d.String()
+	}
+	return ro.inputConfig(r.storePath, plan.Schedule)
+}
+
+// writeStep summarizes a step's records and writes its run directory's
+// exports.
+func (r *sweepRun) writeStep(dir string, plan *replay.Plan, stats *replay.Stats, recPath string) (*metrics.Summary, error) {
+	mo := r.mo
+	mo.Streaming = stats.StreamingMetrics(plan.Streaming)
+	files := []string{recPath}
+	sum, err := summarize(files, mo)
+	if err != nil {
+		if !mo.Streaming {
+			return nil, base.UsageError("--goodput: %v (the answers were not streamed)", err)
+		}
+		return nil, err
+	}
+	run := metrics.Run{BenchmarkID: stats.RunID, Version: "aiperf-replay " + base.Version, InputConfig: plan.Options.Config}
+	return sum, writeOutputs(dir, sum, mo, run, files)
+}

@@ -1,0 +1,247 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/metrics"
+)
+
+// File is the name of a sweep's state file in its output folder.
+const File = "sweep.json"
+
+// StepRun is a step as it is to be run: the probe, its size and its run
+// directory.
+type StepRun struct {
+	Probe
+	Requests int64         // profiling requests (0 when Duration is set)
+	Warmup   int64         // warmup requests before them
+	Duration time.Duration // run for this long instead of a request count
+	Dir      string        // the step's run directory, FOLDER/step-NN
+}
+
+// Measured is what a step's run reports.
+type Measured struct {
+	Summary *metrics.Summary
+	Elapsed time.Duration
+	// CeilingWaits counts session starts that the concurrency ceiling
+	// delayed, the longest by CeilingMaxWait.
+	CeilingWaits   int64
+	CeilingMaxWait time.Duration
+	// Ends are the end times (ns) of the profiling requests that succeeded.
+	Ends []int64
+}
+
+// StepFunc runs one step (aiperf-replay's runs the replay engine into
+// s.Dir; tests use a function of the load).
+type StepFunc func(ctx context.Context, s StepRun) (*Measured, error)
+
+// Sweep is a search run into a folder: each step a run directory
+// Dir/step-NN, and the state in Dir/sweep.json after every step, so that a
+// rerun with the same settings resumes it.
+type Sweep struct {
+	Search
+	Dir      string
+	Settings map[string]string // what decides a step's measurement (see State)
+	Requests int64             // profiling requests per step
+	Warmup   int64             // warmup requests before a step's profiling ones
+	Duration time.Duration     // run each step this long instead (0: by Requests)
+	// MaxLateness is the client's send lateness p99 above which a step
+	// was not offered.
+	MaxLateness time.Duration
+	// SessionsPerRequest turns achieved requests/s into sessions/s.
+	SessionsPerRequest float64
+	// OnStep, when set, is called with every step as it is decided
+	// (reused ones included), before the state is saved.
+	OnStep func(s Step, reused bool)
+
+	prior *State
+}
+
+// SettingsError refuses to resume a sweep run with other settings.
+type SettingsError struct {
+	Path       string
+	Names      []string // the settings that differ, sorted
+	There, Now map[string]string
+}
+
+func (e *SettingsError) Error() string {
+	var parts []string
+	for _, k := range e.Names {
+		parts = append(parts, fmt.Sprintf("%s (%q there, %q now)", k, e.There[k], e.Now[k]))
+	}
+	return fmt.Sprintf("%s holds a sweep with other settings: %s; use another -o, or the same settings to resume it",
+		e.Path, strings.Join(parts, ", "))
+}
+
+// StatePath is Dir/sweep.json.
+func (sw *Sweep) StatePath() string { return filepath.Join(sw.Dir, File) }
+
+// Resume reads the state of an earlier run in Dir, if any, for Run to reuse
+// its steps. It returns a *SettingsError when that run had other settings,
+// and another error when the state cannot be read.
+func (sw *Sweep) Resume() error {
+	prior, err := LoadState(sw.StatePath())
+	if err != nil || prior == nil {
+		return err
+	}
+	if diff := DiffSettings(prior.Settings, sw.Settings); len(diff) > 0 {
+		return &SettingsError{Path: sw.StatePath(), Names: diff, There: prior.Settings, Now: sw.Settings}
+	}
+	sw.prior = prior
+	return nil
+}
+
+// Run runs the search, each step through f, saving the state after every
+// step and once more with the answer. It returns the final state.
+func (sw *Sweep) Run(ctx context.Context, f StepFunc) (*State, error) {
+	state := &State{Settings: sw.Settings}
+	s := sw.Search
+	if sw.prior != nil {
+		s.Prior = sw.prior.Steps
+	}
+	path := sw.StatePath()
+	s.OnStep = func(stp Step, reused bool) error {
+		state.Steps = append(state.Steps, stp)
+		state.ElapsedSec += stp.ElapsedSec
+		if sw.OnStep != nil {
+			sw.OnStep(stp, reused)
+		}
+		return state.Save(path)
+	}
+	steps, ans, err := s.Run(ctx, RunnerFunc(func(ctx context.Context, p Probe) (Step, error) {
+		return sw.step(ctx, p, f)
+	}))
+	if err != nil {
+		return nil, err
+	}
+	state.Steps, state.Answer = steps, &ans
+	if err := state.Save(path); err != nil {
+		return nil, err
+	}
+	return state, nil
+}
+
+// step sizes probe p, runs it through f and reads its measurements.
+func (sw *Sweep) step(ctx context.Context, p Probe, f StepFunc) (Step, error) {
+	sr := sw.size(p)
+	m, err := f(ctx, sr)
+	if err != nil {
+		return Step{}, err
+	}
+	stp := stepOf(m.Summary, m.Elapsed, sw.SessionsPerRequest)
+	if rate := steadyRate(m.Ends); rate > 0 {
+		stp.SessionRate = rate * sw.SessionsPerRequest
+	}
+	stp.Dir = filepath.Base(sr.Dir)
+	stp.Unoffered = sw.unoffered(p, m)
+	return stp, nil
+}
+
+// size decides what step p sends.
+func (sw *Sweep) size(p Probe) StepRun {
+	sr := StepRun{Probe: p, Requests: sw.Requests, Warmup: sw.Warmup, Duration: sw.Duration,
+		Dir: filepath.Join(sw.Dir, fmt.Sprintf("step-%02d", p.N))}
+	if p.Kind == KindSynchronous {
+		// short: a fifth of a step, at least 20 requests (or a second),
+		// so that one slow request does not fail it at 95 % good
+		sr.Requests = max(sw.Requests/5, min(sw.Requests, 20))
+		sr.Warmup = min(sw.Warmup, 2)
+		if sw.Duration > 0 {
+			sr.Duration = max(sw.Duration/5, min(sw.Duration, time.Second))
+		}
+	}
+	switch {
+	case p.Kind == KindThroughput && sw.By == ByRate:
+		// Only its completion rate is used (steadyRate), which the
+		// warmup's replies would not change.
+		sr.Warmup = 0
+	case p.By == ByConcurrency:
+		// A closed loop's first C sends are all due at its start: a client
+		// gets them out in a burst, late by the burst's length, which
+		// says nothing about keeping C in flight afterwards. They go in
+		// the warmup, which is not judged.
+		sr.Warmup = max(sr.Warmup, int64(p.Load))
+	}
+	if sr.Duration > 0 {
+		sr.Requests = 0
+	}
+	return sr
+}
+
+// steadyRate is the completion rate in the middle of a step: the
+// completions after the first tenth's last one, up to the last tenth's
+// first, over that span. The ramp-up (a closed loop's first replies all
+// come one service time in) and the drain (the last ones trickle out) are
+// left out, so a saturated server's rate reads as its capacity whatever the
+// step's length. 0 with fewer than 10 completions.
+func steadyRate(ends []int64) float64 {
+	n := len(ends)
+	if n < 10 {
+		return 0
+	}
+	slices.Sort(ends)
+	tLo, tHi := ends[n/10], ends[n-1-n/10]
+	if tHi <= tLo {
+		return 0
+	}
+	// completions in (tLo, tHi]: ties at either end counted once, on the
+	// same side, so that replies that end together do not bias the rate
+	after := func(t int64) int { i, _ := slices.BinarySearch(ends, t+1); return i }
+	return float64(after(tHi)-after(tLo)) / (float64(tHi-tLo) / 1e9)
+}
+
+// unoffered says why the client did not offer the step's load, or "": its
+// own send lateness p99 (ceiling waits left out) above MaxLateness, or on
+// the rate axis the MaxConcurrency ceiling delaying starts. The rate axis's
+// throughput probe is not judged: only its completion rate is used, and a
+// closed loop that starts MaxConcurrency sessions at once is late in its
+// first burst on any client.
+func (sw *Sweep) unoffered(p Probe, m *Measured) string {
+	if p.Kind == KindThroughput && sw.By == ByRate {
+		return ""
+	}
+	var why []string
+	if p.By == ByRate && m.CeilingWaits > 0 {
+		why = append(why, fmt.Sprintf("the --max-concurrency ceiling (%d) delayed %d session starts, the longest by %v",
+			sw.MaxConcurrency, m.CeilingWaits, m.CeilingMaxWait.Round(time.Microsecond)))
+	}
+	if l := m.Summary.Lateness; l.Count > 0 && l.P99NS > float64(sw.MaxLateness) {
+		why = append(why, fmt.Sprintf("send lateness p99 %.2f ms above --max-lateness %v", l.P99NS/1e6, sw.MaxLateness))
+	}
+	return strings.Join(why, "; ")
+}
+
+// stepOf reads a step's measurements from its summary.
+func stepOf(sum *metrics.Summary, elapsed time.Duration, sessionsPerRequest float64) Step {
+	n := sum.Requests + sum.ErrorRequests
+	s := Step{Requests: n, Errors: sum.ErrorRequests, Good: sum.Good, ElapsedSec: elapsed.Seconds()}
+	if sum.Goodput == nil {
+		s.Good = 0
+	}
+	if n > 0 {
+		s.GoodFraction = float64(s.Good) / float64(n)
+	}
+	if m := sum.Get("request_throughput"); m != nil {
+		s.Throughput = m.Avg
+	} else if span := sum.EndNS - sum.StartNS; span > 0 {
+		s.Throughput = float64(sum.Requests) / (float64(span) / 1e9)
+	}
+	s.SessionRate = s.Throughput * sessionsPerRequest
+	pct := func(tag string) Pctl {
+		m := sum.Get(tag)
+		if m == nil {
+			return Pctl{}
+		}
+		p50, _ := m.Percentile(50)
+		p99, _ := m.Percentile(99)
+		return Pctl{P50: p50, P99: p99}
+	}
+	s.TTFT, s.ITL, s.Latency = pct("time_to_first_token"), pct("inter_token_latency"), pct("request_latency")
+	s.LatenessP99 = sum.Lateness.P99NS / 1e6
+	return s
+}

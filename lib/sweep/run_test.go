@@ -1,0 +1,195 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aiperf/toolkit/lib/metrics"
+)
+
+// fakeServer is a StepFunc: every request of a step meets the SLOs up to
+// threshold sessions/s, none above; the probes complete syncRate and
+// maxRate sessions/s (one session a request). Searched rates above
+// lateAbove come back with the client's send lateness p99 at 50 ms. It
+// records the steps it was asked to run.
+type fakeServer struct {
+	syncRate, maxRate, threshold, lateAbove float64
+
+	mu  sync.Mutex
+	ran []StepRun
+}
+
+func (f *fakeServer) step(_ context.Context, s StepRun) (*Measured, error) {
+	f.mu.Lock()
+	f.ran = append(f.ran, s)
+	f.mu.Unlock()
+	rate := s.Load
+	switch s.Kind {
+	case KindSynchronous:
+		rate = f.syncRate
+	case KindThroughput:
+		rate = f.maxRate
+	}
+	sum := &metrics.Summary{Requests: 100, Goodput: metrics.Goodput{{}}, StartNS: 0, EndNS: int64(100 / rate * 1e9)}
+	if s.Kind == KindSynchronous || s.Load <= f.threshold {
+		sum.Good = 100
+	}
+	sum.Lateness.Count = 100
+	if s.Kind == KindSearch && f.lateAbove > 0 && s.Load > f.lateAbove {
+		sum.Lateness.P99NS = 50e6
+	}
+	return &Measured{Summary: sum, Elapsed: time.Second}, nil
+}
+
+func newSweep(dir string) *Sweep {
+	return &Sweep{Search: *search(ByRate), Dir: dir, Settings: map[string]string{"url": "u"},
+		Requests: 200, Warmup: 10, MaxLateness: 20 * time.Millisecond, SessionsPerRequest: 1}
+}
+
+// TestSweepRun: a sweep sizes each step, runs it in its own directory,
+// judges it and leaves sweep.json with every step and the answer; rerun
+// with the same settings it runs nothing and reproduces the state.
+func TestSweepRun(t *testing.T) {
+	dir := t.TempDir()
+	f := &fakeServer{syncRate: 5, maxRate: 100, threshold: 37}
+	sw := newSweep(dir)
+	var lines []string
+	sw.OnStep = func(s Step, reused bool) { lines = append(lines, StepLine(s, reused)) }
+	if err := sw.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	state, err := sw.Run(context.Background(), f.step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans := state.Answer
+	if !ans.Found || ans.Lo > 37 || ans.Hi <= 37 || !ans.Converged || len(state.Steps) != len(f.ran) || len(lines) != len(f.ran) {
+		t.Fatalf("answer %+v after %d runs, %d steps, %d lines", ans, len(f.ran), len(state.Steps), len(lines))
+	}
+	want := []StepRun{
+		{Probe: Probe{N: 1, Kind: KindSynchronous, By: ByConcurrency, Load: 1}, Requests: 40, Warmup: 2},
+		{Probe: Probe{N: 2, Kind: KindThroughput, By: ByConcurrency, Load: 512}, Requests: 200, Warmup: 0},
+		{Probe: Probe{N: 3, Kind: KindSearch, By: ByRate, Load: f.ran[2].Load}, Requests: 200, Warmup: 10},
+	}
+	for i, w := range want {
+		w.Dir = filepath.Join(dir, "step-0"+string(rune('1'+i)))
+		if f.ran[i] != w {
+			t.Errorf("step %d ran as %+v, want %+v", i+1, f.ran[i], w)
+		}
+	}
+	if s := state.Steps[0]; s.Dir != "step-01" || s.Verdict != Pass || s.SessionRate != 5 || s.ElapsedSec != 1 {
+		t.Errorf("step 1: %+v", s)
+	}
+	if !strings.HasPrefix(lines[0], "step 1, synchronous at 1 session in flight: 100 requests, 100.0% good, 5.00 requests/s: pass") {
+		t.Errorf("line %q", lines[0])
+	}
+	saved, err := LoadState(filepath.Join(dir, File))
+	if err != nil || !reflect.DeepEqual(saved.Steps, state.Steps) || saved.Answer.Load != ans.Load || saved.ElapsedSec != float64(len(f.ran)) {
+		t.Fatalf("sweep.json: %+v, %v", saved, err)
+	}
+
+	again := newSweep(dir)
+	if err := again.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	state2, err := again.Run(context.Background(), func(context.Context, StepRun) (*Measured, error) {
+		return nil, errors.New("a reused step ran")
+	})
+	if err != nil || !reflect.DeepEqual(state2.Steps, state.Steps) || state2.Answer.Load != ans.Load {
+		t.Errorf("rerun: %v", err)
+	}
+
+	other := newSweep(dir)
+	other.Settings = map[string]string{"url": "v"}
+	var se *SettingsError
+	if err := other.Resume(); !errors.As(err, &se) || !strings.Contains(err.Error(), `url ("u" there, "v" now)`) {
+		t.Errorf("other settings: %v", err)
+	}
+}
+
+// TestNotOfferedStep: a step the client sent late is not offered, so the
+// answer stays below it and is limited by the client.
+func TestNotOfferedStep(t *testing.T) {
+	f := &fakeServer{syncRate: 5, maxRate: 100, threshold: 80, lateAbove: 30}
+	sw := newSweep(t.TempDir())
+	state, err := sw.Run(context.Background(), f.step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := state.Answer; a.Lo > 30 || a.Hi <= 30 || a.Limit != "client" {
+		t.Errorf("answer %+v, want a bracket around 30 limited by the client", a)
+	}
+	for _, s := range state.Steps {
+		late := s.Kind == KindSearch && s.Load > 30
+		if late != (s.Verdict == NotOffered) || late != strings.Contains(s.Unoffered, "send lateness p99 50.00 ms above --max-lateness 20ms") {
+			t.Errorf("step %d at %g: verdict %q, %q", s.N, s.Load, s.Verdict, s.Unoffered)
+		}
+	}
+	m := &Measured{Summary: &metrics.Summary{}, CeilingWaits: 3, CeilingMaxWait: 1500 * time.Microsecond}
+	if why := sw.unoffered(Probe{Kind: KindSearch, By: ByRate, Load: 9}, m); why != "the --max-concurrency ceiling (512) delayed 3 session starts, the longest by 1.5ms" {
+		t.Errorf("ceiling waits: %q", why)
+	}
+}
+
+// TestStepDuration: with a duration a step runs that long (the synchronous
+// probe a fifth of it, at least a second) and counts no requests.
+func TestStepDuration(t *testing.T) {
+	sw := newSweep("d")
+	sw.Duration = 10 * time.Second
+	if s := sw.size(Probe{N: 1, Kind: KindSynchronous, By: ByConcurrency, Load: 1}); s.Duration != 2*time.Second || s.Requests != 0 {
+		t.Errorf("synchronous probe: %+v", s)
+	}
+	sw.Duration = 2 * time.Second
+	if s := sw.size(Probe{N: 1, Kind: KindSynchronous, By: ByConcurrency, Load: 1}); s.Duration != time.Second {
+		t.Errorf("short synchronous probe: %+v", s)
+	}
+	sw.By = ByConcurrency
+	if s := sw.size(Probe{N: 4, Kind: KindSearch, By: ByConcurrency, Load: 64}); s.Warmup != 64 || s.Duration != 2*time.Second {
+		t.Errorf("closed-loop step: %+v (its warmup covers its first burst)", s)
+	}
+}
+
+// TestSteadyRate: a saturated server with n slots completes n replies
+// together every service time; the steady rate is n/S exactly, whatever
+// the ramp-up and the drain around it.
+func TestSteadyRate(t *testing.T) {
+	const s = int64(30e6) // 30 ms
+	for _, slots := range []int{1, 2, 3, 8} {
+		var ends []int64
+		for round := int64(1); round <= 20; round++ {
+			for range slots {
+				ends = append(ends, round*s)
+			}
+		}
+		// a slow start and a late straggler do not move it
+		ends = append(ends, s/10, 40*s)
+		got := steadyRate(ends)
+		want := float64(slots) / (float64(s) / 1e9)
+		if math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%d slots: steady rate %v, want %v", slots, got, want)
+		}
+	}
+	if r := steadyRate([]int64{1, 2, 3}); r != 0 {
+		t.Errorf("3 completions: %v, want 0 (too few)", r)
+	}
+}
+
+// TestResultUnended: an interrupted sweep's state has no answer, and its
+// table says the sweep has not ended.
+func TestResultUnended(t *testing.T) {
+	st := &State{Steps: []Step{{N: 1, Kind: KindSynchronous, By: ByConcurrency, Load: 1, Verdict: Pass}}}
+	var b strings.Builder
+	if err := WriteTable(&b, st.Steps, st.Result(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(b.String(), "answer: none (the sweep has not ended) after 1 steps\n") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}

@@ -1,0 +1,89 @@
+package sweep
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// StepLine describes a step in one line (reused: taken from an earlier
+// run of the sweep).
+func StepLine(s Step, reused bool) string {
+	how := ""
+	if reused {
+		how = " (reused)"
+	}
+	return fmt.Sprintf("step %d, %s at %s: %d requests, %.1f%% good, %.2f requests/s: %s%s",
+		s.N, s.Kind, loadText(s.By, s.Load), s.Requests, 100*s.GoodFraction, s.Throughput, verdictText(s), how)
+}
+
+func loadText(by string, load float64) string {
+	if by == ByConcurrency {
+		if n := int(load); n != 1 {
+			return strconv.Itoa(n) + " sessions in flight"
+		}
+		return "1 session in flight"
+	}
+	return strconv.FormatFloat(load, 'g', 4, 64) + " sessions/s"
+}
+
+func verdictText(s Step) string {
+	if s.Unoffered != "" {
+		return "not offered (" + s.Unoffered + ")"
+	}
+	return s.Verdict
+}
+
+// Result is the state's answer for a table: a sweep that has not ended
+// has none yet, and says so.
+func (s *State) Result() Answer {
+	if s.Answer == nil {
+		return Answer{Steps: len(s.Steps), Note: "the sweep has not ended"}
+	}
+	ans := *s.Answer
+	ans.Lo, ans.Hi = ans.Bracket[0], ans.Bracket[1]
+	return ans
+}
+
+// WriteTable prints the steps and the answer (elapsed: the seconds of
+// runs that made the steps).
+func WriteTable(w io.Writer, steps []Step, ans Answer, elapsed float64) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%4s  %-11s  %-11s  %8s  %9s  %9s  %6s  %17s  %8s  %11s  %s\n",
+		"step", "kind", "by", "load", "req/s", "steady", "good", "ttft p50/p99 ms", "itl p99", "latency p99", "verdict")
+	f := func(x float64) string {
+		if math.IsNaN(x) {
+			return "-"
+		}
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	for _, s := range steps {
+		fmt.Fprintf(&b, "%4d  %-11s  %-11s  %8s  %9s  %9s  %5.1f%%  %17s  %8s  %11s  %s\n",
+			s.N, s.Kind, s.By, strconv.FormatFloat(s.Load, 'g', 5, 64), f(s.Throughput), f(s.SessionRate), 100*s.GoodFraction,
+			f(s.TTFT.P50)+" / "+f(s.TTFT.P99), f(s.ITL.P99), f(s.Latency.P99), s.Verdict)
+	}
+	b.WriteString("(load: sessions/s for rate, sessions in flight for concurrency; req/s: achieved requests/s; steady: sessions/s\n" +
+		" completed in the middle 80% of the step, the throughput probe's bounds the rate axis; times in ms)\n")
+	if ans.Found {
+		unit := "sessions/s"
+		if ans.By == ByConcurrency {
+			unit = "sessions in flight"
+		}
+		hi := "-"
+		if ans.Hi > 0 {
+			hi = strconv.FormatFloat(ans.Hi, 'g', 5, 64)
+		}
+		fmt.Fprintf(&b, "answer: %s %s (bracket [%s, %s], limited by %s, %s) after %d steps, %.1f s of runs\n",
+			strconv.FormatFloat(ans.Load, 'g', 5, 64), unit, strconv.FormatFloat(ans.Lo, 'g', 5, 64), hi, ans.Limit,
+			map[bool]string{true: "converged", false: "not converged"}[ans.Converged], ans.Steps, elapsed)
+	} else {
+		fmt.Fprintf(&b, "answer: none (%s) after %d steps\n", ans.Note, ans.Steps)
+	}
+	if ans.Found && ans.Note != "" {
+		fmt.Fprintf(&b, "note: %s\n", ans.Note)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
