@@ -150,53 +150,10 @@ func statCommand() *cli.Command {
 				_, err := io.WriteString(c.App.Writer, s)
 				return err
 			}
-			st := map[string]any{
-				"file":           name,
-				"format_version": r.Version(),
-				"records":        r.Len(),
-				"sessions":       r.NumSessions(),
-				"file_bytes":     r.Size(),
-				"body_bytes":     r.DataBytes(),
-				"timestamps":     r.HasTimestamps(),
-				"context_modes":  contextModes(r),
-				"meta":           r.Meta(),
-			}
-			ps := storePrefix(r)
-			if ps != nil {
-				st["prefix_cache"] = ps
-			}
 			if asJSON {
-				b, _ := json.Marshal(st)
-				_, err := fmt.Fprintf(c.App.Writer, "%s\n", b)
-				return err
+				return writeStatJSON(c.App.Writer, r, name)
 			}
-			w := c.App.Writer
-			fmt.Fprintf(w, "file:           %s\n", name)
-			fmt.Fprintf(w, "format version: %d\n", r.Version())
-			fmt.Fprintf(w, "records:        %d\n", r.Len())
-			fmt.Fprintf(w, "sessions:       %d\n", r.NumSessions())
-			fmt.Fprintf(w, "file bytes:     %d\n", r.Size())
-			fmt.Fprintf(w, "body bytes:     %d\n", r.DataBytes())
-			fmt.Fprintf(w, "timestamps:     %s\n", yesNo(r.HasTimestamps()))
-			cm := contextModes(r)
-			fmt.Fprintf(w, "context modes:  %s %d, %s %d, none %d (sessions)\n",
-				record.ContextDeltas, cm[record.ContextDeltas], record.ContextMessageArray, cm[record.ContextMessageArray], cm["none"])
-			if ps != nil {
-				ps.print(w, r.Len())
-			}
-			meta := r.Meta()
-			keys := make([]string, 0, len(meta))
-			for k := range meta {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if k == store.MetaSettings {
-					fmt.Fprintf(w, "meta.%-10s %d lines (stat --settings prints them)\n", k+":", strings.Count(meta[k], "\n"))
-					continue
-				}
-				fmt.Fprintf(w, "meta.%-10s %s\n", k+":", strconv.Quote(meta[k]))
-			}
+			writeStat(c.App.Writer, r, name)
 			return nil
 		},
 	}
@@ -254,5 +211,57 @@ func unpackCommand() *cli.Command {
 			defer rc.Close()
 			return pack.Unpack(c.Context, out, rc, name)
 		},
+	}
+}
+
+// writeStatJSON prints stat's figures as one JSON object.
+func writeStatJSON(w io.Writer, r *store.Reader, name string) error {
+	st := map[string]any{
+		"file":           name,
+		"format_version": r.Version(),
+		"records":        r.Len(),
+		"sessions":       r.NumSessions(),
+		"file_bytes":     r.Size(),
+		"body_bytes":     r.DataBytes(),
+		"timestamps":     r.HasTimestamps(),
+		"context_modes":  contextModes(r),
+		"meta":           r.Meta(),
+	}
+	if ps := storePrefix(r); ps != nil {
+		st["prefix_cache"] = ps
+	}
+	b, _ := json.Marshal(st)
+	_, err := fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// writeStat prints stat's figures a line each, the metadata last in key
+// order (the settings as their line count).
+func writeStat(w io.Writer, r *store.Reader, name string) {
+	fmt.Fprintf(w, "file:           %s\n", name)
+	fmt.Fprintf(w, "format version: %d\n", r.Version())
+	fmt.Fprintf(w, "records:        %d\n", r.Len())
+	fmt.Fprintf(w, "sessions:       %d\n", r.NumSessions())
+	fmt.Fprintf(w, "file bytes:     %d\n", r.Size())
+	fmt.Fprintf(w, "body bytes:     %d\n", r.DataBytes())
+	fmt.Fprintf(w, "timestamps:     %s\n", yesNo(r.HasTimestamps()))
+	cm := contextModes(r)
+	fmt.Fprintf(w, "context modes:  %s %d, %s %d, none %d (sessions)\n",
+		record.ContextDeltas, cm[record.ContextDeltas], record.ContextMessageArray, cm[record.ContextMessageArray], cm["none"])
+	if ps := storePrefix(r); ps != nil {
+		ps.print(w, r.Len())
+	}
+	meta := r.Meta()
+	keys := make([]string, 0, len(meta))
+	for k := range meta {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == store.MetaSettings {
+			fmt.Fprintf(w, "meta.%-10s %d lines (stat --settings prints them)\n", k+":", strings.Count(meta[k], "\n"))
+			continue
+		}
+		fmt.Fprintf(w, "meta.%-10s %s\n", k+":", strconv.Quote(meta[k]))
 	}
 }

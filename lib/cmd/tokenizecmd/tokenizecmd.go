@@ -79,19 +79,8 @@ func run(ctx context.Context, o options) error {
 	if err := o.TokenizeRun.Check(); err != nil {
 		return err
 	}
-	topt := chk.Trace
-	topt.MaxLineBytes = o.MaxLineBytes
 	idx, cnt := chk.ShardIndex, chk.ShardCount
-	name := o.input
-	if name == "" || name == "-" {
-		name = "<stdin>"
-	}
-	var tr *trace.Reader
-	if o.input == "" || o.input == "-" {
-		tr, err = trace.NewReader(o.stdin, name, topt)
-	} else {
-		tr, err = trace.Open(o.input, topt)
-	}
+	tr, name, err := openTrace(o, chk.Trace)
 	if err != nil {
 		return explain(err)
 	}
@@ -135,6 +124,18 @@ func run(ctx context.Context, o options) error {
 		summary(o, name, tr, st, time.Since(start))
 	}
 	return nil
+}
+
+// openTrace opens the input (stdin for "" or -) with the trace options
+// the flags gave, and returns the name messages give it.
+func openTrace(o options, topt trace.Options) (*trace.Reader, string, error) {
+	topt.MaxLineBytes = o.MaxLineBytes
+	if o.input == "" || o.input == "-" {
+		tr, err := trace.NewReader(o.stdin, "<stdin>", topt)
+		return tr, "<stdin>", err
+	}
+	tr, err := trace.Open(o.input, topt)
+	return tr, o.input, err
 }
 
 // explain adds the flag to raise to a line that is too long (libraries do
