@@ -12,14 +12,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 
-	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	"github.com/urfave/cli/v2"
 )
 
@@ -98,6 +96,44 @@ func Code(err error) int {
 // SIGINT and SIGTERM cancel the context; a command that returns because of it
 // exits 130.
 func Main(app *cli.App, args []string) int {
+	setUp(app)
+	// AIPERF_CPUPROFILE=FILE writes a CPU profile of the run (for pprof).
+	if name := os.Getenv("AIPERF_CPUPROFILE"); name != "" {
+		if f, err := os.Create(name); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		}
+	}
+	ctx, stop := notifyContext(app)
+	defer stop()
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return ExitOK
+	}
+	code := Code(err)
+	if closedPipe(app.Writer, err) {
+		// Whoever reads our output has gone: saying so would only add a
+		// line to the message of the stage that failed downstream (or to
+		// a head that had enough).
+		return ExitPipe
+	}
+	if ctx.Err() != nil {
+		code = ExitInterrupted
+		err = errors.New("interrupted")
+	}
+	var e *Error
+	if !(errors.As(err, &e) && e.Err == nil) {
+		fmt.Fprintf(app.ErrWriter, "%s: %v\n", app.Name, err)
+	}
+	return code
+}
+
+// setUp gives app the house rules every binary shares: the standard
+// streams (pipes grown), the version, the usage line, the exit-code table
+// in the description, usage errors as exit 2, and no comma splitting of
+// slice flags.
+func setUp(app *cli.App) {
 	if app.ErrWriter == nil {
 		app.ErrWriter = os.Stderr
 	}
@@ -134,37 +170,6 @@ func Main(app *cli.App, args []string) int {
 			c.OnUsageError = app.OnUsageError
 		}
 	}
-
-	// AIPERF_CPUPROFILE=FILE writes a CPU profile of the run (for pprof).
-	if name := os.Getenv("AIPERF_CPUPROFILE"); name != "" {
-		if f, err := os.Create(name); err == nil {
-			if pprof.StartCPUProfile(f) == nil {
-				defer func() { pprof.StopCPUProfile(); f.Close() }()
-			}
-		}
-	}
-	ctx, stop := notifyContext(app)
-	defer stop()
-	err := app.RunContext(ctx, args)
-	if err == nil {
-		return ExitOK
-	}
-	code := Code(err)
-	if closedPipe(app.Writer, err) {
-		// Whoever reads our output has gone: saying so would only add a
-		// line to the message of the stage that failed downstream (or to
-		// a head that had enough).
-		return ExitPipe
-	}
-	if ctx.Err() != nil {
-		code = ExitInterrupted
-		err = errors.New("interrupted")
-	}
-	var e *Error
-	if !(errors.As(err, &e) && e.Err == nil) {
-		fmt.Fprintf(app.ErrWriter, "%s: %v\n", app.Name, err)
-	}
-	return code
 }
 
 // closedPipe reports whether err is a write to stdout, a pipe or socket
@@ -251,86 +256,6 @@ func (f stateless) IsSet() bool     { return false }
 func (f stateless) IsVisible() bool { return true }
 func (f stateless) String() string {
 	return cli.FlagStringer(&cli.BoolFlag{Name: f.name, Aliases: f.Names()[1:], Usage: f.usage})
-}
-
-// notifyContext returns a context that SIGINT and SIGTERM cancel: the first
-// signal asks the command to stop cleanly (it returns, removes its temporary
-// files and exits 130). A second signal stops a command that is stuck, for
-// example blocked reading a silent stdin: it removes the process's temporary
-// files (atomicfile.RemoveTemps) and exits 130 at once, unless the command
-// asked for it with SecondSignal; then a third signal does that.
-func notifyContext(app *cli.App) (context.Context, func()) {
-	st := &signals{cut: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), signalsKey{}, st))
-	sig := make(chan os.Signal, 3)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-sig:
-			cancel()
-		case <-done:
-			return
-		}
-		for {
-			select {
-			case <-sig:
-				if st.claim() {
-					continue // the command cuts its work short and still writes its outputs
-				}
-				atomicfile.RemoveTemps()
-				fmt.Fprintf(app.ErrWriter, "%s: interrupted\n", app.Name)
-				os.Exit(ExitInterrupted)
-			case <-done:
-				return
-			}
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(sig)
-		close(done)
-		cancel()
-	}
-}
-
-// signals is what a command run by Main shares with its signal handler.
-type signals struct {
-	mu      sync.Mutex
-	wanted  bool // the command handles the second signal (SecondSignal)
-	claimed bool // the second signal came and was handed to it
-	cut     chan struct{}
-}
-
-type signalsKey struct{}
-
-// claim hands a signal after the first to the command, once: true when it
-// was (the cut channel is closed now), false when the process should exit.
-func (s *signals) claim() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.wanted || s.claimed {
-		return false
-	}
-	s.claimed = true
-	close(s.cut)
-	return true
-}
-
-// SecondSignal is for a command whose clean stop takes a while (replay's
-// grace period for requests in flight): it returns a channel that a second
-// SIGINT or SIGTERM closes, instead of exiting at once, so the command can
-// cut that wait short and still write its outputs; a third signal exits at
-// once. Outside Main (a context without its signal handler) it returns nil,
-// a channel that never closes.
-func SecondSignal(ctx context.Context) <-chan struct{} {
-	st, ok := ctx.Value(signalsKey{}).(*signals)
-	if !ok {
-		return nil
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.wanted = true
-	return st.cut
 }
 
 // OpenInput opens the input name: "" and "-" are the app's standard input
