@@ -145,6 +145,11 @@ test-real: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-moc
 # installed when missing), in a temp folder, against aiperf-mock on loopback: the sharded prep's
 # store equals the unsharded one, the sharded replay's merged report counts every request once with
 # exact percentiles; every daemon it started is stopped by pid. Not part of `make test` (root, apt).
+# The cache's process-level stress tests at their full counts (make test runs a third of them):
+# ensure beside rm and gc loops, 60 runs each; SIGKILL at random moments, 50 kills a command.
+test-soak:
+	AIPERF_SOAK=1 go test -count=1 -run 'TestEnsureBesideRemovals|TestCrashSafety' ./lib/cmd/cachecmd
+
 test-slurm: build
 	scripts/slurm/test.sh
 
@@ -162,4 +167,4 @@ image:
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
 FORCE:
-.PHONY: report-check test-slurm image build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE
+.PHONY: report-check test-soak test-slurm image build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE

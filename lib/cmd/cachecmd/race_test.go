@@ -26,9 +26,9 @@ func TestEnsureBesideRemovals(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
-	runs := 60
-	if testing.Short() {
-		runs = 20
+	runs := 20
+	if soak(t) {
+		runs = 60
 	}
 	for _, remover := range []string{"rm", "gc"} {
 		t.Run(remover, func(t *testing.T) {
