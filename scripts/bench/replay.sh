@@ -146,7 +146,7 @@ for r in $(seq "$ROUNDS"); do
 	"$RB" cpuwatch "$DIR/r.cpu" -- "${CPIN[@]}" bin/aiperf-replay --url "$TURL" --schedule concurrency \
 		--concurrency "$CONC" --request-count "$vn" -o "$DIR/out" "$DIR/s.aipk" 2> "$DIR/replay.err"
 	ra=$(accepted)
-	"$RB" stats "$DIR/out/records.jsonl" > "$DIR/r.stats"
+	"$RB" stats "$DIR/out/results.jsonl" > "$DIR/r.stats"
 	measure r "$DIR/r.stats" "$DIR/r.cpu" "$ra"
 	grep -o 'client CPU [0-9.]* ' "$DIR/replay.err" | awk '{print $3}' >> "$DIR/r.runcpu"
 	for who in v r; do
@@ -178,7 +178,7 @@ for r in $(seq "$ROUNDS"); do
 	skip 2 && break
 	rm -rf "$DIR/out"
 	bin/aiperf-replay -q --url "$FAST" --schedule rate --rate "$HALF" --arrival constant --duration "$DURATION" -o "$DIR/out" "$DIR/s.aipk"
-	"$DIR/replaybench" stats "$DIR/out/records.jsonl" > "$DIR/stats"
+	"$DIR/replaybench" stats "$DIR/out/results.jsonl" > "$DIR/stats"
 	awk '{print $12 / 1e6}' "$DIR/stats" >> "$DIR/late"
 	awk '{print $10 / 1e6}' "$DIR/stats" >> "$DIR/late50"
 	"$DIR/replaybench" ticker "$HALF" "$DURATION" > "$DIR/tick"
@@ -200,7 +200,7 @@ for r in $(seq "$ROUNDS"); do
 	skip 3 && break
 	rm -rf "$DIR/out"
 	bin/aiperf-replay -q --url "$SLOW" --schedule concurrency --concurrency 1 --request-count "$TTFT_N" -o "$DIR/out" "$DIR/s.aipk"
-	rt=$("$DIR/replaybench" stats "$DIR/out/records.jsonl" | awk '{print $8 / 1e6}')
+	rt=$("$DIR/replaybench" stats "$DIR/out/results.jsonl" | awk '{print $8 / 1e6}')
 	bt=$("$DIR/replaybench" bare "$DIR/s.aipk" "$SLOW" "$TTFT_N" | median | awk '{print $1 / 1e6}')
 	echo "$rt" >> "$DIR/r.ttft"; echo "$bt" >> "$DIR/b.ttft"
 	printf 'round %d  median TTFT: aiperf-replay %.3f ms, bare net/http client %.3f ms\n' "$r" "$rt" "$bt"
@@ -221,12 +221,12 @@ if ! skip 4 && [ "$RSS_REQUESTS" -gt 0 ]; then
 	echo "RSS of aiperf-replay over $RSS_REQUESTS requests (MB; the records file's size beside it):"
 	while kill -0 "$rp" 2>/dev/null; do
 		if [ -r "/proc/$rp/status" ]; then
-			awk -v mb="$(du -cm "$DIR"/out/.records.jsonl.tmp-* 2>/dev/null | tail -1 | cut -f1)" \
+			awk -v mb="$(du -cm "$DIR"/out/.results.jsonl.tmp-* 2>/dev/null | tail -1 | cut -f1)" \
 				'/^VmRSS/ {rss=$2} /^RssAnon/ {anon=$2} /^VmHWM/ {hwm=$2} END {if (rss) printf "  VmRSS %.1f  RssAnon %.1f  VmHWM %.1f  records %s MB\n", rss/1024, anon/1024, hwm/1024, mb}' \
 				"/proc/$rp/status" 2>/dev/null || true
 		fi
 		sleep 10
 	done
 	wait "$rp"
-	echo "  done: $(wc -l < "$DIR/out/records.jsonl") records"
+	echo "  done: $(wc -l < "$DIR/out/results.jsonl") records"
 fi
