@@ -1,7 +1,6 @@
 package rundir
 
 import (
-	"fmt"
 	"io"
 	"path/filepath"
 
@@ -23,15 +22,7 @@ const (
 // from the results files (one more pass).
 func WriteExports(dir string, s *metrics.Summary, o metrics.Options, run metrics.Run, files []string) error {
 	write := func(name string, fn func(io.Writer) error) error {
-		f, err := atomicfile.Create(filepath.Join(dir, name))
-		if err != nil {
-			return err
-		}
-		defer f.Abort()
-		if err := fn(f); err != nil {
-			return fmt.Errorf("%s: %w", f.Name(), err)
-		}
-		return f.Commit()
+		return atomicfile.Write(filepath.Join(dir, name), fn)
 	}
 	if err := write(ExportJSONFile, func(w io.Writer) error { return metrics.WriteJSON(w, s, run) }); err != nil {
 		return err

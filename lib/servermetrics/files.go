@@ -37,15 +37,7 @@ func WriteExports(dir string, c *Collector, w Window, meta Meta) (*Report, error
 		name string
 		fn   func(io.Writer, *Report, Meta) error
 	}{{JSONFile, WriteJSON}, {CSVFile, WriteCSV}} {
-		f, err := atomicfile.Create(filepath.Join(dir, x.name))
-		if err != nil {
-			return nil, err
-		}
-		if err := x.fn(f, rep, meta); err != nil {
-			f.Abort()
-			return nil, err
-		}
-		if err := f.Commit(); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, x.name), func(w io.Writer) error { return x.fn(w, rep, meta) }); err != nil {
 			return nil, err
 		}
 	}

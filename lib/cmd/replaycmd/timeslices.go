@@ -2,7 +2,6 @@ package replaycmd
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"path/filepath"
 	"strconv"
@@ -86,15 +85,7 @@ func writeTimeslices(dir string, s *metrics.Slices, run metrics.Run) error {
 		return nil
 	}
 	write := func(name string, fn func(io.Writer) error) error {
-		f, err := atomicfile.Create(filepath.Join(dir, name))
-		if err != nil {
-			return err
-		}
-		defer f.Abort()
-		if err := fn(f); err != nil {
-			return fmt.Errorf("%s: %w", f.Name(), err)
-		}
-		return f.Commit()
+		return atomicfile.Write(filepath.Join(dir, name), fn)
 	}
 	if err := write(timeslicesJSONFile, func(w io.Writer) error { return metrics.WriteTimeslicesJSON(w, s, run) }); err != nil {
 		return err

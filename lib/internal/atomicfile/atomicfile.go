@@ -247,6 +247,20 @@ func (f *File) Abort() {
 	unregister(tmp)
 }
 
+// Write writes name atomically with what fn writes: nothing of it is left
+// when fn fails, and its error then names the file.
+func Write(name string, fn func(io.Writer) error) error {
+	f, err := Create(name)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := fn(f); err != nil {
+		return fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return f.Commit()
+}
+
 // WriteFile writes the bytes read from r to name atomically.
 func WriteFile(name string, r io.Reader) error {
 	f, err := Create(name)

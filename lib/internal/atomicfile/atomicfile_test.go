@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -229,5 +230,27 @@ func TestRemoveTemps(t *testing.T) {
 	}
 	if got := entries(t, dir); len(got) != 0 {
 		t.Fatalf("directory holds %v", got)
+	}
+}
+
+// Write commits what fn wrote; when fn fails nothing is left (no file, no
+// temp), and the error names the file.
+func TestWriteFunc(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "out.json")
+	if err := Write(name, func(w io.Writer) error { _, err := io.WriteString(w, "ok"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(name); err != nil || string(b) != "ok" {
+		t.Fatalf("read %q, %v", b, err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	err := Write(bad, func(w io.Writer) error { io.WriteString(w, "half"); return errors.New("boom") })
+	if err == nil || !strings.Contains(err.Error(), bad+": boom") {
+		t.Fatalf("error %v, want it to name %s", err, bad)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Fatalf("%d entries left in the folder, want only out.json", len(ents))
 	}
 }
