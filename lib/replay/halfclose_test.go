@@ -65,7 +65,7 @@ func halfCloseServer(t *testing.T, idle time.Duration) (url string, accepted *at
 // would miss that FIN, which came before the wait began.)
 func TestHalfClosedIdleConnection(t *testing.T) {
 	url, accepted := halfCloseServer(t, 30*time.Millisecond)
-	st := singleTurns(t, 3, 250*time.Millisecond, func(i int) []byte { return chatBody("q", 1, true) })
+	st := singleTurns(t, 3, 500*time.Millisecond, func(i int) []byte { return chatBody("q", 1, true) })
 	recs, stats := replayAll(t, context.Background(), st, Options{URL: url, Concurrency: 1, Timeout: 10 * time.Second})
 	if len(recs) != 3 || stats.Errors != 0 {
 		t.Fatalf("%d records, %d errors", len(recs), stats.Errors)
