@@ -36,7 +36,14 @@
 #     (it adds start-up, and aiperf-replay's summary and exports after the last response).
 #   - PIN=1 pins the server to CPU 0 and each client to CPU 1 (taskset; Go then runs with
 #     GOMAXPROCS=1 in both clients); PIN=0 (default) pins nothing. Either way, the same for both.
-#   - ROUNDS rounds, vegeta then aiperf-replay in each; medians of the rounds, the ratio of the
+#   - The epoll floor (FLOOR=1, the default; bare server only): `replaybench floor`, the least client
+#     that reads the same stream as it arrives (one locked thread, a level-triggered epoll loop, one
+#     write a request, one read a readiness with its timestamp, no parsing), runs third in each round
+#     with the same request count and the same span and CPU rules. Its CPU is, near enough, what this
+#     machine's kernel charges for the segments, reads and wake-ups alone. Every client's CPU a
+#     request follows its reads a response (printed): a client that keeps up with the server reads
+#     the 19 writes of a stream one by one, one that fell behind takes them in one read.
+#   - ROUNDS rounds, vegeta then aiperf-replay (then the floor) in each; medians of the rounds, the ratio of the
 #     medians, and the median of each round's ratio (steadier when the other tenants' load moves).
 #
 # Targets (issue 14): req/s ratio >= 1.2 on this setup, CPU <= 45 us a request; issue 9's: p99
@@ -51,6 +58,7 @@ TTFT_N=${TTFT_N:-200}
 RSS_REQUESTS=${RSS_REQUESTS:-1000000}
 SERVER=${SERVER:-bare}
 PIN=${PIN:-0}
+FLOOR=${FLOOR:-1} # 1: part 1 also runs replaybench floor, the least client, in each round (bare server only)
 SKIP=${SKIP:-} # e.g. SKIP="2 4": leave those parts out
 CACHE=${BENCH_CACHE:-$HOME/.cache/aiperf-bench}
 DIR=${BENCH_DIR:-$(mktemp -d /tmp/aiperf-replay-bench.XXXXXX)}
@@ -118,19 +126,20 @@ accepted() {
 	for _ in $(seq 100); do [ "$(wc -l < "$DIR/bare.out")" -gt "$n" ] && break; sleep 0.02; done
 	tail -1 "$DIR/bare.out" | awk '{print $2}'
 }
-# measure NAME STATS CPU_SAMPLES ACCEPT: appends "rps cpu_us_span cpu_us_process ok errors" to $DIR/NAME.fig.
+# measure NAME STATS CPU_SAMPLES ACCEPT: appends "rps cpu_us_span cpu_us_process ok errors span reads" to
+# $DIR/NAME.fig (reads: that returned bytes, a response; "-" for vegeta, which does not say).
 measure() {
 	local ok errs first last start cpu
-	read -r ok errs first last < <(awk '{for (i = 1; i < NF; i++) v[$i] = $(i + 1); print v["ok"], v["errors"], v["first_ns"], v["last_ns"]}' "$2")
+	read -r ok errs first last reads < <(awk '{for (i = 1; i < NF; i++) v[$i] = $(i + 1); print v["ok"], v["errors"], v["first_ns"], v["last_ns"], (v["reads_per_request"] == "" ? "-" : v["reads_per_request"])}' "$2")
 	start=$first
 	if [ "$4" != 0 ] && [ "$4" -lt "$start" ]; then start=$4; fi
 	cpu=$("$RB" cpuspan "$3" "$start" "$last")
-	awk -v ok="$ok" -v e="$errs" -v s="$start" -v l="$last" -v c="$cpu" 'BEGIN {
-		split(c, f, " "); printf "%.1f %.2f %.2f %d %d %.3f\n", ok / ((l - s) / 1e9), f[2] / 1e3 / ok, f[4] / 1e3 / ok, ok, e, (l - s) / 1e9 }' >> "$DIR/$1.fig"
+	awk -v ok="$ok" -v e="$errs" -v s="$start" -v l="$last" -v c="$cpu" -v rd="$reads" 'BEGIN {
+		split(c, f, " "); printf "%.1f %.2f %.2f %d %d %.3f %s\n", ok / ((l - s) / 1e9), f[2] / 1e3 / ok, f[4] / 1e3 / ok, ok, e, (l - s) / 1e9, rd }' >> "$DIR/$1.fig"
 }
 
 # 1. Sustained requests/s and CPU per request.
-: > "$DIR/v.fig"; : > "$DIR/r.fig"; : > "$DIR/r.runcpu"
+: > "$DIR/v.fig"; : > "$DIR/r.fig"; : > "$DIR/f.fig"; : > "$DIR/r.runcpu"
 for r in $(seq "$ROUNDS"); do
 	skip 1 && break
 	accepted > /dev/null
@@ -149,21 +158,32 @@ for r in $(seq "$ROUNDS"); do
 	"$RB" stats "$DIR/out/results.jsonl" > "$DIR/r.stats"
 	measure r "$DIR/r.stats" "$DIR/r.cpu" "$ra"
 	grep -o 'client CPU [0-9.]* ' "$DIR/replay.err" | awk '{print $3}' >> "$DIR/r.runcpu"
-	for who in v r; do
-		read -r rps cs cp ok e span < <(tail -1 "$DIR/$who.fig")
-		printf 'round %d  %-13s %6d ok (%d failed) in %.3f s: %7.0f req/s, CPU %5.1f us a request over the span (%5.1f us whole process)\n' \
-			"$r" "$([ $who = v ] && echo vegeta: || echo aiperf-replay:)" "$ok" "$e" "$span" "$rps" "$cs" "$cp"
+	who=(v r)
+	if [ "$FLOOR" = 1 ] && [ "$SERVER" = bare ]; then
+		"$RB" cpuwatch "$DIR/f.cpu" -- "${CPIN[@]}" "$RB" floor "$DIR/s.aipk" "$TURL" "$CONC" "$vn" > "$DIR/f.stats"
+		measure f "$DIR/f.stats" "$DIR/f.cpu" "$(accepted)"
+		who+=(f)
+	fi
+	for w in "${who[@]}"; do
+		read -r rps cs cp ok e span rd < <(tail -1 "$DIR/$w.fig")
+		printf 'round %d  %-13s %6d ok (%d failed) in %.3f s: %7.0f req/s, CPU %5.1f us a request over the span (%5.1f us whole process), %s reads a response\n' \
+			"$r" "$(case $w in v) echo vegeta: ;; r) echo aiperf-replay: ;; f) echo epoll floor: ;; esac)" "$ok" "$e" "$span" "$rps" "$cs" "$cp" "$rd"
 	done
 	echo "          load average $(cut -d' ' -f1-3 /proc/loadavg); aiperf-replay's own figure for its sending phase: $(tail -1 "$DIR/r.runcpu") us CPU a request"
 done
 if ! skip 1; then
 	col() { awk -v c="$1" '{print $c}' "$2" | median; }
 	RPS=$(col 1 "$DIR/r.fig"); VRPS=$(col 1 "$DIR/v.fig")
-	PAIRED=$(paste -d' ' "$DIR/r.fig" "$DIR/v.fig" | awk '{print $1 / $7}' | median)
+	PAIRED=$(paste -d' ' "$DIR/r.fig" "$DIR/v.fig" | awk '{print $1 / $8}' | median)
 	printf 'sustained req/s, 16-chunk streams, %s in flight, %s server: aiperf-replay %.0f, vegeta %.0f: ratio %s, median of the rounds'"'"' ratios %.2f (target >= 1.2)\n' \
 		"$CONC" "$SERVER" "$RPS" "$VRPS" "$(ratio "$RPS" "$VRPS")" "$PAIRED"
 	printf 'client CPU per request over the span: aiperf-replay %.1f us, vegeta %.1f us (target <= 45); whole process: %.1f us, %.1f us; aiperf-replay sending phase %.1f us\n' \
 		"$(col 2 "$DIR/r.fig")" "$(col 2 "$DIR/v.fig")" "$(col 3 "$DIR/r.fig")" "$(col 3 "$DIR/v.fig")" "$(median < "$DIR/r.runcpu")"
+	if [ -s "$DIR/f.fig" ]; then
+		printf 'the epoll floor (replaybench floor: one thread, one read a readiness, no parsing), same rounds: %.0f req/s, CPU %.1f us a request over the span; aiperf-replay / floor CPU %s, median of the rounds'"'"' ratios %.2f; reads a response: aiperf-replay %s, floor %s\n' \
+			"$(col 1 "$DIR/f.fig")" "$(col 2 "$DIR/f.fig")" "$(ratio "$(col 2 "$DIR/r.fig")" "$(col 2 "$DIR/f.fig")")" \
+			"$(paste -d' ' "$DIR/r.fig" "$DIR/f.fig" | awk '{print $2 / $9}' | median)" "$(col 7 "$DIR/r.fig")" "$(col 7 "$DIR/f.fig")"
+	fi
 fi
 # Parts 2 and 4 use the same server as part 1.
 FAST=$TURL

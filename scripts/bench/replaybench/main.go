@@ -5,7 +5,8 @@
 //	replaybench bare STORE URL N           a bare net/http client: N sequential streamed requests, prints each TTFT in ns
 //	                                       (from the moment it holds a connection, as aiperf-replay's sent time)
 //	replaybench stats RECORDS...           count, req/s, median TTFT, p99 send lateness (ns) of records files,
-//	                                       and the span (first send, last end) in Unix ns
+//	                                       the span (first send, last end) in Unix ns, and the reads (that
+//	                                       returned bytes) a response took
 //	replaybench vstats CSV                 the same count and span of a vegeta results file (`vegeta encode -to csv`)
 //	replaybench ticker RATE DURATION       the machine's floor: a bare Go loop that sleeps to RATE deadlines a
 //	                                       second and sends nothing; prints the p50, p99 and max of its lateness (ns)
@@ -13,6 +14,7 @@
 //	replaybench serve STREAM               a bare SSE server on 127.0.0.1 (URL on stdout) answering every POST with STREAM
 //	replaybench cpuwatch OUT -- CMD...     run CMD, sample its whole-process CPU time every 10 ms into OUT
 //	replaybench cpuspan SAMPLES FROM TO    CPU ns of the process in SAMPLES between Unix ns FROM and TO (interpolated)
+//	replaybench floor STORE URL C N        the least client (Linux): C connections, one epoll thread, N requests
 package main
 
 import (
@@ -61,6 +63,8 @@ func main() {
 		err = cpuwatch(os.Args[2:])
 	case "cpuspan":
 		err = cpuspan(os.Args[2:])
+	case "floor":
+		err = floor(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
 	}
@@ -183,7 +187,7 @@ func bare(args []string) error {
 
 func stats(files []string) error {
 	var ttft, late []float64
-	var n, errs, ok int64
+	var n, errs, ok, reads int64
 	var first, last int64
 	for _, name := range files {
 		f, err := os.Open(name)
@@ -214,6 +218,9 @@ func stats(files []string) error {
 			if r.FirstTokenNS > 0 {
 				ttft = append(ttft, float64(r.FirstTokenNS-r.SentNS))
 			}
+			if r.HTTP != nil {
+				reads += r.HTTP.ChunksReceived
+			}
 		}
 		f.Close()
 	}
@@ -225,8 +232,8 @@ func stats(files []string) error {
 		}
 		return xs[min(len(xs)-1, int(p*float64(len(xs))))]
 	}
-	fmt.Printf("records %d errors %d req_per_s %.1f ttft_p50_ns %.0f late_p50_ns %.0f late_p99_ns %.0f late_max_ns %.0f ok %d first_ns %d last_ns %d\n",
-		n, errs, float64(n)/(float64(last-first)/1e9), q(ttft, 0.5), q(late, 0.5), q(late, 0.99), q(late, 1), ok, first, last)
+	fmt.Printf("records %d errors %d req_per_s %.1f ttft_p50_ns %.0f late_p50_ns %.0f late_p99_ns %.0f late_max_ns %.0f ok %d first_ns %d last_ns %d reads_per_request %.2f\n",
+		n, errs, float64(n)/(float64(last-first)/1e9), q(ttft, 0.5), q(late, 0.5), q(late, 0.99), q(late, 1), ok, first, last, float64(reads)/float64(max(n, 1)))
 	return nil
 }
 

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package main
+
+import "fmt"
+
+func floor([]string) error { return fmt.Errorf("floor runs on Linux only") }
