@@ -52,7 +52,7 @@ const (
 var dsASCII = func() (t [utf8.RuneSelf]uint8) {
 	for c := range t {
 		r := rune(c)
-		k := ucd.Category(r)
+		k := ucd.CategorySearch(r) // not Category: its table is built on first use
 		switch {
 		case k.Letter():
 			t[c] = dLetter | dASCIILetter
