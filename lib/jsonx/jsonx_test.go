@@ -49,6 +49,18 @@ func TestUnquote(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("Unquote(%s) = %q, %v; want %q", c, got, err, want)
 		}
+		app, err := AppendUnquote([]byte("prefix:"), []byte(c))
+		if err != nil || string(app) != "prefix:"+want {
+			t.Errorf("AppendUnquote(prefix:, %s) = %q, %v; want %q", c, app, err, "prefix:"+want)
+		}
+	}
+	for _, bad := range []string{`plain`, `"`, `"\x"`, `"\u12"`, `"end\"`} {
+		if _, err := AppendUnquote(nil, []byte(bad)); err == nil {
+			t.Errorf("AppendUnquote(%s): no error", bad)
+		}
+		if _, err := Unquote([]byte(bad)); err == nil {
+			t.Errorf("Unquote(%s): no error", bad)
+		}
 	}
 }
 
@@ -143,6 +155,9 @@ func FuzzSkip(f *testing.F) {
 			i := SkipSpace(b, 0)
 			if b[i] == '"' {
 				s, err := Unquote(bytes.TrimRight(b[i:], " \t\r\n"))
+				if app, aerr := AppendUnquote(nil, bytes.TrimRight(b[i:], " \t\r\n")); string(app) != s || (aerr == nil) != (err == nil) {
+					t.Fatalf("AppendUnquote(%q) = %q, %v; Unquote %q, %v", b, app, aerr, s, err)
+				}
 				var ref string
 				if json.Unmarshal(b, &ref) == nil && (err != nil || s != ref) {
 					if utf8.ValidString(ref) {

@@ -32,14 +32,18 @@ func init() {
 // byteLevelDecode maps a string written in the byte-level alphabet back to
 // raw bytes. ok is false when some rune is outside the alphabet.
 func byteLevelDecode(s string) (b []byte, ok bool) {
-	b = make([]byte, 0, len(s))
+	return appendByteLevelDecode(make([]byte, 0, len(s)), s)
+}
+
+// appendByteLevelDecode is byteLevelDecode appending to dst.
+func appendByteLevelDecode(dst []byte, s string) ([]byte, bool) {
 	for _, r := range s {
 		if r >= rune(len(runeToByte)) || runeToByte[r] < 0 {
 			return nil, false
 		}
-		b = append(b, byte(runeToByte[r]))
+		dst = append(dst, byte(runeToByte[r]))
 	}
-	return b, true
+	return dst, true
 }
 
 // byteLevelEncode writes raw bytes in the byte-level alphabet.

@@ -36,6 +36,23 @@ type bpeJSON struct {
 	ByteFallback            bool
 	IgnoreMerges            bool
 	Dropout                 *float64
+
+	strs    strArena // Vocab's keys and Merges' strings
+	scratch []byte
+}
+
+// arenaString reads the JSON string at data[i] into m's arena and returns
+// it and the index past it.
+func (m *bpeJSON) arenaString(data []byte, i int) (string, int, error) {
+	if data[i] != '"' {
+		return "", i, &jsonx.SyntaxError{Offset: i, Msg: "expected a string"}
+	}
+	end, err := jsonx.SkipString(data, i)
+	if err != nil {
+		return "", end, err
+	}
+	m.scratch, err = jsonx.AppendUnquote(m.scratch[:0], data[i:end])
+	return m.strs.str(m.scratch), end, err
 }
 
 // mergeJSON is one merge, written either as "a b" (older files) or as
@@ -108,12 +125,12 @@ func readModelJSON(data []byte, i int, m *bpeJSON) (int, error) {
 			m.vocabIsMap = true
 			m.Vocab = make(map[string]int, min(len(data)/64, 1<<18))
 			return jsonx.WalkFields(data, i, func(key []byte, i int) (int, error) {
-				tok, err := jsonx.Unquote(key)
-				if err != nil {
+				var err error
+				if m.scratch, err = jsonx.AppendUnquote(m.scratch[:0], key); err != nil {
 					return i, err
 				}
 				id, end, err := jsonInt(data, i)
-				m.Vocab[tok] = id
+				m.Vocab[m.strs.str(m.scratch)] = id
 				return end, err
 			})
 		case "merges":
@@ -126,7 +143,7 @@ func readModelJSON(data []byte, i int, m *bpeJSON) (int, error) {
 			return jsonx.WalkElements(data, i, func(_, i int) (int, error) {
 				switch data[i] {
 				case '"':
-					line, end, err := jsonString(data, i)
+					line, end, err := m.arenaString(data, i)
 					if err != nil || strings.HasPrefix(line, "#version") {
 						return end, err
 					}
@@ -141,7 +158,7 @@ func readModelJSON(data []byte, i int, m *bpeJSON) (int, error) {
 					var buf [2]string // no allocation for the usual pair
 					pair := buf[:0]
 					end, err := jsonx.WalkElements(data, i, func(_, i int) (int, error) {
-						p, end, err := jsonString(data, i)
+						p, end, err := m.arenaString(data, i)
 						pair = append(pair, p)
 						return end, err
 					})
@@ -159,20 +176,6 @@ func readModelJSON(data []byte, i int, m *bpeJSON) (int, error) {
 		}
 		return jsonx.Skip(data, i)
 	})
-}
-
-// jsonString reads the JSON string at data[i] and returns it and the index
-// past it.
-func jsonString(data []byte, i int) (string, int, error) {
-	if data[i] != '"' {
-		return "", i, &jsonx.SyntaxError{Offset: i, Msg: "expected a string"}
-	}
-	end, err := jsonx.SkipString(data, i)
-	if err != nil {
-		return "", end, err
-	}
-	s, err := jsonx.Unquote(data[i:end])
-	return s, end, err
 }
 
 // jsonInt reads the JSON integer at data[i] (negative ones too: the caller
@@ -262,6 +265,7 @@ func buildBPE(mj *bpeJSON, byteLevel bool) (*bpe, map[string]int, error) {
 		m.suffix = *mj.EndOfWordSuffix
 	}
 	vocab := mj.Vocab
+	var joined []byte // scratch: a map lookup of string(joined) does not allocate
 	for i, mg := range mj.Merges {
 		a, ok1 := vocab[mg.a]
 		b, ok2 := vocab[mg.b]
@@ -270,11 +274,13 @@ func buildBPE(mj *bpeJSON, byteLevel bool) (*bpe, map[string]int, error) {
 		}
 		// Hugging Face drops len(prefix) bytes of b without checking
 		// that they are the prefix.
-		joined := mg.a + mg.b
+		joined = append(joined[:0], mg.a...)
 		if len(mg.b) >= len(m.prefix) {
-			joined = mg.a + mg.b[len(m.prefix):]
+			joined = append(joined, mg.b[len(m.prefix):]...)
+		} else {
+			joined = append(joined, mg.b...)
 		}
-		id, ok := vocab[joined]
+		id, ok := vocab[string(joined)]
 		if !ok {
 			return nil, nil, fmt.Errorf("merge %d (%q %q) makes %q, which is missing from the vocab", i, mg.a, mg.b, joined)
 		}
@@ -299,9 +305,12 @@ func buildBPE(mj *bpeJSON, byteLevel bool) (*bpe, map[string]int, error) {
 	var strays map[string]int
 	if byteLevel {
 		m.vocab = make(map[string]int32, len(vocab))
+		var strs strArena
+		var b []byte
 		for tok, id := range vocab {
-			if b, ok := byteLevelDecode(tok); ok {
-				m.vocab[string(b)] = int32(id)
+			var ok bool
+			if b, ok = appendByteLevelDecode(b[:0], tok); ok {
+				m.vocab[strs.str(b)] = int32(id)
 			} else {
 				if strays == nil {
 					strays = make(map[string]int)
