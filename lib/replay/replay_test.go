@@ -268,13 +268,19 @@ func TestConcurrentBodiesFromOneMapping(t *testing.T) {
 		want[sha256.Sum256(bodies[i])] = i
 	}
 	st := singleTurns(t, n, 0, func(i int) []byte { return bodies[i] })
-	srv, err := mock.New(mock.Config{TTFT: 500 * time.Millisecond, ITL: time.Millisecond})
+	srv, err := mock.New(mock.Config{TTFT: 10 * time.Millisecond, ITL: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	seen := map[int]int{}
 	var inFlight, peak atomic.Int64
+	// Every request waits until half of them are in flight (or 30 s have
+	// passed): a client that sends them together gets there however
+	// slowly a loaded machine lets it dial; one that does not fails.
+	gate := make(chan struct{})
+	open := sync.OnceFunc(func() { close(gate) })
+	defer time.AfterFunc(30*time.Second, open).Stop()
 	url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		i, ok := want[sha256.Sum256(b)]
@@ -292,6 +298,10 @@ func TestConcurrentBodiesFromOneMapping(t *testing.T) {
 				break
 			}
 		}
+		if cur >= n/2 {
+			open()
+		}
+		<-gate
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		srv.ServeHTTP(w, r)
 		inFlight.Add(-1)
