@@ -15,8 +15,8 @@ bin/%: FORCE
 FIXTURES ?= $(CURDIR)/scripts/golden/fixtures
 export AIPERF_TOKENIZER_FIXTURES := $(FIXTURES)
 # The checks that need them: ids against Hugging Face's goldens, the exact-length check, the
-# tiktoken rank files.
-FIXTURE_TESTS := ExactLength|Golden|Unicode|Components|TablesGenerated|Tiktoken
+# tiktoken rank files; and the full-size checks a -race build trims (the scanners against regexp2).
+FIXTURE_TESTS := ExactLength|Golden|Unicode|Components|TablesGenerated|Tiktoken|ScannersMatchRegex
 FIXTURE_LOG   := bin/.test-fixtures.log
 
 # test is what CI runs (.ci/run) and what the README promises: the static checks first (cheap,
