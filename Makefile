@@ -18,6 +18,7 @@ export AIPERF_TOKENIZER_FIXTURES := $(FIXTURES)
 # tiktoken rank files; and the full-size checks a -race build trims (the scanners against regexp2).
 FIXTURE_TESTS := ExactLength|Golden|Unicode|Components|TablesGenerated|Tiktoken|ScannersMatchRegex
 FIXTURE_LOG   := bin/.test-fixtures.log
+REPLAY_LOG    := bin/.test-replay.log
 
 # test is what CI runs (.ci/run) and what the README promises: the static checks first (cheap,
 # and a failure there should not wait for the suite), then the suite with the race detector.
@@ -31,13 +32,17 @@ test: fmt-check tidy-check vet lint
 	@# (SHA-256-checked) first, and a check whose file is still missing fails instead of skipping
 	@if [ "$$CI" = true ]; then scripts/golden/fetch.sh; fi
 	@# full-size correctness checks first (-race makes them too slow, so they trim themselves
-	@# there), verbose into a log that names the checks skipped for a missing fixture
-	@mkdir -p bin; go test -count=1 -v -run '$(FIXTURE_TESTS)' ./lib/synth ./lib/tokenizer/... > $(FIXTURE_LOG) 2>&1; rc=$$?; \
-	 if [ $$rc -ne 0 ]; then grep -v -E '^ *(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|SKIP))' $(FIXTURE_LOG); exit $$rc; fi; \
-	 grep -E '^(ok|FAIL|\?) ' $(FIXTURE_LOG)
-	@# lib/replay reads and writes plain TCP with raw system calls, which a -race build swaps for
-	@# syscall.Read (the race detector cannot see the poller's ordering): test the shipped path too
-	go test -count=1 ./lib/replay
+	@# there), verbose into a log that names the checks skipped for a missing fixture; beside
+	@# them, lib/replay without -race: it reads and writes plain TCP with raw system calls, which
+	@# a -race build swaps for syscall.Read (the race detector cannot see the poller's ordering),
+	@# so the shipped path is tested too (14 s, mostly waiting for its servers)
+	@mkdir -p bin; go test -count=1 ./lib/replay > $(REPLAY_LOG) 2>&1 & rp=$$!; \
+	 go test -count=1 -v -run '$(FIXTURE_TESTS)' ./lib/synth ./lib/tokenizer/... > $(FIXTURE_LOG) 2>&1; rc=$$?; \
+	 wait $$rp; rrc=$$?; \
+	 if [ $$rc -ne 0 ]; then grep -v -E '^ *(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|SKIP))' $(FIXTURE_LOG); \
+	 else grep -E '^(ok|FAIL|\?) ' $(FIXTURE_LOG); fi; \
+	 echo "go test -count=1 ./lib/replay"; cat $(REPLAY_LOG); \
+	 [ $$rc -eq 0 ] && [ $$rrc -eq 0 ]
 	@# a -race binary sleeps 1 s before it exits (GORACE atexit_sleep_ms=1000): once per test
 	@# binary and once per command the testscripts exec; races are still reported and fail
 	GORACE=$${GORACE:-atexit_sleep_ms=10} go test -race -timeout 30m ./...
