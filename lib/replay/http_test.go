@@ -286,3 +286,112 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 		t.Fatal("the TLS handshake with a silent server did not time out")
 	}
 }
+
+// readResponseTCP is readResponse over a loopback TCP connection read by
+// the shipped sock (rawSock: chunked bodies through readEach), the server
+// writing raw in pieces of n bytes with a pause after each, then closing.
+func readResponseTCP(t *testing.T, raw []byte, n int, pause time.Duration) response {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for b := raw; len(b) > 0; {
+			k := min(n, len(b))
+			if _, err := c.Write(b[:k]); err != nil {
+				return
+			}
+			b = b[k:]
+			time.Sleep(pause)
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	s := newSock(c)
+	if _, ok := s.(eachReader); !ok {
+		t.Skip("no raw sock on this platform")
+	}
+	var rr respReader
+	var clock int64
+	rr.init(s, make([]byte, 4096), func() int64 { clock++; return clock })
+	h, err := rr.readHead()
+	if err != nil {
+		return response{Err: errKind(err)}
+	}
+	var body bytes.Buffer
+	var last int64
+	clean, err := rr.readBody(&h, func(p []byte, t int64) error {
+		if t == 0 || t < last {
+			return errors.New("piece without a read time, or out of order")
+		}
+		last = t
+		body.Write(p)
+		return nil
+	})
+	out := response{Status: h.status, Close: h.close, SSE: h.sse, Body: body.String(), Clean: clean}
+	if err != nil {
+		out.Err = errKind(err)
+		out.Body, out.Clean = "", false
+	}
+	return out
+}
+
+// The shipped sock reads chunked bodies in one poller read (readEach),
+// waiting between pieces without an empty read: every response reads as
+// through net.Conn, in one write or in pieces that make it wait.
+func TestReadResponseRawSock(t *testing.T) {
+	for _, tc := range responseCases {
+		for _, n := range []int{3, 1 << 20} {
+			if got := readResponseTCP(t, []byte(tc.in), n, 200*time.Microsecond); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("%s (writes of %d): got %+v, want %+v", tc.name, n, got, tc.want)
+			}
+		}
+	}
+	// bytes after the last chunk, in the same read: not clean
+	got := readResponseTCP(t, []byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\nxyz"), 1<<20, 0)
+	if got.Clean || got.Body != "x" || got.Err != "" {
+		t.Errorf("bytes after the body: got %+v", got)
+	}
+	// a stalled chunked body ends at the read deadline with the read's error
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			c.Write([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n"))
+			time.Sleep(2 * time.Second)
+			c.Close()
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	var rr respReader
+	rr.init(newSock(c), make([]byte, 4096), func() int64 { return 1 })
+	h, err := rr.readHead()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rr.readBody(&h, func([]byte, int64) error { return nil })
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Errorf("stalled body: got %v, want the read deadline's timeout", err)
+	}
+}
