@@ -369,12 +369,6 @@ type respReader struct {
 	err       error // sticky read error, reported once the buffer is drained
 	nread     int64 // bytes read
 	reads     int64 // reads that returned bytes
-
-	// readChunked's state while the sock reads (space, got)
-	ch    chunked
-	fn    func(p []byte, t int64) error
-	ferr  error // fn's error, or the framing's
-	ended bool  // the body's last chunk and trailers arrived
 }
 
 func (rr *respReader) init(rd interface{ Read([]byte) (int, error) }, buf []byte, now func() int64) {
@@ -631,11 +625,6 @@ func (h *head) hasBody() bool {
 // exactly where its framing says, with no byte after it, so that the
 // connection can carry another request (unless h.close).
 func (rr *respReader) readBody(h *head, fn func(p []byte, t int64) error) (clean bool, err error) {
-	if h.hasBody() && h.chunked {
-		if s, ok := rr.rd.(eachReader); ok {
-			return rr.readChunked(s, fn)
-		}
-	}
 	b := newBodyReader(rr, h)
 	for {
 		if err := b.next(); err != nil {
@@ -648,58 +637,6 @@ func (rr *respReader) readBody(h *head, fn func(p []byte, t int64) error) (clean
 			return false, err
 		}
 	}
-}
-
-// readChunked is readBody for a chunked body on a sock that reads a
-// stream of pieces in one poller read (rawSock.readEach): each read's
-// pieces go to fn with its time, as bodyReader hands them out, without the
-// empty read before each wait.
-func (rr *respReader) readChunked(s eachReader, fn func(p []byte, t int64) error) (clean bool, err error) {
-	rr.ch, rr.fn, rr.ferr, rr.ended = chunked{}, fn, nil, false
-	defer func() { rr.fn = nil }()
-	if rr.r < rr.w { // read with the head
-		rr.feed(rr.lastRead)
-	}
-	for !rr.ended && rr.ferr == nil {
-		if rr.err != nil {
-			return false, bodyReadErr(rr.err)
-		}
-		if err := s.readEach(rr); err != nil {
-			rr.err = err
-		}
-	}
-	if rr.ferr != nil {
-		return false, rr.ferr
-	}
-	return rr.r == rr.w && rr.err == nil, nil
-}
-
-// feed decodes buf[r:w], read at t.
-func (rr *respReader) feed(t int64) {
-	n, ended, err := rr.ch.feed(rr.buf[rr.r:rr.w], func(p []byte) error { return rr.fn(p, t) })
-	rr.r += n
-	rr.ended, rr.ferr = ended, err
-}
-
-// space is readTarget's: the whole buffer, as feed consumes every byte
-// of a read until the body ends.
-func (rr *respReader) space() []byte {
-	rr.r, rr.w = 0, 0
-	return rr.buf
-}
-
-// got is readTarget's: n bytes were read into space.
-func (rr *respReader) got(n int) bool {
-	t := rr.now()
-	rr.lastRead = t
-	rr.nread += int64(n)
-	rr.reads++
-	if rr.firstByte == 0 {
-		rr.firstByte = t
-	}
-	rr.w += n
-	rr.feed(t)
-	return !rr.ended && rr.ferr == nil
 }
 
 // bodyReader hands out the pieces of a body as h frames it, one at a time

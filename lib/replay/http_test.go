@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"reflect"
@@ -288,7 +289,7 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 }
 
 // readResponseTCP is readResponse over a loopback TCP connection read by
-// the shipped sock (rawSock: chunked bodies through readEach), the server
+// the shipped sock (rawSock on Linux), the server
 // writing raw in pieces of n bytes with a pause after each, then closing.
 func readResponseTCP(t *testing.T, raw []byte, n int, pause time.Duration) response {
 	t.Helper()
@@ -319,7 +320,7 @@ func readResponseTCP(t *testing.T, raw []byte, n int, pause time.Duration) respo
 	defer c.Close()
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	s := newSock(c)
-	if _, ok := s.(eachReader); !ok {
+	if _, ok := s.(*netSock); ok {
 		t.Skip("no raw sock on this platform")
 	}
 	var rr respReader
@@ -347,9 +348,8 @@ func readResponseTCP(t *testing.T, raw []byte, n int, pause time.Duration) respo
 	return out
 }
 
-// The shipped sock reads chunked bodies in one poller read (readEach),
-// waiting between pieces without an empty read: every response reads as
-// through net.Conn, in one write or in pieces that make it wait.
+// The shipped sock (raw reads through the poller) reads every response
+// as net.Conn does, in one write or in pieces that make it wait.
 func TestReadResponseRawSock(t *testing.T) {
 	for _, tc := range responseCases {
 		for _, n := range []int{3, 1 << 20} {
@@ -393,5 +393,96 @@ func TestReadResponseRawSock(t *testing.T) {
 	var ne net.Error
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		t.Errorf("stalled body: got %v, want the read deadline's timeout", err)
+	}
+
+	// a body that never ends and never lets the socket empty (a server
+	// faster than the client) ends at the read deadline too
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.Write([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"))
+		chunk := []byte(fmt.Sprintf("%x\r\n%s\r\n", 8000, bytes.Repeat([]byte("x"), 8000)))
+		for range 1 << 20 {
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	c2, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	c2.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	rr.init(newSock(c2), make([]byte, 4096), func() int64 { return 1 })
+	if h, err = rr.readHead(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	slow := func([]byte, int64) error { time.Sleep(time.Microsecond); return nil }
+	if _, err = rr.readBody(&h, slow); !errors.As(err, &ne) || !ne.Timeout() {
+		t.Errorf("endless body: got %v, want the read deadline's timeout", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("endless body: the deadline (300 ms) ended the read after %v", d)
+	}
+}
+
+// A chunked body cut by the server's close (a FIN, or a reset) that
+// arrived, with the body's last bytes, before the client read them: the
+// read that returns those bytes does not show the close, and the poller
+// will not wake again for it. The client must still see the close at once
+// (unexpected EOF, or the reset), not wait for a deadline that by default
+// never comes.
+func TestReadResponseCloseBeforeRead(t *testing.T) {
+	for _, reset := range []bool{false, true} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		dialed, closed := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(closed)
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			<-dialed
+			// more than the client's buffer, so that bytes stay in the
+			// socket after the head's read
+			c.Write([]byte(fmt.Sprintf("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s", 20000, bytes.Repeat([]byte("x"), 10000))))
+			if reset {
+				c.(*net.TCPConn).SetLinger(0)
+			}
+			c.Close()
+		}()
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		close(dialed)
+		<-closed
+		time.Sleep(50 * time.Millisecond) // the close has arrived
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var rr respReader
+		rr.init(newSock(c), make([]byte, 4096), func() int64 { return 1 })
+		h, err := rr.readHead()
+		if err != nil {
+			if reset {
+				continue // the reset discarded the bytes before the head was read
+			}
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err = rr.readBody(&h, func([]byte, int64) error { return nil })
+		var ne net.Error
+		if err == nil || errors.As(err, &ne) && ne.Timeout() {
+			t.Errorf("reset %v: got %v after %v, want the close's error", reset, err, time.Since(start))
+		}
 	}
 }

@@ -18,20 +18,6 @@ type sock interface {
 	writeAwait(v [][]byte, now func() int64) (sent int64, err error)
 }
 
-// eachReader is a sock that can read a stream of pieces in one poller
-// read (rawSock.readEach).
-type eachReader interface {
-	readEach(t readTarget) error
-}
-
-// readTarget takes the reads of readEach: space is the buffer for the
-// next read, got takes how many bytes it placed there and says whether to
-// go on.
-type readTarget interface {
-	space() []byte
-	got(n int) bool
-}
-
 // netSock is the portable sock: the connection's own Read and
 // net.Buffers (one writev on a plain connection).
 type netSock struct {

@@ -40,10 +40,6 @@ type rawSock struct {
 	now     func() int64
 	sent    int64 // writeAwait: when the write ended
 	written bool  // writeAwait: the write ended
-
-	eachFn func(fd uintptr) bool // s.each, bound once
-	to     readTarget            // readEach: where the reads go
-	eof    bool                  // readEach: the peer closed
 }
 
 // newSock returns the sock of a new connection.
@@ -57,65 +53,8 @@ func newSock(c net.Conn) sock {
 		return &netSock{c: c}
 	}
 	s := &rawSock{tc: tc, rc: rc}
-	s.readFn, s.writeFn, s.awaitFn, s.eachFn = s.read, s.writev, s.await, s.each
+	s.readFn, s.writeFn, s.awaitFn = s.read, s.writev, s.await
 	return s
-}
-
-// readEach reads into t.space() and hands each read's byte count to t.got
-// until got returns false, the peer closes (io.EOF) or the read fails, all
-// inside one poller read. After a read that left the socket empty (it
-// returned less than its buffer) the next one waits for readiness first:
-// the read that would find nothing, which a Read after Read makes before
-// every wait (the poller forgets readiness when a Read starts), is not
-// made. A streamed answer arrives in many small pieces, each woken for and
-// read as it comes: at low load that read was half of all reads.
-//
-// Why it is safe: within one poller read, readiness the poller saw after
-// the last read is kept, so a wait returns at once for bytes that arrived
-// since; a wait after a read that emptied the socket ends with the next
-// arrival. The reads and their times are those Read would have made, less
-// the empty ones.
-func (s *rawSock) readEach(t readTarget) error {
-	s.to, s.errno, s.eof = t, 0, false
-	err := s.rc.Read(s.eachFn)
-	s.to = nil
-	switch {
-	case err != nil: // the poller's: a deadline, a closed connection
-		return s.opError("read", err)
-	case s.errno != 0:
-		return &net.OpError{Op: "read", Net: "tcp", Source: s.tc.LocalAddr(), Addr: s.tc.RemoteAddr(), Err: os.NewSyscallError("read", s.errno)}
-	case s.eof:
-		return io.EOF
-	}
-	return nil
-}
-
-// each is readEach's step.
-func (s *rawSock) each(fd uintptr) bool {
-	for {
-		p := s.to.space()
-		n, e := sysRead(fd, p)
-		switch e {
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			return false // the poller waits for readability and calls again
-		case 0:
-		default:
-			s.errno = e
-			return true
-		}
-		if n == 0 {
-			s.eof = true
-			return true
-		}
-		if !s.to.got(n) {
-			return true
-		}
-		if n < len(p) {
-			return false // the socket was emptied: wait for the next bytes
-		}
-	}
 }
 
 func (s *rawSock) read(fd uintptr) bool {
