@@ -121,19 +121,26 @@ type conn struct {
 	deadline bool
 	abort    atomic.Int32 // abortReason set by pool.abortAll
 	dialed   dialTimes    // how long opening it took (conntiming.go)
-	// idleSince is when its last answer ended (runner clock ns; 0: not
-	// known, as for a connection dialed ahead into the pool).
-	idleSince int64
 }
 
-// idleProbe is how long a connection may sit idle before its next request
-// is written and read the plain way (writeParts, then a read that finds a
-// close the server made meanwhile at once) rather than inside writeAwait's
-// wait, which would miss a FIN that came before it: a server that
-// half-closed an idle connection and then says nothing would hold the
-// request until --timeout. A connection busy with back-to-back requests
-// never sits this long, so the busy path keeps writeAwait's saved read.
-const idleProbe = int64(20 * time.Millisecond)
+// abortDeadline is the past deadline abortAll gives the connections in use.
+var abortDeadline = time.Unix(1, 0)
+
+// setDeadline sets c's deadline (the read deadline only with readOnly; the
+// zero time: none) without undoing abortAll's: a request that set its own
+// after abortAll had marked c (the pool handed c out just before) puts the
+// past one back. abortAll marks before it sets, so either this sees the
+// mark or abortAll's deadline comes after this one.
+func (c *conn) setDeadline(t time.Time, readOnly bool) {
+	if readOnly {
+		c.nc.SetReadDeadline(t)
+	} else {
+		c.nc.SetDeadline(t)
+	}
+	if c.abort.Load() != abortNone {
+		c.nc.SetDeadline(abortDeadline)
+	}
+}
 
 // Reasons a pool aborts connections in use.
 const (
@@ -273,13 +280,12 @@ func (p *pool) drop(c *conn) {
 // abortAll makes every read and write in flight fail now, marking the
 // connections with reason, and closes the idle ones.
 func (p *pool) abortAll(reason int32) {
-	past := time.Unix(1, 0)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.reason = reason
 	for c := range p.all {
-		c.abort.Store(reason)
-		c.nc.SetDeadline(past)
+		c.abort.Store(reason) // before the deadline: see conn.setDeadline
+		c.nc.SetDeadline(abortDeadline)
 	}
 	for _, c := range p.idle {
 		c.nc.Close()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -483,6 +484,26 @@ func TestReadResponseCloseBeforeRead(t *testing.T) {
 		var ne net.Error
 		if err == nil || errors.As(err, &ne) && ne.Timeout() {
 			t.Errorf("reset %v: got %v after %v, want the close's error", reset, err, time.Since(start))
+		}
+	}
+}
+
+// A request that sets its deadlines after abortAll marked its connection
+// (the pool handed it out just before) does not undo the abort: its reads
+// still fail at once, and the run does not wait past the grace period.
+func TestSetDeadlineKeepsAbort(t *testing.T) {
+	c, _ := tcpPair(t)
+	cn := &conn{nc: c}
+	cn.abort.Store(abortGrace)
+	c.SetDeadline(abortDeadline)
+	go func() { time.Sleep(5 * time.Second); c.Close() }() // only a lost abort waits for this
+	for _, tc := range []struct {
+		t        time.Time
+		readOnly bool
+	}{{time.Time{}, false}, {time.Now().Add(time.Hour), false}, {time.Now().Add(time.Hour), true}} {
+		cn.setDeadline(tc.t, tc.readOnly)
+		if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("deadline %v (read only %v) on an aborted connection: read gave %v, want the abort's deadline", tc.t, tc.readOnly, err)
 		}
 	}
 }

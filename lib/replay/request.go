@@ -322,25 +322,39 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 		var timeoutAt int64
 		if r.o.Timeout > 0 {
 			timeoutAt = R.SentNS + int64(r.o.Timeout)
-			c.nc.SetDeadline(r.clk.at(timeoutAt))
+			c.setDeadline(r.clk.at(timeoutAt), false)
 			c.deadline = true
 		} else if c.deadline {
-			c.nc.SetDeadline(time.Time{})
+			c.setDeadline(time.Time{}, false)
 			c.deadline = false
 		}
 		// A request the cancel rate picks gets its read deadline once it is
-		// written, so it waits for the answer in its first read, as does one
-		// on a connection that sat idle (idleProbe: the server may have
-		// closed it); the others wait inside writeAwait, which saves the
-		// read that would find nothing (the answer cannot have come yet).
+		// written, so it waits for the answer in its first read; the others
+		// wait inside writeAwait, which saves the read that would find
+		// nothing (the answer cannot have come yet). A pooled connection is
+		// checked first (checkIdle): a close the server made while it sat
+		// idle, or bytes it said unasked, mean nothing is sent on it.
 		v := append(append(rs.vec[:0], hdr), rs.parts...)
 		var sent int64
-		if cancel || reused && (c.idleSince == 0 || R.SentNS-c.idleSince > idleProbe) {
-			if err = c.io.writeParts(v); err == nil {
-				sent = r.clk.now()
+		if cancel {
+			if reused {
+				err = c.io.checkIdle()
+			}
+			if err == nil {
+				if err = c.io.writeParts(v); err == nil {
+					sent = r.clk.now()
+				}
 			}
 		} else {
-			sent, err = c.io.writeAwait(v, r.now)
+			sent, err = c.io.writeAwait(v, r.now, reused)
+		}
+		var werr error
+		if err != nil && sent == 0 && earlyAnswer(err) {
+			// The server may have answered before it had the whole request
+			// (a 413 for a body it would not read) and then reset the
+			// connection: the answer is still in the socket. Read it; the
+			// write's error stands if none comes.
+			werr, err, sent = err, nil, r.clk.now()
 		}
 		if err != nil && sent == 0 {
 			r.pool.drop(c)
@@ -356,13 +370,16 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 		if cancel {
 			cancelAt = r.clk.now() + int64(r.o.CancelAfter)
 			if timeoutAt == 0 || cancelAt < timeoutAt {
-				c.nc.SetReadDeadline(r.clk.at(cancelAt))
+				c.setDeadline(r.clk.at(cancelAt), true)
 				c.deadline = true
 			}
 		}
 		rs.rr.init(c.io, rs.buf, r.now)
 		rs.rr.err = err // the wait for the answer failed: the first read reports it
 		h, err := rs.rr.readHead()
+		if err != nil && werr != nil && rs.rr.firstByte == 0 {
+			err = werr // no early answer
+		}
 		if err != nil {
 			r.pool.drop(c)
 			if reused && attempt == 0 && rs.rr.firstByte == 0 && retryable(err) {
@@ -407,7 +424,7 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 		if R.EndNS == 0 || !h.hasBody() {
 			R.EndNS = r.clk.now()
 		}
-		r.release(sess, c, clean && !h.close)
+		r.release(sess, c, clean && !h.close && werr == nil)
 		r.finish(rs, &h)
 		return
 	}
@@ -617,7 +634,15 @@ func (r *runner) count(rs *reqState) {
 // before any response byte means the server had closed it while idle; the
 // request is then sent again on a new connection.
 func retryable(err error) bool {
-	return isEOF(err) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	var se *staleError
+	return isEOF(err) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &se)
+}
+
+// earlyAnswer reports whether a failed write may have been cut by the
+// server's answer: the connection was reset or shut (not a deadline, an
+// abort or a stale pooled connection, where nothing can have answered).
+func earlyAnswer(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 func isEOF(err error) bool {

@@ -81,7 +81,6 @@ func (r *runner) connFor(sess *session) (*conn, bool, error) {
 // release hands back a turn's connection after its response; keep
 // reports that it can carry another request.
 func (r *runner) release(sess *session, c *conn, keep bool) {
-	c.idleSince = r.now()
 	switch {
 	case !keep || r.o.ConnectionReuse == ReuseNever:
 		r.pool.drop(c)

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -40,6 +41,11 @@ type rawSock struct {
 	now     func() int64
 	sent    int64 // writeAwait: when the write ended
 	written bool  // writeAwait: the write ended
+
+	idle    bool                  // writeAwait: check the pooled connection first
+	stale   error                 // the check's finding
+	checkFn func(fd uintptr) bool // s.check, bound once
+	pb      [64]byte              // the check's read buffer
 }
 
 // newSock returns the sock of a new connection.
@@ -53,8 +59,49 @@ func newSock(c net.Conn) sock {
 		return &netSock{c: c}
 	}
 	s := &rawSock{tc: tc, rc: rc}
-	s.readFn, s.writeFn, s.awaitFn = s.read, s.writev, s.await
+	s.readFn, s.writeFn, s.awaitFn, s.checkFn = s.read, s.writev, s.await, s.check
 	return s
+}
+
+// checkIdle makes the read that must find nothing on a connection that sat
+// in the pool. It is needed because the poller forgets readiness when a
+// read starts (RawConn.Read): a close (FIN) or a reset that came while the
+// connection was idle, or with the last bytes of its previous answer, is
+// then never signalled again, and writeAwait's wait would hold the request
+// until --timeout (forever by default) when the server half-closed and
+// keeps the socket open; bytes the server said unasked (a 408 on the idle
+// connection) would be read as the answer.
+func (s *rawSock) checkIdle() error {
+	s.stale = nil
+	if err := s.rc.Read(s.checkFn); err != nil {
+		return s.opError("read", err)
+	}
+	return s.stale
+}
+
+func (s *rawSock) check(fd uintptr) bool {
+	s.probe(fd)
+	return true
+}
+
+// probe sets s.stale unless a read finds the socket empty (EAGAIN).
+func (s *rawSock) probe(fd uintptr) {
+	for {
+		n, e := sysRead(fd, s.pb[:])
+		switch {
+		case e == syscall.EINTR:
+			continue
+		case e == syscall.EAGAIN:
+			s.stale = nil
+		case e != 0:
+			s.stale = &staleError{"failed (" + e.Error() + ")"}
+		case n == 0:
+			s.stale = &staleError{"was closed by the server"}
+		default:
+			s.stale = &staleError{fmt.Sprintf("had bytes from the server (%q)", s.pb[:n])}
+		}
+		return
+	}
 }
 
 func (s *rawSock) read(fd uintptr) bool {
@@ -158,16 +205,23 @@ func (s *rawSock) writeParts(v [][]byte) error {
 // starts (RawConn.Read), which is why a read must come before every wait;
 // here the write happens after that point, so the answer to it can only
 // arrive after it too, and its arrival wakes the wait. The first read then
-// finds the answer's bytes, at the time they can be read, as before.
+// finds the answer's bytes, at the time they can be read, as before. A
+// close that came before that point (while a pooled connection was idle)
+// is not signalled again: with idle, the read that must find nothing is
+// made first, inside the same poller read (checkIdle), so a pooled
+// connection saves nothing and a fresh one saves its read.
 // Whatever the write could not place at once (a body larger than the
 // socket's buffer) is written by writeParts, and the next Read then waits
 // as it always does.
-func (s *rawSock) writeAwait(v [][]byte, now func() int64) (int64, error) {
+func (s *rawSock) writeAwait(v [][]byte, now func() int64, idle bool) (int64, error) {
 	s.v, s.wrote, s.errno, s.empty, s.now, s.written = v, 0, 0, false, now, false
+	s.idle, s.stale = idle, nil
 	err := s.rc.Read(s.awaitFn)
 	rest := s.v
 	s.v, s.now = nil, nil
 	switch {
+	case s.stale != nil:
+		return 0, s.stale
 	case s.errno != 0:
 		return 0, &net.OpError{Op: "writev", Net: "tcp", Source: s.tc.LocalAddr(), Addr: s.tc.RemoteAddr(), Err: os.NewSyscallError("writev", s.errno)}
 	case s.empty:
@@ -190,6 +244,14 @@ func (s *rawSock) writeAwait(v [][]byte, now func() int64) (int64, error) {
 func (s *rawSock) await(fd uintptr) bool {
 	if s.written {
 		return true // readable: the caller's Read takes the bytes
+	}
+	if s.idle {
+		// inside this poller read, so that a close from now on wakes the
+		// wait below, and one from before is found here
+		s.idle = false
+		if s.probe(fd); s.stale != nil {
+			return true
+		}
 	}
 	if !s.writev(fd) {
 		return true // room ran out: writeAwait finishes with writeParts

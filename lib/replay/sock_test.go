@@ -156,7 +156,7 @@ func TestSockWriteAwait(t *testing.T) {
 			got <- b
 		}()
 		var clock int64 = 41
-		sent, err := sk.writeAwait([][]byte{req[:size/2], nil, req[size/2:]}, func() int64 { clock++; return clock })
+		sent, err := sk.writeAwait([][]byte{req[:size/2], nil, req[size/2:]}, func() int64 { clock++; return clock }, false)
 		if err != nil || sent == 0 {
 			t.Fatalf("size %d: sent %d, %v", size, sent, err)
 		}
@@ -177,7 +177,7 @@ func TestSockWriteAwaitErrors(t *testing.T) {
 	now := func() int64 { return 1 }
 	c, _ := tcpPair(t)
 	c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
-	sent, err := newSock(c).writeAwait([][]byte{[]byte("x")}, now)
+	sent, err := newSock(c).writeAwait([][]byte{[]byte("x")}, now, false)
 	if sent == 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Errorf("deadline: sent %d, %v", sent, err)
 	}
@@ -191,12 +191,73 @@ func TestSockWriteAwaitErrors(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // the FIN or RST has arrived, as on an idle keep-alive connection
 		c.SetDeadline(time.Now().Add(5 * time.Second))
 		sk := newSock(c)
-		_, err := sk.writeAwait([][]byte{[]byte("POST / HTTP/1.1\r\n\r\n")}, now)
+		_, err := sk.writeAwait([][]byte{[]byte("POST / HTTP/1.1\r\n\r\n")}, now, false)
 		if err == nil {
 			_, err = sk.Read(make([]byte, 10))
 		}
 		if !retryable(err) {
 			t.Errorf("linger %v: %v, want an error a retry takes", linger, err)
+		}
+	}
+}
+
+// A pooled connection is checked before its request is written: a close
+// the server made while it sat idle (a FIN with the socket kept open, a
+// reset) or bytes it said unasked (a 408) fail at once with a staleError,
+// which a retry takes, and nothing is written; a quiet one passes and the
+// answer is awaited as on a fresh connection. Without the check a FIN that
+// came before the wait is never signalled again (the poller forgets
+// readiness when a read starts) and the wait lasts until the deadline.
+func TestSockCheckIdle(t *testing.T) {
+	now := func() int64 { return 1 }
+	for _, tc := range []struct {
+		name  string
+		close func(s *net.TCPConn)
+		stale string // "" when the connection is fine
+	}{
+		{"quiet", func(*net.TCPConn) {}, ""},
+		{"half-closed, still reading", func(s *net.TCPConn) { s.CloseWrite() }, "was closed by the server"},
+		{"reset", func(s *net.TCPConn) { s.SetLinger(0); s.Close() }, "failed (connection reset by peer)"},
+		{"408 said on it", func(s *net.TCPConn) {
+			s.Write([]byte("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n"))
+		}, `had bytes from the server ("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n")`},
+	} {
+		for _, how := range []string{"writeAwait", "checkIdle"} {
+			c, s := tcpPair(t)
+			tc.close(s.(*net.TCPConn))
+			time.Sleep(20 * time.Millisecond) // it has arrived, as on an idle connection
+			c.SetDeadline(time.Now().Add(2 * time.Second))
+			sk := newSock(c)
+			var err error
+			if how == "writeAwait" {
+				if tc.stale == "" {
+					go func() { // a server that answers what it gets
+						if n, _ := s.Read(make([]byte, 100)); n > 0 {
+							s.Write([]byte("answer"))
+						}
+					}()
+				}
+				start := time.Now()
+				_, err = sk.writeAwait([][]byte{[]byte("POST / HTTP/1.1\r\n\r\n")}, now, true)
+				if d := time.Since(start); d > time.Second {
+					t.Errorf("%s, %s: took %v", tc.name, how, d)
+				}
+			} else {
+				err = sk.checkIdle()
+			}
+			var se *staleError
+			switch {
+			case tc.stale == "" && err != nil:
+				t.Errorf("%s, %s: %v", tc.name, how, err)
+			case tc.stale != "" && (!errors.As(err, &se) || se.what != tc.stale || !retryable(err)):
+				t.Errorf("%s, %s: got %v, want a retryable staleError %q", tc.name, how, err, tc.stale)
+			}
+			if tc.stale != "" && how == "writeAwait" {
+				s.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+				if n, _ := s.Read(make([]byte, 100)); n > 0 {
+					t.Errorf("%s: %d bytes written on a stale connection", tc.name, n)
+				}
+			}
 		}
 	}
 }
