@@ -17,7 +17,14 @@
 //     the values above it and the others; Fisher's exact test on the 2×2
 //     table), which needs a few hundred requests a side to find anything;
 //   - a run-level figure (a throughput): Welch's t test over the trials'
-//     values; with one trial on a side there is no test.
+//     values; with one trial on a side there is no test;
+//   - the error rate (failed requests over all, pooled over each side's
+//     trials): Fisher's exact test on the 2×2 table of failed and
+//     succeeded requests.
+//
+// A test's finding counts only in the direction the row's statistic moved:
+// a rank test can find one side generally larger while its p50 moved the
+// other way (Row.Conflict), and such a row is not significant.
 //
 // The package never prints and imports only the standard library and
 // lib/stats.
@@ -43,7 +50,11 @@ const (
 	StatP99  = "p99"
 	StatAvg  = "avg"
 	StatMean = "mean" // a run-level figure: the mean over the trials
+	StatRate = "rate" // the error rate: failed requests over all, in percent
 )
+
+// ErrorRate is the error rate's metric tag.
+const ErrorRate = "error_rate"
 
 // Tests named in Row.Test.
 const (
@@ -51,6 +62,7 @@ const (
 	TestUNormal = "mann-whitney-normal"
 	TestQuant   = "quantile-fisher"
 	TestWelch   = "welch-t"
+	TestFisher  = "fisher-exact"
 )
 
 // Metric is one metric to compare.
@@ -69,6 +81,10 @@ type Side struct {
 	Values map[string][]float64
 	// Runs holds, per trial, the run-level figures by metric.
 	Runs []map[string]float64
+	// Requests and Failed count the profiling requests and the failed ones,
+	// over the side's trials (the error rate's row); no row when a side
+	// has no request.
+	Requests, Failed int64
 }
 
 // Options tune Compare.
@@ -91,8 +107,11 @@ type Row struct {
 	Significant bool     `json:"significant"`
 	Test        string   `json:"test,omitempty"`
 	NoTest      string   `json:"no_test,omitempty"`
-	NOld        int      `json:"n_old"` // values (per-request) or trials (run-level)
+	NOld        int      `json:"n_old"` // values (per-request), trials (run-level) or requests (rate)
 	NNew        int      `json:"n_new"`
+	// Conflict says why a test's finding does not count: it found the
+	// sides differing in the direction opposite to the statistic's change.
+	Conflict string `json:"conflict,omitempty"`
 }
 
 // Table is a comparison.
@@ -117,7 +136,21 @@ func Compare(ms []Metric, old, new Side, o Options) *Table {
 			t.runLevel(m, trialValues(old.Runs, m.Tag), trialValues(new.Runs, m.Tag))
 		}
 	}
+	t.errorRate(old, new)
 	return t
+}
+
+// errorRate adds the error rate's row: failed requests over all, pooled
+// over each side's trials, and Fisher's exact test on the 2×2 table.
+func (t *Table) errorRate(old, new Side) {
+	if old.Requests == 0 || new.Requests == 0 {
+		return
+	}
+	ro := 100 * float64(old.Failed) / float64(old.Requests)
+	rn := 100 * float64(new.Failed) / float64(new.Requests)
+	p := stats.FisherExact(old.Failed, old.Requests-old.Failed, new.Failed, new.Requests-new.Failed)
+	t.add(Row{Metric: ErrorRate, Stat: StatRate, Unit: "%", Old: ro, New: rn, Test: TestFisher,
+		NOld: int(old.Requests), NNew: int(new.Requests)}, p, rn-ro)
 }
 
 func trialValues(runs []map[string]float64, tag string) []float64 {
@@ -157,6 +190,9 @@ func (t *Table) perRequest(m Metric, x, y []float64) {
 		uTest = TestUExact
 	}
 	q := stats.QuantileTest(x, y, 99)
+	// each test's direction: positive when it finds new the larger
+	uDir := float64(len(x))*float64(len(y))/2 - u.U
+	qDir := float64(q.AboveY)/float64(q.NY) - float64(q.AboveX)/float64(q.NX)
 	// The mean's own test: a rank test can find the bulk shifted up while
 	// a few outliers pull the mean down, and would then call a fall of the
 	// mean significant.
@@ -169,20 +205,21 @@ func (t *Table) perRequest(m Metric, x, y []float64) {
 	case stats.Mean(x) == stats.Mean(y):
 		wP = 1 // no variance and equal: no difference
 	default:
-		wTest, wP, wNo = "", math.NaN(), "no variance"
+		wP = 0 // no variance on either side and different: t is infinite
 	}
 	for _, r := range []struct {
 		stat     string
 		old, new float64
 		p        float64
+		dir      float64
 		test     string
 		noTest   string
 	}{
-		{StatP50, stats.Percentile(sx, 50), stats.Percentile(sy, 50), u.P, uTest, ""},
-		{StatP99, stats.Percentile(sx, 99), stats.Percentile(sy, 99), q.P, TestQuant, ""},
-		{StatAvg, stats.Mean(x), stats.Mean(y), wP, wTest, wNo},
+		{StatP50, stats.Percentile(sx, 50), stats.Percentile(sy, 50), u.P, uDir, uTest, ""},
+		{StatP99, stats.Percentile(sx, 99), stats.Percentile(sy, 99), q.P, qDir, TestQuant, ""},
+		{StatAvg, stats.Mean(x), stats.Mean(y), wP, stats.Mean(y) - stats.Mean(x), wTest, wNo},
 	} {
-		t.add(Row{Metric: m.Tag, Stat: r.stat, Unit: m.Unit, Old: r.old, New: r.new, Test: r.test, NoTest: r.noTest, NOld: len(x), NNew: len(y)}, r.p)
+		t.add(Row{Metric: m.Tag, Stat: r.stat, Unit: m.Unit, Old: r.old, New: r.new, Test: r.test, NoTest: r.noTest, NOld: len(x), NNew: len(y)}, r.p, r.dir)
 	}
 }
 
@@ -191,20 +228,30 @@ func (t *Table) runLevel(m Metric, x, y []float64) {
 		return
 	}
 	row := Row{Metric: m.Tag, Stat: StatMean, Unit: m.Unit, Old: stats.Mean(x), New: stats.Mean(y), NOld: len(x), NNew: len(y)}
+	dir := row.New - row.Old
 	switch w, ok := stats.Welch(x, y); {
 	case len(x) < 2 || len(y) < 2:
 		row.NoTest = "1 trial"
+	case !ok && row.Old == row.New:
+		row.Test = TestWelch
+		t.add(row, 1, dir) // no variance and equal: no difference
+		return
 	case !ok:
-		row.NoTest = "no variance"
+		row.Test = TestWelch
+		t.add(row, 0, dir) // no variance on either side and different: t is infinite
+		return
 	default:
 		row.Test = TestWelch
-		t.add(row, w.P)
+		t.add(row, w.P, dir)
 		return
 	}
-	t.add(row, math.NaN())
+	t.add(row, math.NaN(), dir)
 }
 
-func (t *Table) add(r Row, p float64) {
+// add appends r with its test's p-value (NaN: no test) and the direction
+// the test found (positive: new the larger). A significant finding counts
+// only when the statistic moved the same way.
+func (t *Table) add(r Row, p, dir float64) {
 	if r.Old != 0 {
 		d := (r.New - r.Old) / math.Abs(r.Old) * 100
 		r.DeltaPct = &d
@@ -212,6 +259,20 @@ func (t *Table) add(r Row, p float64) {
 	if !math.IsNaN(p) {
 		r.P = &p
 		r.Significant = p < t.Alpha
+		if change := r.New - r.Old; r.Significant && (change == 0 || (change > 0) != (dir > 0)) {
+			r.Significant = false
+			larger, moved := "new", "rose"
+			if dir < 0 {
+				larger = "old"
+			}
+			switch {
+			case change < 0:
+				moved = "fell"
+			case change == 0:
+				moved = "did not move"
+			}
+			r.Conflict = fmt.Sprintf("the test finds %s's values larger; the %s %s", larger, r.Stat, moved)
+		}
 	}
 	t.Rows = append(t.Rows, r)
 }
@@ -249,9 +310,9 @@ func ParseGate(s string) (Gate, error) {
 	g.Metric, g.Stat = name, StatMean
 	if m, st, ok := strings.Cut(name, "."); ok {
 		switch st {
-		case StatP50, StatP99, StatAvg, StatMean:
+		case StatP50, StatP99, StatAvg, StatMean, StatRate:
 		default:
-			return g, fmt.Errorf("statistic %q: want p50, p99, avg or mean", st)
+			return g, fmt.Errorf("statistic %q: want p50, p99, avg, mean or rate", st)
 		}
 		g.Metric, g.Stat = m, st
 	}
@@ -274,19 +335,40 @@ func ParseGate(s string) (Gate, error) {
 }
 
 // Judge returns, for each gate the table breaks, why: a significant change
-// past its limit in its direction. A gate on a row the table lacks is an
-// error (the metric is absent from a side, or not this kind).
+// past its limit in its direction (from 0, any significant change in the
+// limit's direction), or the metric lost on the new side (every request
+// failed, or none has it). A gate the table cannot judge is an error: the
+// metric is absent from the old side or from both, or its row has no test
+// (one trial a side): a gate that cannot fail must not pass in silence.
 func (t *Table) Judge(gates []Gate) (failed []string, err error) {
 	for _, g := range gates {
 		r := t.Find(g.Metric, g.Stat)
 		if r == nil {
-			return nil, fmt.Errorf("%s: the comparison has no %s of %s", g.Spec, g.Stat, g.Metric)
+			if slices.Contains(t.Missing, g.Metric+": no values in new") {
+				failed = append(failed, fmt.Sprintf("%s has no values in new (old has them), past %s", g.Metric, g.Spec))
+				continue
+			}
+			why := ""
+			if slices.Contains(t.Missing, g.Metric+": no values in old") {
+				why = " (no values in old)"
+			}
+			return nil, fmt.Errorf("%s: the comparison has no %s of %s%s", g.Spec, g.Stat, g.Metric, why)
 		}
-		if !r.Significant || r.DeltaPct == nil {
+		if r.P == nil {
+			return nil, fmt.Errorf("%s: %s.%s cannot be judged: no test (%s, n=%d+%d)", g.Spec, g.Metric, g.Stat, r.NoTest, r.NOld, r.NNew)
+		}
+		if !r.Significant {
+			continue
+		}
+		rise := !math.Signbit(g.Limit)
+		if r.DeltaPct == nil { // from 0: any significant change is past a limit its way
+			if rise == (r.New > 0) {
+				failed = append(failed, fmt.Sprintf("%s.%s changed from 0 to %s (%s), past %s", g.Metric, g.Stat, formatValue(r.New), formatP(*r.P), g.Spec))
+			}
 			continue
 		}
 		d := *r.DeltaPct
-		if math.Signbit(g.Limit) && d < g.Limit || !math.Signbit(g.Limit) && d > g.Limit {
+		if !rise && d < g.Limit || rise && d > g.Limit {
 			failed = append(failed, fmt.Sprintf("%s.%s changed %+.2f%% (%s), past %s", g.Metric, g.Stat, d, formatP(*r.P), g.Spec))
 		}
 	}

@@ -79,7 +79,8 @@ func TestNoTest(t *testing.T) {
 		t.Errorf("one trial a side: %+v %q %q", r, r.Delta(), r.Note())
 	}
 	tab = Compare(ms, side(rng, 10, 20, 50, 50), side(rng, 10, 20, 40, 40), Options{})
-	if r := tab.Find("request_throughput", StatMean); r.NoTest != "no variance" {
+	// constant trials that differ: t is infinite, the change certain
+	if r := tab.Find("request_throughput", StatMean); r.P == nil || *r.P != 0 || !r.Significant || r.Delta() != "-20.00%" {
 		t.Errorf("constant trials: %+v", r)
 	}
 	// A metric one side lacks is named, not compared.
@@ -247,4 +248,101 @@ func FuzzParseGate(f *testing.F) {
 			t.Fatalf("%q: %+v", s, g)
 		}
 	})
+}
+
+// A test that finds the sides differing counts only in the direction the
+// row's statistic moved: here the new values are generally larger (U) while
+// their p50 fell, and the p50 row is not significant.
+func TestDirectionConflict(t *testing.T) {
+	var x, y []float64
+	for i := range 25 {
+		x = append(x, 0.01*float64(i))
+		y = append(y, 100+0.01*float64(i))
+	}
+	for i := range 26 {
+		x = append(x, 10+0.01*float64(i))
+		y = append(y, 9+0.01*float64(i))
+	}
+	s := func(v []float64) Side { return Side{Values: map[string][]float64{"time_to_first_token": v}} }
+	tab := Compare(ms[:1], s(x), s(y), Options{})
+	r := tab.Find("time_to_first_token", StatP50)
+	if r.New >= r.Old || *r.P >= 0.05 {
+		t.Fatalf("the example wants the p50 to fall with U significant: %+v p=%v", r, *r.P)
+	}
+	if r.Significant || r.Delta() != "~" || r.Conflict != "the test finds new's values larger; the p50 fell" {
+		t.Errorf("p50: %+v %q", r, r.Delta())
+	}
+	if !strings.Contains(r.Note(), "not counted: the test finds new") {
+		t.Errorf("note %q", r.Note())
+	}
+	failed, err := tab.Judge([]Gate{{Spec: "p50", Metric: "time_to_first_token", Stat: StatP50, Limit: -5}})
+	if err != nil || len(failed) != 0 {
+		t.Errorf("a -5%% gate on a conflicting p50: %v %v", failed, err)
+	}
+	if a := tab.Find("time_to_first_token", StatAvg); !a.Significant || *a.DeltaPct < 0 {
+		t.Errorf("avg: %+v", a)
+	}
+}
+
+// The error rate is a row of its own (Fisher's exact test on failed and
+// succeeded requests), so that a build that fails half its requests cannot
+// look faster on the ones that succeeded.
+func TestErrorRate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	old, new := side(rng, 400, 100, 50), side(rng, 200, 60, 50)
+	old.Requests, old.Failed = 400, 0
+	new.Requests, new.Failed = 400, 200
+	tab := Compare(ms, old, new, Options{})
+	r := tab.Find(ErrorRate, StatRate)
+	if r == nil || r.Old != 0 || r.New != 50 || !r.Significant || r.Test != TestFisher || r.NOld != 400 {
+		t.Fatalf("error rate: %+v", r)
+	}
+	if r.Delta() != "from 0" {
+		t.Errorf("delta %q", r.Delta())
+	}
+	failed, err := tab.Judge([]Gate{{Spec: "error_rate:+10%", Metric: ErrorRate, Stat: StatRate, Limit: 10}})
+	if err != nil || len(failed) != 1 || !strings.Contains(failed[0], "changed from 0 to 50.00") {
+		t.Errorf("a gate on the error rate from 0: %v %v", failed, err)
+	}
+	// equal rates: no significance
+	new.Failed = 0
+	if r := Compare(ms, old, new, Options{}).Find(ErrorRate, StatRate); r.Significant || *r.P != 1 {
+		t.Errorf("equal rates: %+v", r)
+	}
+	// no requests counted on a side: no row
+	if Compare(ms, old, Side{Values: new.Values, Runs: new.Runs}, Options{}).Find(ErrorRate, StatRate) != nil {
+		t.Error("an error rate without requests")
+	}
+}
+
+// A gate the table cannot judge is an error, never a silent pass; a
+// metric the new side lost fails its gate; a rise from 0 fails a + gate.
+func TestJudgeCannotJudge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	tab := Compare(ms, side(rng, 40, 20, 50), side(rng, 40, 30, 25), Options{})
+	_, err := tab.Judge([]Gate{{Spec: "request_throughput:-5%", Metric: "request_throughput", Stat: StatMean, Limit: -5}})
+	if err == nil || !strings.Contains(err.Error(), "cannot be judged: no test (1 trial, n=1+1)") {
+		t.Errorf("a gate on a row without a test: %v", err)
+	}
+	old := side(rng, 40, 20, 50)
+	tab = Compare(ms, old, Side{Runs: old.Runs}, Options{})
+	failed, err := tab.Judge([]Gate{{Spec: "time_to_first_token.p99:+5%", Metric: "time_to_first_token", Stat: StatP99, Limit: 5}})
+	if err != nil || len(failed) != 1 || !strings.Contains(failed[0], "no values in new") {
+		t.Errorf("a metric lost on the new side: %v %v", failed, err)
+	}
+	tab = Compare(ms, Side{Runs: old.Runs}, old, Options{})
+	if _, err := tab.Judge([]Gate{{Spec: "x", Metric: "time_to_first_token", Stat: StatP99, Limit: 5}}); err == nil || !strings.Contains(err.Error(), "(no values in old)") {
+		t.Errorf("a metric absent from the old side: %v", err)
+	}
+	// from 0: the old p50 of TTST is 0 (two tokens in one read), the new 31
+	zeros, rise := make([]float64, 60), make([]float64, 60)
+	for i := range rise {
+		rise[i] = 31 + rng.Float64()
+	}
+	s := func(v []float64) Side { return Side{Values: map[string][]float64{"time_to_first_token": v}} }
+	tab = Compare(ms[:1], s(zeros), s(rise), Options{})
+	failed, err = tab.Judge([]Gate{{Spec: "ttft.p50:+5%", Metric: "time_to_first_token", Stat: StatP50, Limit: 5}, {Spec: "ttft.p50:-5%", Metric: "time_to_first_token", Stat: StatP50, Limit: -5}})
+	if err != nil || len(failed) != 1 || !strings.Contains(failed[0], "changed from 0 to") || !strings.Contains(failed[0], "past ttft.p50:+5%") {
+		t.Errorf("from 0: %v %v", failed, err)
+	}
 }

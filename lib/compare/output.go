@@ -54,11 +54,18 @@ func (r *Row) Note() string {
 		}
 		return fmt.Sprintf("(no test: %s, n=%d+%d%s)", r.NoTest, r.NOld, r.NNew, change)
 	}
-	trials := ""
-	if r.Stat == StatMean {
-		trials = " trials"
+	unit := ""
+	switch r.Stat {
+	case StatMean:
+		unit = " trials"
+	case StatRate:
+		unit = " requests"
 	}
-	return fmt.Sprintf("(%s n=%d+%d%s)", formatP(*r.P), r.NOld, r.NNew, trials)
+	conflict := ""
+	if r.Conflict != "" {
+		conflict = "; not counted: " + r.Conflict
+	}
+	return fmt.Sprintf("(%s n=%d+%d%s%s)", formatP(*r.P), r.NOld, r.NNew, unit, conflict)
 }
 
 // WriteText writes the table in benchstat's manner, with a legend naming
@@ -103,7 +110,8 @@ func WriteText(w io.Writer, t *Table, oldName, newName string) error {
 	fmt.Fprintf(&b, "delta: (new - old) / old when significant at alpha %s (two-sided), ~ when not, ? without a test.\n", strconv.FormatFloat(t.Alpha, 'g', -1, 64))
 	b.WriteString("Tests: p50: Mann-Whitney U on the requests' values (exact without ties up to 50 a side, else normal\n" +
 		"approximation with tie correction); p99: quantile test (the pooled p99 splits each side; Fisher's exact test);\n" +
-		"avg: Welch's t on the requests' values; mean: Welch's t over the trials' values.\n")
+		"avg: Welch's t on the requests' values; mean: Welch's t over the trials' values; error_rate: Fisher's exact\n" +
+		"test on failed and succeeded requests. A test counts only in the direction its statistic moved.\n")
 	_, err := io.WriteString(w, trimLines(b.String()))
 	return err
 }

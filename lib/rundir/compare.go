@@ -100,11 +100,19 @@ func ParseGates(specs []string) ([]compare.Gate, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--fail-on %q: %v", s, err)
 		}
+		if g.Metric == compare.ErrorRate {
+			if g.Stat != compare.StatMean && g.Stat != compare.StatRate {
+				return nil, fmt.Errorf("--fail-on %q: the error rate has one statistic: leave .%s out", s, g.Stat)
+			}
+			g.Stat = compare.StatRate
+			gates = append(gates, g)
+			continue
+		}
 		perRequest := slices.Contains(CompareRequestMetrics, g.Metric)
 		switch {
 		case !perRequest && !slices.Contains(CompareRunMetrics, g.Metric):
-			return nil, fmt.Errorf("--fail-on %q: compare shows no metric %q (it shows %s, %s)", s, g.Metric,
-				strings.Join(CompareRequestMetrics, ", "), strings.Join(CompareRunMetrics, ", "))
+			return nil, fmt.Errorf("--fail-on %q: compare shows no metric %q (it shows %s, %s, %s)", s, g.Metric,
+				strings.Join(CompareRequestMetrics, ", "), strings.Join(CompareRunMetrics, ", "), compare.ErrorRate)
 		case perRequest && g.Stat == compare.StatMean:
 			return nil, fmt.Errorf("--fail-on %q: %s is a per-request metric: name its .p50, .p99 or .avg", s, g.Metric)
 		case !perRequest && g.Stat != compare.StatMean:
@@ -182,7 +190,8 @@ func (s *Side) Measure(gp metrics.Goodput) (compare.Side, error) {
 	if mo.Streaming, err = Streaming(s.Trials, s.Runs); err != nil {
 		return side, err
 	}
-	for _, f := range s.Trials {
+	var failedTrials []int
+	for i, f := range s.Trials {
 		sum, err := Summarize([]string{f}, mo)
 		if err != nil {
 			return side, err
@@ -193,8 +202,17 @@ func (s *Side) Measure(gp metrics.Goodput) (compare.Side, error) {
 				run[tag] = r.Avg
 			}
 		}
+		if sum.Requests == 0 {
+			failedTrials = append(failedTrials, i)
+		}
 		side.Runs = append(side.Runs, run)
+		// the error rate leaves out the requests cancelled on purpose (the
+		// cancel rate, the grace period's cut): they are not failures
+		failed := sum.ErrorRequests - sum.Cancelled
+		side.Requests += sum.Requests + failed
+		side.Failed += failed
 	}
+	zeroFailedTrials(side.Runs, failedTrials, CompareRunMetrics)
 	src, closer, err := Open(s.Trials)()
 	if err != nil {
 		return side, err
@@ -210,4 +228,26 @@ func (s *Side) Measure(gp metrics.Goodput) (compare.Side, error) {
 		}
 	}
 	return side, nil
+}
+
+// zeroFailedTrials gives the trials in which no request succeeded (failed)
+// a 0 for each run-level figure some other trial has: such a trial
+// completed nothing, and leaving it out of the trials' mean would hide the
+// failure.
+func zeroFailedTrials(runs []map[string]float64, failed []int, tags []string) {
+	for _, tag := range tags {
+		had := false
+		for _, r := range runs {
+			_, ok := r[tag]
+			had = had || ok
+		}
+		if !had {
+			continue
+		}
+		for _, i := range failed {
+			if _, ok := runs[i][tag]; !ok {
+				runs[i][tag] = 0
+			}
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/aiperf/toolkit/lib/compare"
+	"github.com/aiperf/toolkit/lib/metrics"
 )
 
 // TestExpand: a trials folder expands to its trial-K/records.jsonl in
@@ -52,9 +53,12 @@ func TestParseGates(t *testing.T) {
 			t.Errorf("%q: want an error", bad)
 		}
 	}
-	g, err := ParseGates([]string{"time_to_first_token.p99:+5%", "request_throughput:-3%", "goodput.mean:-1%"})
-	if err != nil || len(g) != 3 {
+	g, err := ParseGates([]string{"time_to_first_token.p99:+5%", "request_throughput:-3%", "goodput.mean:-1%", "error_rate:+0%", "error_rate.rate:+10%"})
+	if err != nil || len(g) != 5 || g[3].Stat != compare.StatRate || g[4].Stat != compare.StatRate {
 		t.Fatalf("got %v, %v", g, err)
+	}
+	if _, err := ParseGates([]string{"error_rate.p99:+5%"}); err == nil {
+		t.Error("error_rate.p99: want an error")
 	}
 }
 
@@ -100,5 +104,54 @@ func TestLoadSideAndCompare(t *testing.T) {
 	var text strings.Builder
 	if err := compare.WriteText(&text, tab, "old", "new"); err != nil || !strings.Contains(text.String(), "request_latency") {
 		t.Errorf("table: %v\n%s", err, text.String())
+	}
+}
+
+// A trial in which every request failed completed nothing: its throughputs
+// count 0 in the side's mean (not left out, which would hide it), the side
+// counts its failures for the error rate, and trials.json keeps the
+// throughput figure with the 0.
+func TestFailedTrial(t *testing.T) {
+	dir := t.TempDir()
+	writeResults(t, filepath.Join(dir, "new"), "trial-1", 10, 20)
+	writeResults(t, filepath.Join(dir, "new"), "trial-2", 10, 20)
+	failed := writeResults(t, filepath.Join(dir, "new"), "trial-3", 10, 20)
+	b, err := os.ReadFile(failed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.ReplaceAll(string(b), `"status":200,`, `"status":500,"error":{"code":500,"type":"Internal Server Error","message":"x"},`))
+	if err := os.WriteFile(failed, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	side, err := LoadSide("new", []string{filepath.Join(dir, "new")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := side.Measure(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Runs) != 3 || m.Runs[2]["request_throughput"] != 0 || m.Runs[0]["request_throughput"] <= 0 {
+		t.Errorf("trials' throughputs %v, want the failed trial's 0", m.Runs)
+	}
+	if _, ok := m.Runs[2]["goodput"]; ok {
+		t.Error("goodput without SLOs in a failed trial")
+	}
+	if m.Requests != 6 || m.Failed != 2 {
+		t.Errorf("%d requests, %d failed; want 6 and 2", m.Requests, m.Failed)
+	}
+	ts, err := SummarizeTrials(side.Trials, metrics.Options{}, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range ts.Figures {
+		if f.Metric == "request_throughput" {
+			found = len(f.Values) == 3 && f.Values[2] == 0
+		}
+	}
+	if !found {
+		t.Errorf("trials.json lost the failed trial's throughput: %+v", ts.Figures)
 	}
 }

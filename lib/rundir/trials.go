@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,11 +63,13 @@ type TrialsSummary struct {
 // SummarizeTrials computes every figure across the trials' results files
 // (one a trial, in trial order): its mean and, with two trials or more,
 // its spread and confidence interval at level. A figure missing from a
-// trial (goodput without SLOs, TTFT of unstreamed answers) is left out.
+// trial (goodput without SLOs, TTFT of unstreamed answers) is left out,
+// except a throughput of a trial in which every request failed: that is 0.
 func SummarizeTrials(files []string, o metrics.Options, level float64) (*TrialsSummary, error) {
 	ts := &TrialsSummary{Trials: len(files), ConfidenceLevel: level}
-	vals := make([][]float64, len(trialFigures))
+	vals := make([][]float64, len(trialFigures)) // NaN: the trial has none
 	units := make([]string, len(trialFigures))
+	var failed []bool // no request of the trial succeeded
 	for _, f := range files {
 		ts.Dirs = append(ts.Dirs, filepath.Base(filepath.Dir(f)))
 		mo := o
@@ -78,15 +81,29 @@ func SummarizeTrials(files []string, o metrics.Options, level float64) (*TrialsS
 		if err != nil {
 			return nil, err
 		}
+		failed = append(failed, sum.Requests == 0)
 		for i, fig := range trialFigures {
-			if v, unit, ok := trialValue(sum, fig.tag, fig.stat); ok {
-				vals[i] = append(vals[i], v)
+			v, unit, ok := trialValue(sum, fig.tag, fig.stat)
+			if !ok {
+				v = math.NaN()
+			} else {
 				units[i] = unit
 			}
+			vals[i] = append(vals[i], v)
 		}
 	}
 	for i, fig := range trialFigures {
-		if xs := vals[i]; len(xs) == len(files) && len(xs) > 0 {
+		xs := vals[i]
+		if slices.Contains(CompareRunMetrics, fig.tag) || fig.tag == "total_token_throughput" {
+			// a throughput of a trial that completed nothing is 0, not
+			// missing, when the other trials have it
+			for k, x := range xs {
+				if math.IsNaN(x) && failed[k] && slices.ContainsFunc(xs, func(v float64) bool { return !math.IsNaN(v) }) {
+					xs[k] = 0
+				}
+			}
+		}
+		if len(xs) > 0 && !slices.ContainsFunc(xs, math.IsNaN) {
 			ts.Figures = append(ts.Figures, acrossTrials(fig.tag, fig.stat, units[i], xs, level))
 		}
 	}

@@ -2,6 +2,7 @@ package replaycmd
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
@@ -35,9 +36,17 @@ func compareCommand() *cli.Command {
 			"  p99       the quantile test: the pooled values' p99 splits each side into the values above it and the\n" +
 			"            others, Fisher's exact test judges the 2x2 table (a few hundred requests a side are needed)\n" +
 			"  mean      run-level figures (throughputs): Welch's t test over the trials' values; with one trial on\n" +
-			"            a side there is no test (\"?\", and the change in the note)\n\n" +
+			"            a side there is no test (\"?\", and the change in the note); a trial in which every request\n" +
+			"            failed counts 0\n" +
+			"  rate      error_rate: the percentage of requests that failed (those cancelled on purpose left out),\n" +
+			"            pooled over a side's trials; Fisher's exact test on failed and succeeded requests\n" +
+			"A test counts only in the direction its statistic moved (a rank test can find new generally larger\n" +
+			"while its p50 fell: \"~\", and the note says so). Latency rows count the requests that succeeded.\n\n" +
 			"--fail-on METRIC[.STAT]:+PCT% exits 1 when the statistic rose significantly by more than PCT percent\n" +
-			"(-PCT%: fell), e.g. \"time_to_first_token.p99:+5%\" or \"request_throughput:-5%\": a CI gate.\n\n" +
+			"(-PCT%: fell), e.g. \"time_to_first_token.p99:+5%\", \"request_throughput:-5%\" or \"error_rate:+0%\":\n" +
+			"a CI gate. From 0, any significant change in the limit's direction fails it; a metric the new side\n" +
+			"lost (every request failed) fails it; a gate that cannot be judged (no test: one trial a side; the\n" +
+			"metric absent from old) exits 2 rather than pass.\n\n" +
 			"Warns (stderr) when the sides replayed different stores or ran with different settings (the records'\n" +
 			"run info; the server URL is not compared, as an A/B test of two servers has two).",
 		Flags: []cli.Flag{
@@ -78,6 +87,21 @@ func runCompare(c *cli.Context, o *compareOptions) error {
 	tab, err := rundir.Compare(sides[0], sides[1], gp, compare.Options{Alpha: o.alpha})
 	if err != nil {
 		return err
+	}
+	if r := tab.Find(compare.ErrorRate, compare.StatRate); r != nil {
+		for _, side := range []struct {
+			name string
+			rate float64
+			n    int
+		}{{"old", r.Old, r.NOld}, {"new", r.New, r.NNew}} {
+			if side.rate > 0 {
+				failed := int(math.Round(side.rate * float64(side.n) / 100))
+				w := fmt.Sprintf("%s: %d of %d requests failed (%.1f%%): its latency rows count the %d that succeeded",
+					side.name, failed, side.n, side.rate, side.n-failed)
+				warnAll(c.App.ErrWriter, []string{w})
+				warnings = append(warnings, w)
+			}
+		}
 	}
 	failed, err := tab.Judge(gates)
 	if err != nil {
