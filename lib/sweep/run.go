@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -50,6 +51,12 @@ type Sweep struct {
 	Requests int64             // profiling requests per step
 	Warmup   int64             // warmup requests before a step's profiling ones
 	Duration time.Duration     // run each step this long instead (0: by Requests)
+	// MinDuration is the least a rate step sends for: it sends at least
+	// its rate times MinDuration requests (or runs that long). Above the
+	// server's capacity a queue grows with time, not with requests: a
+	// short step ends before it has built and passes a rate the server
+	// cannot sustain.
+	MinDuration time.Duration
 	// MaxLateness is the client's send lateness p99 above which a step
 	// was not offered.
 	MaxLateness time.Duration
@@ -166,6 +173,17 @@ func (sw *Sweep) size(p Probe) StepRun {
 		// says nothing about keeping C in flight afterwards. They go in
 		// the warmup, which is not judged.
 		sr.Warmup = max(sr.Warmup, int64(p.Load))
+	}
+	if p.Kind == KindSearch && p.By == ByRate && sw.MinDuration > 0 {
+		if sr.Duration > 0 {
+			sr.Duration = max(sr.Duration, sw.MinDuration)
+		} else {
+			perRequest := sw.SessionsPerRequest
+			if !(perRequest > 0) {
+				perRequest = 1
+			}
+			sr.Requests = max(sr.Requests, int64(math.Ceil(p.Load/perRequest*sw.MinDuration.Seconds())))
+		}
 	}
 	if sr.Duration > 0 {
 		sr.Requests = 0

@@ -156,6 +156,31 @@ func TestStepDuration(t *testing.T) {
 	}
 }
 
+// TestMinStepDuration: a search step on the rate axis sends for at least
+// MinDuration (rate × MinDuration requests, in requests: sessions/s over
+// sessions a request); the probes and the concurrency axis do not.
+func TestMinStepDuration(t *testing.T) {
+	sw := newSweep("m")
+	sw.Requests, sw.MinDuration, sw.SessionsPerRequest = 200, 10*time.Second, 0.5
+	if s := sw.size(Probe{N: 3, Kind: KindSearch, By: ByRate, Load: 65.71}); s.Requests != 1315 {
+		t.Errorf("65.71 sessions/s of 2 requests for 10 s: %+v, want 1315 requests", s)
+	}
+	if s := sw.size(Probe{N: 3, Kind: KindSearch, By: ByRate, Load: 5}); s.Requests != 200 {
+		t.Errorf("a slow rate keeps --step-requests: %+v", s)
+	}
+	if s := sw.size(Probe{N: 2, Kind: KindThroughput, By: ByConcurrency, Load: 64}); s.Requests != 200 {
+		t.Errorf("the throughput probe: %+v", s)
+	}
+	sw.Duration = 3 * time.Second
+	if s := sw.size(Probe{N: 3, Kind: KindSearch, By: ByRate, Load: 65.71}); s.Duration != 10*time.Second || s.Requests != 0 {
+		t.Errorf("--step-duration below the floor: %+v", s)
+	}
+	sw.Duration, sw.MinDuration = 0, 0
+	if s := sw.size(Probe{N: 3, Kind: KindSearch, By: ByRate, Load: 65.71}); s.Requests != 200 {
+		t.Errorf("no floor: %+v", s)
+	}
+}
+
 // TestSteadyRate: a saturated server with n slots completes n replies
 // together every service time; the steady rate is n/S exactly, whatever
 // the ramp-up and the drain around it.

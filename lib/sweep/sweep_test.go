@@ -272,3 +272,19 @@ func TestState(t *testing.T) {
 		t.Errorf("DiffSettings: %v", d)
 	}
 }
+
+// TestMinGoodBoundary: a step exactly at --min-good passes, whatever the
+// percentage's floating-point rounding (99.9/100 > 999/1000), and one
+// request fewer fails.
+func TestMinGoodBoundary(t *testing.T) {
+	for _, pct := range []float64{99.9, 99.4, 98.9, 97.9, 95.2, 95, 99, 100, 50.1} {
+		s := Search{MinGood: pct / 100}
+		good := int64(math.Round(pct * 10))
+		if v := s.verdict(&Step{Requests: 1000, Good: good, GoodFraction: float64(good) / 1000}); v != Pass {
+			t.Errorf("%v%%: %d of 1000 good: %s, want pass", pct, good, v)
+		}
+		if v := s.verdict(&Step{Requests: 1000, Good: good - 1, GoodFraction: float64(good-1) / 1000}); v != Fail {
+			t.Errorf("%v%%: %d of 1000 good: %s, want fail", pct, good-1, v)
+		}
+	}
+}

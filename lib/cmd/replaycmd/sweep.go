@@ -22,6 +22,7 @@ type sweepOptions struct {
 	maxConcurrency int
 	stepRequests   int64
 	stepDuration   string
+	minStep        string // --min-step-duration
 	maxLateness    string
 	page           string // --html
 }
@@ -45,7 +46,11 @@ func sweepCommand() *cli.Command {
 			"interpolation gains little and stalls.\n\n" +
 			"Each step sends --step-requests profiling requests (or runs --step-duration) after --warmup requests,\n" +
 			"on the store's sessions in order from the first, going around the store when it runs out; the\n" +
-			"synchronous probe sends a fifth of that (at least 20). A closed-loop step of C sessions warms up\n" +
+			"synchronous probe sends a fifth of that (at least 20). A search step on the rate axis sends for at\n" +
+			"least --min-step-duration (10 s): above the server's capacity a queue grows with time, not with\n" +
+			"requests, and a step that ends before it has built passes a rate the server cannot sustain (a mock\n" +
+			"of 66.7 requests/s at most passed 65.7/s in 40-request steps, and served 44% of a 30 s run at that\n" +
+			"rate within the SLO). A closed-loop step of C sessions warms up\n" +
 			"with at least C requests (its first C sends, all due at once, go out in a burst). A step the client\n" +
 			"could not offer (its own send lateness p99 above --max-lateness, or on the rate axis the\n" +
 			"--max-concurrency ceiling delaying starts) is marked \"not offered\" and never counts as a pass. The throughput probe's rate is the completion rate\n" +
@@ -67,6 +72,7 @@ func sweepCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-concurrency", Value: 512, Usage: "the throughput probe's `N` sessions in flight, and the rate steps' ceiling", Destination: &o.maxConcurrency},
 			&cli.Int64Flag{Name: "step-requests", Value: 200, Usage: "`N` profiling requests per step", Destination: &o.stepRequests},
 			&cli.StringFlag{Name: "step-duration", Usage: "run each step for `D` instead of a request count", Destination: &o.stepDuration},
+			&cli.StringFlag{Name: "min-step-duration", Value: "10s", Usage: "--by rate: a search step sends for at least `D` (rate × D requests when that is more than --step-requests; 0: no floor)", Destination: &o.minStep},
 			&cli.Int64Flag{Name: "warmup", Value: 10, Usage: "`N` warmup requests before each step's profiling ones", Destination: &o.warmup},
 			&cli.StringFlag{Name: "max-lateness", Value: "20ms", Usage: "a step whose client send lateness p99 exceeds `D` was not offered", Destination: &o.maxLateness},
 			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat, completions, embeddings, responses, messages, raw or template (default: the store's)", Destination: &o.endpoint},
@@ -120,6 +126,9 @@ func parseSweep(c *cli.Context, o *sweepOptions) (*sweepRun, *sweep.Sweep, error
 	if c.IsSet("step-duration") && sw.Duration == 0 {
 		return nil, nil, base.UsageError("--step-duration %s: want a duration above 0", o.stepDuration)
 	}
+	if sw.MinDuration, err = duration("--min-step-duration", o.minStep); err != nil {
+		return nil, nil, err
+	}
 	if sw.MaxLateness, err = duration("--max-lateness", o.maxLateness); err != nil {
 		return nil, nil, err
 	}
@@ -147,6 +156,7 @@ func (o *sweepOptions) settings(st *store.Reader, storePath string, g metrics.Go
 		"max_concurrency": strconv.Itoa(o.maxConcurrency),
 		"step_requests":   strconv.FormatInt(o.stepRequests, 10),
 		"step_duration":   o.stepDuration,
+		"min_step":        o.minStep,
 		"warmup":          strconv.FormatInt(o.warmup, 10),
 		"max_lateness":    o.maxLateness,
 		"timeout":         o.timeout,
