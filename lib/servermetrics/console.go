@@ -62,6 +62,9 @@ func Warnings(r *Report) []string {
 				if s.Counter != nil {
 					resets += s.Counter.Resets
 				}
+				if s.Hist != nil {
+					resets += s.Hist.Resets
+				}
 			}
 		}
 		if resets > 0 {

@@ -166,9 +166,15 @@ func (a *aggregator) seconds() float64 {
 
 // increase is a counter column's increase over the bracket: the sum of the
 // rises between consecutive scrapes holding it, a fall counting as a
-// restart from zero (Prometheus' increase()).
+// restart from zero (Prometheus' increase()). A series absent from the
+// bracket's first scrape (a page that was read) was born during it, as a
+// server creates a labelled series on its first event (a model's first
+// request): it counts from 0, not from the first value seen.
 func (a *aggregator) increase(c int) (total float64, resets int, seen bool) {
 	prev := math.NaN()
+	if math.IsNaN(a.s.value(a.i0, c)) {
+		prev = 0
+	}
 	for k := a.i0; k <= a.i1; k++ {
 		v := a.s.value(k, c)
 		if math.IsNaN(v) {

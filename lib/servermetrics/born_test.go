@@ -1,0 +1,81 @@
+package servermetrics
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+)
+
+func mustParse(t *testing.T, s string) *Page {
+	t.Helper()
+	p, err := Parse([]byte(s), "text/plain; version=0.0.4", DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// dynamoPage is a Dynamo frontend's page after n requests of in prompt
+// tokens in all, cached of them from the cache: its per-model histograms
+// exist only once a request came (n > 0).
+func dynamoPage(in, cached, n float64) string {
+	s := "# TYPE dynamo_frontend_inflight_requests gauge\ndynamo_frontend_inflight_requests 0\n"
+	if n == 0 {
+		return s
+	}
+	for _, h := range []struct {
+		name string
+		sum  float64
+	}{{"dynamo_frontend_input_sequence_tokens", in}, {"dynamo_frontend_cached_tokens", cached}} {
+		s += "# TYPE " + h.name + " histogram\n" +
+			h.name + "_bucket{model=\"m\",le=\"+Inf\"} " + formatFloat(n) + "\n" +
+			h.name + "_sum{model=\"m\"} " + formatFloat(h.sum) + "\n" +
+			h.name + "_count{model=\"m\"} " + formatFloat(n) + "\n"
+	}
+	return s
+}
+
+func loadPages(t *testing.T, pages ...string) *Collector {
+	t.Helper()
+	var b []byte
+	for i, s := range pages {
+		b = AppendLine(b, "http://d/metrics", int64(100*(i+1)), 1, mustParse(t, s), nil)
+	}
+	c, _, err := LoadJSONL(bytes.NewReader(b), "x", DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A series a server creates on its first event (Dynamo's per-model
+// histograms on a fresh frontend) counts from 0, not from the first value
+// seen: 3 requests of 1000 prompt tokens, 1200 of them cached, are 40 %.
+func TestSeriesBornDuringTheRun(t *testing.T) {
+	for name, pages := range map[string][]string{
+		"scraped between": {dynamoPage(0, 0, 0), dynamoPage(1000, 0, 1), dynamoPage(3000, 1200, 3)},
+		"before and after": {dynamoPage(0, 0, 0), dynamoPage(3000, 1200, 3)},
+	} {
+		c := loadPages(t, pages...)
+		e := c.Report(Window{Start: 110, End: int64(100*len(pages)) - 10}).Targets[0].Engine
+		if e == nil || e.PromptTokens == nil || e.CacheHits == nil {
+			t.Fatalf("%s: engine %+v", name, e)
+		}
+		if e.PromptTokens.Value != 3000 || e.CacheHits.Value != 1200 || math.Abs(e.HitRate-0.4) > 1e-12 {
+			t.Errorf("%s: prompt %v, cached %v, rate %v; want 3000, 1200, 0.4", name, e.PromptTokens.Value, e.CacheHits.Value, e.HitRate)
+		}
+	}
+}
+
+// A histogram that went down (a restart) is warned as a counter is.
+func TestHistogramResetWarned(t *testing.T) {
+	c := loadPages(t, dynamoPage(5000, 2000, 5), dynamoPage(6000, 2500, 6), dynamoPage(1000, 400, 1), dynamoPage(2000, 800, 2))
+	r := c.Report(Window{Start: 100, End: 400})
+	if e := r.Targets[0].Engine; e.PromptTokens.Value != 3000 {
+		t.Errorf("prompt tokens %v, want 1000 + 1000 after the restart + 1000", e.PromptTokens.Value)
+	}
+	if w := strings.Join(Warnings(r), "\n"); !strings.Contains(w, "went down") {
+		t.Errorf("warnings %q: want the restart named", w)
+	}
+}
