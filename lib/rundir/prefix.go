@@ -12,14 +12,16 @@ import (
 // Prefix computes the prefix reuse the store st offers the requests of the
 // run recorded in files (prefix.Offered), or nil when the store has no
 // hash_ids. capacity > 0 adds the LRU simulation of that many blocks.
-// Requests of records the store does not have are left out.
+// Requests of records the store does not have are left out, and so are
+// those the server did not serve (Served): they neither fill a cache nor
+// reach the counters the ideal is set beside.
 func Prefix(st *store.Reader, files []string, capacity int) (*prefix.Summary, error) {
 	if st.BlockSize() == 0 {
 		return nil, nil
 	}
 	var reqs []prefix.Sent
 	err := each(files, func(r *result.Record) bool {
-		if r.Record >= 0 && r.Record < st.Len() {
+		if r.Record >= 0 && r.Record < st.Len() && Served(r) {
 			reqs = append(reqs, prefix.Sent{SentNS: r.SentNS, Record: r.Record, Profiling: !r.Warmup()})
 		}
 		return true
@@ -28,6 +30,14 @@ func Prefix(st *store.Reader, files []string, capacity int) (*prefix.Summary, er
 		return nil, err
 	}
 	return prefix.Offered(storePrompts{st}, reqs, capacity), nil
+}
+
+// Served reports whether the server took the request in: it succeeded, or
+// it failed after a success status (cut mid-stream, a malformed chunk:
+// the prompt was prefilled). An error status (a 503 from a router, a 429)
+// or no answer at all is not served.
+func Served(r *result.Record) bool {
+	return r.Err == nil || r.Status >= 200 && r.Status <= 299
 }
 
 // storePrompts are a store's prompts for prefix.Offered.

@@ -9,7 +9,8 @@ import (
 )
 
 // TestPrefix: requests are taken in send order, not record order;
-// warmup requests fill the cache but are not counted.
+// warmup requests fill the cache but are not counted; requests the server
+// did not serve are left out.
 func TestPrefix(t *testing.T) {
 	dir := t.TempDir()
 	sp := filepath.Join(dir, "s.aipk")
@@ -35,6 +36,8 @@ func TestPrefix(t *testing.T) {
 {"v":1,"record":0,"session":"a","turn":0,"phase":"profiling","sent_unix_ns":30,"end_unix_ns":31}
 {"v":1,"record":1,"session":"b","turn":0,"phase":"profiling","sent_unix_ns":20,"end_unix_ns":21}
 {"v":1,"record":2,"session":"c","turn":0,"phase":"profiling","sent_unix_ns":40,"end_unix_ns":41}
+{"v":1,"record":0,"session":"a","turn":0,"phase":"profiling","status":503,"error":{"code":503,"type":"Service Unavailable","message":""},"sent_unix_ns":50,"end_unix_ns":51}
+{"v":1,"record":1,"session":"b","turn":0,"phase":"profiling","status":0,"error":{"code":0,"type":"ConnectionError","message":"refused"},"sent_unix_ns":60,"end_unix_ns":61}
 `
 	rp := filepath.Join(dir, "records.jsonl")
 	if err := os.WriteFile(rp, []byte(recs), 0o644); err != nil {
@@ -44,6 +47,7 @@ func TestPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The 503 and the refused connection were not served: left out.
 	// Warmup [1 2] fills the cache. Record 1 [1 3]: 1 seen, 4 tokens.
 	// Record 0 [1 2]: all seen, 8. Record 2: 8. Ideal 20 of 22.
 	// LRU of 1 block: warmup leaves {2}; record 1 misses (leaves {3}),
