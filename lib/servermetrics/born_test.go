@@ -79,3 +79,22 @@ func TestHistogramResetWarned(t *testing.T) {
 		t.Errorf("warnings %q: want the restart named", w)
 	}
 }
+
+// A window the scrapes do not bracket (a shard that ended early, a final
+// scrape that failed) is warned: the deltas miss the traffic there.
+func TestWindowNotBracketedWarned(t *testing.T) {
+	c := loadPages(t, dynamoPage(0, 0, 0), dynamoPage(1000, 0, 1), dynamoPage(3000, 1200, 3))
+	for _, tc := range []struct {
+		w    Window
+		want string
+	}{
+		{Window{Start: 100, End: 300}, ""},
+		{Window{Start: 50, End: 250}, "no scrape brackets 0.000 s at its start of the run's window"},
+		{Window{Start: 150, End: 350}, "no scrape brackets 0.000 s at its end of the run's window"},
+	} {
+		w := strings.Join(Warnings(c.Report(tc.w)), "\n")
+		if tc.want == "" && strings.Contains(w, "brackets") || tc.want != "" && !strings.Contains(w, tc.want) {
+			t.Errorf("window %+v: warnings %q, want %q", tc.w, w, tc.want)
+		}
+	}
+}

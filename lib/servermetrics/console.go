@@ -56,6 +56,19 @@ func Warnings(r *Report) []string {
 		if t.Thinned > 0 {
 			out = append(out, fmt.Sprintf("server metrics %s: every other scrape dropped %d times to stay within %d MiB", t.URL, t.Thinned, maxPoints*8>>20))
 		}
+		if w := r.Window; t.Scrapes > 0 && w.Start > 0 && w.End < 1<<62 {
+			var miss []string
+			if d := t.BracketFrom - w.Start; d > 0 {
+				miss = append(miss, fmt.Sprintf("%.3f s at its start", float64(d)/1e9))
+			}
+			if d := w.End - t.BracketTo; d > 0 {
+				miss = append(miss, fmt.Sprintf("%.3f s at its end", float64(d)/1e9))
+			}
+			if len(miss) > 0 {
+				out = append(out, fmt.Sprintf("server metrics %s: no scrape brackets %s of the run's window: its counter deltas miss the traffic there",
+					t.URL, strings.Join(miss, " and ")))
+			}
+		}
 		resets := 0
 		for _, f := range t.Families {
 			for _, s := range f.Series {

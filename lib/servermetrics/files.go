@@ -55,7 +55,7 @@ type Rebuilt struct {
 
 // Rebuild reads the JSONL streams of the run directories dirs (a directory
 // without one brings nothing), joins shards' scrapes by target
-// (MergeLoaded) and reports window w; with out, it writes the JSON and
+// (MergeLoaded: the shard covering w best) and reports window w; with out, it writes the JSON and
 // CSV exports there too. A stream that cannot be read is an error naming
 // its line (*LineError).
 func Rebuild(dirs []string, out string, w Window, meta Meta) (*Rebuilt, error) {
@@ -76,7 +76,7 @@ func Rebuild(dirs []string, out string, w Window, meta Meta) (*Rebuilt, error) {
 	if len(cs) == 0 {
 		return r, nil
 	}
-	c, notes := MergeLoaded(names, cs)
+	c, notes := MergeLoaded(names, cs, w)
 	r.Notes = notes
 	if out == "" {
 		r.Report = c.Report(w)

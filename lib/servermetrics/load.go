@@ -306,26 +306,70 @@ func (c *Collector) SetAgentStats(st []AgentStats) {
 }
 
 // MergeLoaded joins loaded collectors (the shards of one replay, in the
-// order given) into one: each target's scrapes come from the first
-// collector that has it; a target several collectors scraped is taken from
-// the first alone, and a note says so.
-func MergeLoaded(names []string, cs []*Collector) (*Collector, []string) {
+// order given) into one. A target several shards scraped (every shard
+// probes the one engine) is taken from the shard whose scrapes cover
+// window w best, and a note says which: one scrape at or before its start
+// and one at or after its end, else the longest overlap with it, else the
+// first given. Taking the first given alone made the figures depend on the
+// order of the arguments, and a shard that ended early missed the others'
+// traffic.
+func MergeLoaded(names []string, cs []*Collector, w Window) (*Collector, []string) {
 	out := &Collector{}
-	from := map[string]int{}
-	var notes []string
+	from := map[string]int{} // target URL -> index in out.targets
+	who := map[string]int{}  // target URL -> the collector it came from
+	var dup []string
 	for i, c := range cs {
 		if i == 0 {
 			out.o = c.o
 		}
 		for _, t := range c.targets {
-			if j, ok := from[t.url]; ok {
-				notes = append(notes, fmt.Sprintf("server metrics %s: scraped by %s and %s; the exports use %s's scrapes alone",
-					t.url, names[j], names[i], names[j]))
+			k, ok := from[t.url]
+			if !ok {
+				from[t.url], who[t.url] = len(out.targets), i
+				out.targets = append(out.targets, t)
 				continue
 			}
-			from[t.url] = i
-			out.targets = append(out.targets, t)
+			if !slices.Contains(dup, t.url) {
+				dup = append(dup, t.url)
+			}
+			if coverage(t, w).better(coverage(out.targets[k], w)) {
+				out.targets[k], who[t.url] = t, i
+			}
 		}
 	}
+	var notes []string
+	for _, u := range dup {
+		notes = append(notes, fmt.Sprintf("server metrics %s: scraped by several shards; the exports use %s's scrapes alone (they cover the run's window best)", u, names[who[u]]))
+	}
 	return out, notes
+}
+
+// cover is how a target's scrapes cover a window.
+type cover struct {
+	both    int   // 2: a scrape at or before its start and one at or after its end; 1: one of them
+	overlap int64 // ns of the window between the first and the last scrape
+}
+
+func coverage(t *target, w Window) cover {
+	var c cover
+	sc := t.s.scrapes
+	if len(sc) == 0 {
+		return c
+	}
+	first, last := sc[0].t, sc[len(sc)-1].t
+	if first <= w.Start {
+		c.both++
+	}
+	if last >= w.End {
+		c.both++
+	}
+	c.overlap = max(0, min(last, w.End)-max(first, w.Start))
+	return c
+}
+
+func (c cover) better(o cover) bool {
+	if c.both != o.both {
+		return c.both > o.both
+	}
+	return c.overlap > o.overlap
 }

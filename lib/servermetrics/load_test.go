@@ -30,8 +30,9 @@ func TestLoadJSONLErrors(t *testing.T) {
 	}
 }
 
-// Shards that scraped the same target: the first one's scrapes alone, and a
-// note; another target of the second shard is kept.
+// Shards that scraped the same target: the scrapes of the one that covers
+// the window alone (a: 1 to 3; b scraped it at 2 only), in either order,
+// and a note; another target of the second shard is kept.
 func TestMergeLoaded(t *testing.T) {
 	line := func(u string, ts, v int) string {
 		return `{"v":1,"endpoint_url":"` + u + `","timestamp_ns":` + itoa(ts) + `,"endpoint_latency_ns":0,"types":{"c_total":"counter"},"metrics":{"c_total":[{"value":` + itoa(v) + `}]}}` + "\n"
@@ -44,9 +45,14 @@ func TestMergeLoaded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, notes := MergeLoaded([]string{"a", "b"}, []*Collector{a, b})
-	if len(notes) != 1 || !strings.Contains(notes[0], "http://e/metrics: scraped by a and b; the exports use a's scrapes alone") {
+	m, notes := MergeLoaded([]string{"a", "b"}, []*Collector{a, b}, Window{Start: 1, End: 3})
+	if len(notes) != 1 || !strings.Contains(notes[0], "http://e/metrics: scraped by several shards; the exports use a's scrapes alone") {
 		t.Errorf("notes %q", notes)
+	}
+	// whatever the order the shards are given in: the one covering the window
+	if m2, notes := MergeLoaded([]string{"b", "a"}, []*Collector{b, a}, Window{Start: 1, End: 3}); len(notes) != 1 || !strings.Contains(notes[0], "use a's scrapes") ||
+		m2.Report(Window{Start: 1, End: 3}).Targets[0].Families[0].Series[0].Counter.Total != 10 {
+		t.Errorf("b first: notes %q", notes)
 	}
 	r := m.Report(Window{Start: 0, End: 10})
 	got := map[string]float64{}
