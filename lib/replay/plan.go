@@ -63,6 +63,9 @@ type Plan struct {
 	// session); shardRecords their records.
 	sessions     []uint32
 	shardRecords int64
+	// wholeWarmup is the whole replay's --warmup of a sharded one that
+	// divides its figures (shard), which the fixed schedule recounts.
+	wholeWarmup int64
 	order        []uint32 // fixed: sessions by first timestamp
 	times        []int64  // fixed: intended offset of order[i] from the start, ns
 	zero         int64    // fixed: the trace time that maps to the start
@@ -305,6 +308,34 @@ func (p *Plan) fixedOrder() error {
 		p.zero = int64(*o.StartOffset)
 	}
 	if o.Shards > 0 {
+		if p.wholeWarmup > 0 {
+			// The warmup is the whole trace's first requests, as in the
+			// unsharded run, not a count from each shard's start: a shard's
+			// share is how many of them are its own (sessions in start
+			// order, each session's turns together: exact for single-turn
+			// traces). Each shard sends its own in time order, so they
+			// are its first.
+			var whole int64
+			for _, f := range firsts {
+				whole += int64(st.SessionLen(f.s))
+			}
+			if p.wholeWarmup >= whole {
+				return optErr("warmup", " %d takes all %d requests of the fixed schedule (it plays the trace once): none would be measured", p.wholeWarmup, whole)
+			}
+			left, mine := p.wholeWarmup, int64(0)
+			for _, f := range firsts {
+				n := min(left, int64(st.SessionLen(f.s)))
+				if p.inShard(f.s) {
+					mine += n
+				}
+				if left -= n; left == 0 {
+					break
+				}
+			}
+			p.Offered = strings.Replace(p.Offered, fmt.Sprintf("warmup %d of %d", o.Warmup, p.wholeWarmup),
+				fmt.Sprintf("warmup %d of %d (the trace's first %d requests, this shard's among them)", mine, p.wholeWarmup, p.wholeWarmup), 1)
+			o.Warmup = mine
+		}
 		// Every shard plays the trace on one clock: the zero is the whole
 		// trace's, so a shard whose first session starts later waits for it.
 		firsts = slices.DeleteFunc(firsts, func(f first) bool { return !p.inShard(f.s) })
@@ -319,7 +350,7 @@ func (p *Plan) fixedOrder() error {
 		p.times[i] = p.scale(f.ts - p.zero)
 		p.TraceRequests += int64(st.SessionLen(f.s))
 	}
-	if o.Warmup > 0 && o.Warmup >= p.TraceRequests {
+	if o.Warmup > 0 && o.Warmup >= p.TraceRequests && p.wholeWarmup == 0 {
 		// The trace plays once: a warmup that takes every request of it
 		// leaves nothing to measure.
 		return optErr("warmup", " %d takes all %d requests of the fixed schedule (it plays the trace once): none would be measured", o.Warmup, p.TraceRequests)

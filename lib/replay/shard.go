@@ -136,6 +136,7 @@ func (p *Plan) shard(o *Options) error {
 		o.RequestCount = c
 	}
 	if o.Warmup > 0 {
+		p.wholeWarmup = o.Warmup
 		c := share(o.Warmup, o.Shard, o.Shards)
 		parts = append(parts, fmt.Sprintf("warmup %d of %d", c, o.Warmup))
 		o.Warmup = c

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/mock"
+	"github.com/aiperf/toolkit/lib/store"
 )
 
 func TestParseShard(t *testing.T) {
@@ -190,5 +193,36 @@ func TestStartAtAndShardRecords(t *testing.T) {
 	}
 	if ri := recs[0].Run; ri == nil || ri.Shard != 2 || ri.Shards != 3 || !strings.Contains(ri.Offered, "concurrency 2 of 6") {
 		t.Errorf("run info %+v", ri)
+	}
+}
+
+// The fixed schedule's warmup is the whole trace's first requests in time
+// order, as unsharded: trace times 0, 300, 100, 400 ms and --warmup 2 warm
+// up sessions 0 and 2 (both shard 0 of 2), not one first request a shard.
+func TestFixedShardsWarmupIsTheTracesFirst(t *testing.T) {
+	spec := &store.Spec{Meta: map[string]string{store.MetaEndpoint: "chat", store.MetaPath: "/v1/chat/completions", store.MetaStreaming: "true"}}
+	for i, ms := range []int64{0, 300, 100, 400} {
+		spec.Sessions = append(spec.Sessions, "s"+strconv.Itoa(i))
+		e := store.Entry{Line: uint64(i + 1), Session: uint32(i), InputTokens: 5, Flags: store.FlagTimestamp, TimeNS: ms * int64(time.Millisecond)}
+		spec.Records = append(spec.Records, store.Record{Entry: e, Payload: chatBody("q", 2, true)})
+	}
+	st := openSpec(t, spec)
+	unsharded, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, Warmup: 2})
+	if err != nil || unsharded.Options.Warmup != 2 || !slices.Equal(unsharded.order[:2], []uint32{0, 2}) {
+		t.Fatalf("unsharded: %v, warmup %d of %v", err, unsharded.Options.Warmup, unsharded.order)
+	}
+	for k, want := range []int64{2, 0} {
+		p, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, Warmup: 2, Shard: k, Shards: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Options.Warmup != want || !strings.Contains(p.Offered, fmt.Sprintf("warmup %d of 2 (the trace's first 2 requests", want)) {
+			t.Errorf("shard %d/2: warmup %d (%q), want %d", k, p.Options.Warmup, p.Offered, want)
+		}
+	}
+	// other schedules keep the even division
+	p, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleConcurrency, Concurrency: 2, Warmup: 2, Shard: 1, Shards: 2})
+	if err != nil || p.Options.Warmup != 1 {
+		t.Errorf("concurrency: warmup %d, %v; want 1", p.Options.Warmup, err)
 	}
 }
