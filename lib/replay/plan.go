@@ -66,9 +66,9 @@ type Plan struct {
 	// wholeWarmup is the whole replay's --warmup of a sharded one that
 	// divides its figures (shard), which the fixed schedule recounts.
 	wholeWarmup int64
-	order        []uint32 // fixed: sessions by first timestamp
-	times        []int64  // fixed: intended offset of order[i] from the start, ns
-	zero         int64    // fixed: the trace time that maps to the start
+	order       []uint32 // fixed: sessions by first timestamp
+	times       []int64  // fixed: intended offset of order[i] from the start, ns
+	zero        int64    // fixed: the trace time that maps to the start
 }
 
 // OptionError is an option the plan refuses. Msg starts with the option's

@@ -54,7 +54,7 @@ func loadPages(t *testing.T, pages ...string) *Collector {
 // seen: 3 requests of 1000 prompt tokens, 1200 of them cached, are 40 %.
 func TestSeriesBornDuringTheRun(t *testing.T) {
 	for name, pages := range map[string][]string{
-		"scraped between": {dynamoPage(0, 0, 0), dynamoPage(1000, 0, 1), dynamoPage(3000, 1200, 3)},
+		"scraped between":  {dynamoPage(0, 0, 0), dynamoPage(1000, 0, 1), dynamoPage(3000, 1200, 3)},
 		"before and after": {dynamoPage(0, 0, 0), dynamoPage(3000, 1200, 3)},
 	} {
 		c := loadPages(t, pages...)
