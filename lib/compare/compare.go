@@ -374,3 +374,26 @@ func (t *Table) Judge(gates []Gate) (failed []string, err error) {
 	}
 	return failed, nil
 }
+
+// FailureWarnings names each side on which requests failed: its latency
+// rows count only the ones that succeeded, which a reader of the table
+// would not guess (a build that fails half its requests is not faster).
+func (t *Table) FailureWarnings() []string {
+	r := t.Find(ErrorRate, StatRate)
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for _, side := range []struct {
+		name string
+		rate float64
+		n    int
+	}{{"old", r.Old, r.NOld}, {"new", r.New, r.NNew}} {
+		if side.rate > 0 {
+			failed := int(math.Round(side.rate * float64(side.n) / 100))
+			out = append(out, fmt.Sprintf("%s: %d of %d requests failed (%.1f%%): its latency rows count the %d that succeeded",
+				side.name, failed, side.n, side.rate, side.n-failed))
+		}
+	}
+	return out
+}

@@ -300,6 +300,9 @@ func TestErrorRate(t *testing.T) {
 	if r.Delta() != "from 0" {
 		t.Errorf("delta %q", r.Delta())
 	}
+	if w := tab.FailureWarnings(); len(w) != 1 || w[0] != "new: 200 of 400 requests failed (50.0%): its latency rows count the 200 that succeeded" {
+		t.Errorf("warnings %q", w)
+	}
 	failed, err := tab.Judge([]Gate{{Spec: "error_rate:+10%", Metric: ErrorRate, Stat: StatRate, Limit: 10}})
 	if err != nil || len(failed) != 1 || !strings.Contains(failed[0], "changed from 0 to 50.00") {
 		t.Errorf("a gate on the error rate from 0: %v %v", failed, err)

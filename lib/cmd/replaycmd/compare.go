@@ -2,7 +2,6 @@ package replaycmd
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
@@ -88,21 +87,9 @@ func runCompare(c *cli.Context, o *compareOptions) error {
 	if err != nil {
 		return err
 	}
-	if r := tab.Find(compare.ErrorRate, compare.StatRate); r != nil {
-		for _, side := range []struct {
-			name string
-			rate float64
-			n    int
-		}{{"old", r.Old, r.NOld}, {"new", r.New, r.NNew}} {
-			if side.rate > 0 {
-				failed := int(math.Round(side.rate * float64(side.n) / 100))
-				w := fmt.Sprintf("%s: %d of %d requests failed (%.1f%%): its latency rows count the %d that succeeded",
-					side.name, failed, side.n, side.rate, side.n-failed)
-				warnAll(c.App.ErrWriter, []string{w})
-				warnings = append(warnings, w)
-			}
-		}
-	}
+	failures := tab.FailureWarnings()
+	warnAll(c.App.ErrWriter, failures)
+	warnings = append(warnings, failures...)
 	failed, err := tab.Judge(gates)
 	if err != nil {
 		return base.UsageError("--fail-on %v", err)

@@ -27,39 +27,42 @@ type sweepOptions struct {
 	page           string // --html
 }
 
+// sweepDescription is sweep's --help text.
+const sweepDescription = "Runs steps of replay (in-process, each a normal run directory DIR/step-NN/) and searches for the\n" +
+	"highest load at which at least --min-good percent of the requests meet every SLO of --goodput and the\n" +
+	"client kept its schedule. Load is --by rate (sessions started per second, --arrival as in replay) or\n" +
+	"--by concurrency (sessions in flight).\n\n" +
+	"Search: a short synchronous probe (concurrency 1; it must pass, else no load meets the SLOs: exit 1)\n" +
+	"and a throughput probe (--max-concurrency sessions in flight) bound the range: on the rate axis their\n" +
+	"achieved session rates (no rate above what the server completes flat out is sustainable). Then\n" +
+	"bisection in log space (the geometric mean of the bracket) until the bracket [highest pass, lowest\n" +
+	"fail] is within --tolerance or --max-steps steps ran: the tolerance is relative, so halving the log\n" +
+	"of the range meets it in a known number of steps; the good fraction is a cliff at saturation, on which\n" +
+	"interpolation gains little and stalls.\n\n" +
+	"Each step sends --step-requests profiling requests (or runs --step-duration) after --warmup requests,\n" +
+	"on the store's sessions in order from the first, going around the store when it runs out; the\n" +
+	"synchronous probe sends a fifth of that (at least 20). A search step on the rate axis sends for at\n" +
+	"least --min-step-duration (10 s): above the server's capacity a queue grows with time, not with\n" +
+	"requests, and a step that ends before it has built passes a rate the server cannot sustain (a mock\n" +
+	"of 66.7 requests/s at most passed 65.7/s in 40-request steps, and served 44% of a 30 s run at that\n" +
+	"rate within the SLO). A closed-loop step of C sessions warms up\n" +
+	"with at least C requests (its first C sends, all due at once, go out in a burst). A step the client\n" +
+	"could not offer (its own send lateness p99 above --max-lateness, or on the rate axis the\n" +
+	"--max-concurrency ceiling delaying starts) is marked \"not offered\" and never counts as a pass. The throughput probe's rate is the completion rate\n" +
+	"in the middle 80% of its replies (ramp-up and drain left out).\n\n" +
+	"Writes DIR/sweep.json (the settings, every step with its load, achieved throughput, good fraction,\n" +
+	"TTFT/ITL/latency p50 and p99 and verdict, and the answer with its bracket) after every step, and the\n" +
+	"table of steps and the answer on stdout. Rerun with the same DIR and settings, it reuses the finished\n" +
+	"steps (an interrupted sweep resumes; a larger --max-steps or smaller --tolerance continues one);\n" +
+	"other settings are refused (exit 2, naming them). Exit 0 with an answer, 1 when no load meets the SLOs."
+
 func sweepCommand() *cli.Command {
 	var o sweepOptions
 	return &cli.Command{
-		Name:      "sweep",
-		Usage:     "find the highest offered load at which the server meets the SLOs (--goodput)",
-		ArgsUsage: "STORE",
-		Description: "Runs steps of replay (in-process, each a normal run directory DIR/step-NN/) and searches for the\n" +
-			"highest load at which at least --min-good percent of the requests meet every SLO of --goodput and the\n" +
-			"client kept its schedule. Load is --by rate (sessions started per second, --arrival as in replay) or\n" +
-			"--by concurrency (sessions in flight).\n\n" +
-			"Search: a short synchronous probe (concurrency 1; it must pass, else no load meets the SLOs: exit 1)\n" +
-			"and a throughput probe (--max-concurrency sessions in flight) bound the range: on the rate axis their\n" +
-			"achieved session rates (no rate above what the server completes flat out is sustainable). Then\n" +
-			"bisection in log space (the geometric mean of the bracket) until the bracket [highest pass, lowest\n" +
-			"fail] is within --tolerance or --max-steps steps ran: the tolerance is relative, so halving the log\n" +
-			"of the range meets it in a known number of steps; the good fraction is a cliff at saturation, on which\n" +
-			"interpolation gains little and stalls.\n\n" +
-			"Each step sends --step-requests profiling requests (or runs --step-duration) after --warmup requests,\n" +
-			"on the store's sessions in order from the first, going around the store when it runs out; the\n" +
-			"synchronous probe sends a fifth of that (at least 20). A search step on the rate axis sends for at\n" +
-			"least --min-step-duration (10 s): above the server's capacity a queue grows with time, not with\n" +
-			"requests, and a step that ends before it has built passes a rate the server cannot sustain (a mock\n" +
-			"of 66.7 requests/s at most passed 65.7/s in 40-request steps, and served 44% of a 30 s run at that\n" +
-			"rate within the SLO). A closed-loop step of C sessions warms up\n" +
-			"with at least C requests (its first C sends, all due at once, go out in a burst). A step the client\n" +
-			"could not offer (its own send lateness p99 above --max-lateness, or on the rate axis the\n" +
-			"--max-concurrency ceiling delaying starts) is marked \"not offered\" and never counts as a pass. The throughput probe's rate is the completion rate\n" +
-			"in the middle 80% of its replies (ramp-up and drain left out).\n\n" +
-			"Writes DIR/sweep.json (the settings, every step with its load, achieved throughput, good fraction,\n" +
-			"TTFT/ITL/latency p50 and p99 and verdict, and the answer with its bracket) after every step, and the\n" +
-			"table of steps and the answer on stdout. Rerun with the same DIR and settings, it reuses the finished\n" +
-			"steps (an interrupted sweep resumes; a larger --max-steps or smaller --tolerance continues one);\n" +
-			"other settings are refused (exit 2, naming them). Exit 0 with an answer, 1 when no load meets the SLOs.",
+		Name:        "sweep",
+		Usage:       "find the highest offered load at which the server meets the SLOs (--goodput)",
+		ArgsUsage:   "STORE",
+		Description: sweepDescription,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "server base `URL`", Destination: &o.url},
 			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` in display units (required), e.g. \"time_to_first_token:100\"", Destination: &o.goodput},
