@@ -315,9 +315,12 @@ func (p *Plan) fixedOrder() error {
 			// order, each session's turns together: exact for single-turn
 			// traces). Each shard sends its own in time order, so they
 			// are its first.
-			var whole int64
+			var whole, ours int64
 			for _, f := range firsts {
 				whole += int64(st.SessionLen(f.s))
+				if p.inShard(f.s) {
+					ours += int64(st.SessionLen(f.s))
+				}
 			}
 			if p.wholeWarmup >= whole {
 				return optErr("warmup", " %d takes all %d requests of the fixed schedule (it plays the trace once): none would be measured", p.wholeWarmup, whole)
@@ -332,8 +335,12 @@ func (p *Plan) fixedOrder() error {
 					break
 				}
 			}
+			all := ""
+			if mine >= ours {
+				all = "; every request of this shard is warmup: it measures nothing, the other shards do"
+			}
 			p.Offered = strings.Replace(p.Offered, fmt.Sprintf("warmup %d of %d", o.Warmup, p.wholeWarmup),
-				fmt.Sprintf("warmup %d of %d (the trace's first %d requests, this shard's among them)", mine, p.wholeWarmup, p.wholeWarmup), 1)
+				fmt.Sprintf("warmup %d of %d (the trace's first %d requests, this shard's among them%s)", mine, p.wholeWarmup, p.wholeWarmup, all), 1)
 			o.Warmup = mine
 		}
 		// Every shard plays the trace on one clock: the zero is the whole

@@ -365,7 +365,9 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 			R.Err, R.Cancelled = r.failure(c, err, false, 0, timeoutAt)
 			return
 		}
-		rs.timeSent(sent, len(hdr)+total)
+		if werr == nil { // a cut write sent less than this: no send timing
+			rs.timeSent(sent, len(hdr)+total)
+		}
 		var cancelAt int64
 		if cancel {
 			cancelAt = r.clk.now() + int64(r.o.CancelAfter)

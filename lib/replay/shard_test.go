@@ -220,8 +220,13 @@ func TestFixedShardsWarmupIsTheTracesFirst(t *testing.T) {
 			t.Errorf("shard %d/2: warmup %d (%q), want %d", k, p.Options.Warmup, p.Offered, want)
 		}
 	}
+	// --warmup 3: shard 0's two requests are both warmup, which it says
+	p, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, Warmup: 3, Shard: 0, Shards: 2})
+	if err != nil || p.Options.Warmup != 2 || !strings.Contains(p.Offered, "every request of this shard is warmup") {
+		t.Errorf("warmup 3: %v, warmup %d, %q", err, p.Options.Warmup, p.Offered)
+	}
 	// other schedules keep the even division
-	p, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleConcurrency, Concurrency: 2, Warmup: 2, Shard: 1, Shards: 2})
+	p, err = NewPlan(st, Options{URL: planURL, Schedule: ScheduleConcurrency, Concurrency: 2, Warmup: 2, Shard: 1, Shards: 2})
 	if err != nil || p.Options.Warmup != 1 {
 		t.Errorf("concurrency: warmup %d, %v; want 1", p.Options.Warmup, err)
 	}

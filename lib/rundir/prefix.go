@@ -32,12 +32,13 @@ func Prefix(st *store.Reader, files []string, capacity int) (*prefix.Summary, er
 	return prefix.Offered(storePrompts{st}, reqs, capacity), nil
 }
 
-// Served reports whether the server took the request in: it succeeded, or
-// it failed after a success status (cut mid-stream, a malformed chunk:
-// the prompt was prefilled). An error status (a 503 from a router, a 429)
-// or no answer at all is not served.
+// Served reports whether the server took the request in: it succeeded, it
+// failed after a success status (cut mid-stream, a malformed chunk: the
+// prompt was prefilled), or the client gave up waiting (--timeout, a
+// cancellation: the server had it). An error status (a 503 from a router,
+// a 429) or a connection that failed is not served.
 func Served(r *result.Record) bool {
-	return r.Err == nil || r.Status >= 200 && r.Status <= 299
+	return r.Err == nil || r.Status >= 200 && r.Status <= 299 || r.Cancelled || r.Err.Type == "TimeoutError"
 }
 
 // storePrompts are a store's prompts for prefix.Offered.

@@ -89,8 +89,8 @@ func TestWindowNotBracketedWarned(t *testing.T) {
 		want string
 	}{
 		{Window{Start: 100, End: 300}, ""},
-		{Window{Start: 50, End: 250}, "no scrape brackets 0.000 s at its start of the run's window"},
-		{Window{Start: 150, End: 350}, "no scrape brackets 0.000 s at its end of the run's window"},
+		{Window{Start: 50, End: 250}, "no scrape brackets 50ns at its start of the run's window"},
+		{Window{Start: 150, End: 350}, "no scrape brackets 50ns at its end of the run's window"},
 	} {
 		w := strings.Join(Warnings(c.Report(tc.w)), "\n")
 		if tc.want == "" && strings.Contains(w, "brackets") || tc.want != "" && !strings.Contains(w, tc.want) {

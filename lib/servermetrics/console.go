@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 )
 
 // ClientFigures are the client's own figures, set beside the server's.
@@ -59,10 +60,10 @@ func Warnings(r *Report) []string {
 		if w := r.Window; t.Scrapes > 0 && w.Start > 0 && w.End < 1<<62 {
 			var miss []string
 			if d := t.BracketFrom - w.Start; d > 0 {
-				miss = append(miss, fmt.Sprintf("%.3f s at its start", float64(d)/1e9))
+				miss = append(miss, time.Duration(d).String()+" at its start")
 			}
 			if d := w.End - t.BracketTo; d > 0 {
-				miss = append(miss, fmt.Sprintf("%.3f s at its end", float64(d)/1e9))
+				miss = append(miss, time.Duration(d).String()+" at its end")
 			}
 			if len(miss) > 0 {
 				out = append(out, fmt.Sprintf("server metrics %s: no scrape brackets %s of the run's window: its counter deltas miss the traffic there",

@@ -348,6 +348,9 @@ func MergeLoaded(names []string, cs []*Collector, w Window) (*Collector, []strin
 type cover struct {
 	both    int   // 2: a scrape at or before its start and one at or after its end; 1: one of them
 	overlap int64 // ns of the window between the first and the last scrape
+	// slack is how far the bracketing scrapes lie outside the window (ns;
+	// less is a tighter bracket, with less traffic outside the window)
+	slack int64
 }
 
 func coverage(t *target, w Window) cover {
@@ -364,12 +367,32 @@ func coverage(t *target, w Window) cover {
 		c.both++
 	}
 	c.overlap = max(0, min(last, w.End)-max(first, w.Start))
+	from, to := first, last
+	for _, s := range sc {
+		if s.t <= w.Start {
+			from = s.t
+		}
+	}
+	for k := len(sc) - 1; k >= 0; k-- {
+		if sc[k].t >= w.End {
+			to = sc[k].t
+		}
+	}
+	c.slack = max(0, w.Start-from) + max(0, to-w.End)
 	return c
 }
 
+// better reports whether c covers the window better than o: both ends
+// bracketed, then the longer overlap, then the tighter bracket (shards
+// that ran side by side all bracket the window: the one whose scrapes lie
+// nearest its ends counts the least traffic outside it). A tie keeps the
+// earlier shard.
 func (c cover) better(o cover) bool {
-	if c.both != o.both {
+	switch {
+	case c.both != o.both:
 		return c.both > o.both
+	case c.overlap != o.overlap:
+		return c.overlap > o.overlap
 	}
-	return c.overlap > o.overlap
+	return c.slack < o.slack
 }

@@ -49,6 +49,19 @@ func TestMergeLoaded(t *testing.T) {
 	if len(notes) != 1 || !strings.Contains(notes[0], "http://e/metrics: scraped by several shards; the exports use a's scrapes alone") {
 		t.Errorf("notes %q", notes)
 	}
+	// both bracket [1, 3]: the tighter bracket (c: 1 and 3) wins over d (0 and 4), in either order
+	line2 := func(ts, v int) string { return line("http://e/metrics", ts, v) }
+	cc, _, _ := LoadJSONL(strings.NewReader(line2(1, 2)+line2(3, 8)), "c", DefaultLimits)
+	dd, _, _ := LoadJSONL(strings.NewReader(line2(0, 0)+line2(4, 12)), "d", DefaultLimits)
+	for _, order := range [][]*Collector{{cc, dd}, {dd, cc}} {
+		names := []string{"c", "d"}
+		if order[0] == dd {
+			names = []string{"d", "c"}
+		}
+		if _, notes := MergeLoaded(names, order, Window{Start: 1, End: 3}); len(notes) != 1 || !strings.Contains(notes[0], "use c's scrapes") {
+			t.Errorf("%v: notes %q, want c's scrapes", names, notes)
+		}
+	}
 	// whatever the order the shards are given in: the one covering the window
 	if m2, notes := MergeLoaded([]string{"b", "a"}, []*Collector{b, a}, Window{Start: 1, End: 3}); len(notes) != 1 || !strings.Contains(notes[0], "use a's scrapes") ||
 		m2.Report(Window{Start: 1, End: 3}).Targets[0].Families[0].Series[0].Counter.Total != 10 {

@@ -75,7 +75,7 @@ func sweepCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-concurrency", Value: 512, Usage: "the throughput probe's `N` sessions in flight, and the rate steps' ceiling", Destination: &o.maxConcurrency},
 			&cli.Int64Flag{Name: "step-requests", Value: 200, Usage: "`N` profiling requests per step", Destination: &o.stepRequests},
 			&cli.StringFlag{Name: "step-duration", Usage: "run each step for `D` instead of a request count", Destination: &o.stepDuration},
-			&cli.StringFlag{Name: "min-step-duration", Value: "10s", Usage: "--by rate: a search step sends for at least `D` (rate × D requests when that is more than --step-requests; 0: no floor)", Destination: &o.minStep},
+			&cli.StringFlag{Name: "min-step-duration", Value: "10s", Usage: "--by rate: a search step sends for at least `D` (rate × D × requests a session when that is more than --step-requests; 0: no floor)", Destination: &o.minStep},
 			&cli.Int64Flag{Name: "warmup", Value: 10, Usage: "`N` warmup requests before each step's profiling ones", Destination: &o.warmup},
 			&cli.StringFlag{Name: "max-lateness", Value: "20ms", Usage: "a step whose client send lateness p99 exceeds `D` was not offered", Destination: &o.maxLateness},
 			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat, completions, embeddings, responses, messages, raw or template (default: the store's)", Destination: &o.endpoint},
