@@ -34,11 +34,18 @@ func Prefix(st *store.Reader, files []string, capacity int) (*prefix.Summary, er
 
 // Served reports whether the server took the request in: it succeeded, it
 // failed after a success status (cut mid-stream, a malformed chunk: the
-// prompt was prefilled), or the client gave up waiting (--timeout, a
-// cancellation: the server had it). An error status (a 503 from a router,
-// a 429) or a connection that failed is not served.
+// prompt was prefilled), or the client gave up waiting once the request
+// was written (--timeout, a cancellation: the server had it). An error
+// status (a 503 from a router, a 429), a connection that failed, and a
+// request cut or cancelled before it was written are not served.
 func Served(r *result.Record) bool {
-	return r.Err == nil || r.Status >= 200 && r.Status <= 299 || r.Cancelled || r.Err.Type == "TimeoutError"
+	switch {
+	case r.Err == nil || r.Status >= 200 && r.Status <= 299:
+		return true
+	case r.Cancelled || r.Err.Type == "TimeoutError":
+		return r.HTTP != nil && r.HTTP.DataSent > 0
+	}
+	return false
 }
 
 // storePrompts are a store's prompts for prefix.Offered.

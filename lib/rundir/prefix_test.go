@@ -38,7 +38,8 @@ func TestPrefix(t *testing.T) {
 {"v":1,"record":2,"session":"c","turn":0,"phase":"profiling","sent_unix_ns":40,"end_unix_ns":41}
 {"v":1,"record":0,"session":"a","turn":0,"phase":"profiling","status":503,"error":{"code":503,"type":"Service Unavailable","message":""},"sent_unix_ns":50,"end_unix_ns":51}
 {"v":1,"record":1,"session":"b","turn":0,"phase":"profiling","status":0,"error":{"code":0,"type":"ConnectionError","message":"refused"},"sent_unix_ns":60,"end_unix_ns":61}
-{"v":1,"record":1,"session":"b","turn":0,"phase":"profiling","status":0,"error":{"code":0,"type":"TimeoutError","message":"no complete response within 1s"},"sent_unix_ns":70,"end_unix_ns":71}
+{"v":1,"record":1,"session":"b","turn":0,"phase":"profiling","status":0,"error":{"code":0,"type":"TimeoutError","message":"no complete response within 1s"},"sent_unix_ns":70,"end_unix_ns":71,"http":{"data_sent":120}}
+{"v":1,"record":0,"session":"a","turn":0,"phase":"profiling","status":0,"error":{"code":499,"type":"RequestCancellationError","message":"not sent: the grace period ended"},"cancelled":true,"sent_unix_ns":80,"end_unix_ns":80}
 `
 	rp := filepath.Join(dir, "records.jsonl")
 	if err := os.WriteFile(rp, []byte(recs), 0o644); err != nil {
@@ -48,7 +49,8 @@ func TestPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The 503 and the refused connection were not served: left out; the
+	// The 503, the refused connection and the request cancelled before it
+	// was written were not served: left out; the
 	// timed-out request was (record 1 [1 3] again: 6 tokens, all seen).
 	// Totals below without it: 3 requests, 20 of 22; with it 4, 28 of 30.
 	// Warmup [1 2] fills the cache. Record 1 [1 3]: 1 seen, 4 tokens.
