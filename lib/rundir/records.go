@@ -169,3 +169,16 @@ func InferStreaming(files []string) (bool, error) {
 	}
 	return streamed, nil
 }
+
+// WarmupAfter counts the warmup requests of files whose answer ended after
+// t (ns): the server worked on them after that instant, so counters read
+// from a scrape at t include their work.
+func WarmupAfter(files []string, t int64) (n int64, err error) {
+	err = each(files, func(r *result.Record) bool {
+		if r.Warmup() && r.EndNS > t {
+			n++
+		}
+		return true
+	})
+	return n, err
+}

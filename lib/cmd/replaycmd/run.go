@@ -206,7 +206,7 @@ func printRun(w io.Writer, o *options, fin *finished) {
 			fin.ps.writeBox(w)
 		}
 	}
-	printServerMetrics(w, fin.smReport, fin.sum, o.quiet)
+	printServerMetrics(w, fin.smReport, fin.sum, o.quiet, fin.files)
 	if o.quiet {
 		return
 	}

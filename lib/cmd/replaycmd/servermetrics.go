@@ -12,6 +12,7 @@ import (
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	"github.com/aiperf/toolkit/lib/metrics"
+	"github.com/aiperf/toolkit/lib/rundir"
 	"github.com/aiperf/toolkit/lib/servermetrics"
 	"github.com/urfave/cli/v2"
 )
@@ -107,6 +108,24 @@ func (o *smOptions) resolve(ctx context.Context, serverURL string) ([]string, ti
 	return targets, interval, nil
 }
 
+// warmupWarnings names, per target, the warmup requests whose answers
+// ended after the scrape that opens the deltas: the server's counters
+// include their work (there is no scrape at the end of the warmup).
+func warmupWarnings(rep *servermetrics.Report, files []string) []string {
+	var out []string
+	for _, t := range rep.Targets {
+		if t.Scrapes == 0 {
+			continue
+		}
+		n, err := rundir.WarmupAfter(files, t.BracketFrom)
+		if err != nil || n == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("server metrics %s: %d warmup requests ended after the scrape that opens the deltas: the server's counters include their work (a shorter --server-metrics-interval, or fewer warmup requests, narrows this)", t.URL, n))
+	}
+	return out
+}
+
 // stop has the agent scrape a last time (after the last answer) and end.
 func (r *smRun) stop(context.Context) {
 	if r == nil || r.stopped {
@@ -160,9 +179,9 @@ func (r *smRun) write(w io.Writer, sum *metrics.Summary, meta servermetrics.Meta
 
 // printServerMetrics prints the warnings (always) and the summary beside
 // the client's figures (unless quiet).
-func printServerMetrics(w io.Writer, rep *servermetrics.Report, sum *metrics.Summary, quiet bool) {
+func printServerMetrics(w io.Writer, rep *servermetrics.Report, sum *metrics.Summary, quiet bool, files []string) {
 	if rep != nil {
-		for _, s := range servermetrics.Warnings(rep) {
+		for _, s := range append(servermetrics.Warnings(rep), warmupWarnings(rep, files)...) {
 			fmt.Fprintf(w, "aiperf-replay: warning: %s\n", s)
 		}
 	}

@@ -20,8 +20,9 @@ import (
 // figures when the store the records name is there to give the trace's
 // ideal (rundir.StorePrefix).
 type serverRebuild struct {
-	rep *servermetrics.Report
-	ps  *prefixSummary
+	rep   *servermetrics.Report
+	ps    *prefixSummary
+	files []string // the results files (warmupWarnings)
 }
 
 // rebuildServer rebuilds the server side of the run directories among
@@ -50,7 +51,7 @@ func rebuildServer(errw io.Writer, args, files []string, runs []*result.RunInfo,
 	for _, w := range rb.Warnings {
 		fmt.Fprintf(errw, "aiperf-replay: warning: %s\n", w)
 	}
-	r := &serverRebuild{rep: rb.Report}
+	r := &serverRebuild{rep: rb.Report, files: files}
 	s, note, err := rundir.StorePrefix(files, runs)
 	if note != "" {
 		fmt.Fprintf(errw, "aiperf-replay: note: %s\n", note)
@@ -75,7 +76,7 @@ func (r *serverRebuild) print(w, errw io.Writer, sum *metrics.Summary) {
 	if r.rep == nil {
 		return
 	}
-	for _, s := range servermetrics.Warnings(r.rep) {
+	for _, s := range append(servermetrics.Warnings(r.rep), warmupWarnings(r.rep, r.files)...) {
 		fmt.Fprintf(errw, "aiperf-replay: warning: %s\n", s)
 	}
 	servermetrics.WriteConsole(w, r.rep, clientFigures(sum))
