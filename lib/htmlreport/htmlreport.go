@@ -79,7 +79,7 @@ func Write(w io.Writer, p Page, c *Collector) error {
 	if s.Warmup > 0 {
 		fmt.Fprintf(&b, "; %s warmup requests left out", groupInt(s.Warmup))
 	}
-	fmt.Fprintf(&b, "), sent over %s s", fmtNum(float64(t1-t0)/1e9))
+	fmt.Fprintf(&b, "), over %s s from the first send to the last end", fmtNum(float64(t1-t0)/1e9))
 	if !s.Streaming {
 		b.WriteString("; not streamed, so no TTFT or ITL")
 	}
@@ -149,7 +149,7 @@ func Write(w io.Writer, p Page, c *Collector) error {
 	}
 	load := []figure{
 		{throughput(c, win, t1, tps, haveTPS).SVG(), esc(fmt.Sprintf("Output tokens of successful requests per second, in %s windows; each request's output tokens are spread evenly from its first content to its end. The dashed line is the table's output_token_throughput (over the run's span).", win))},
-		{inFlight(c, win, t1).SVG(), esc("Requests sent and not yet ended (failed ones included), per pixel column of the chart: the highest count in the column and the time-weighted mean.")},
+		{inFlight(c, win, t1).SVG(), esc("Profiling requests sent and not yet ended (failed ones included; warmup requests left out), per pixel column of the chart: the highest count in the column and the time-weighted mean.")},
 		{lateChart.SVG(), esc("How late each request was sent against its schedule (sent − intended; the schedule's honesty: an open-loop client should keep it near 0); every request is a point, failed ones included; "+perWindow+". ") + esc(lateNote)},
 		{errorsOverTime(c, win).SVG(), esc(fmt.Sprintf("Failed requests per %s window by send time (the last window may be partial), one line per kind (error type and HTTP code), the %d most frequent apart.", win, errorKinds))},
 	}

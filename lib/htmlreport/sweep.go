@@ -240,8 +240,19 @@ func (v *sweepView) goodChart() (*plot.Chart, string) {
 
 // latencyChart: a metric's p50 and p99 per step, with its SLO if any.
 func (v *sweepView) latencyChart(tag, name string, get func(*sweep.Step) sweep.Pctl) (*plot.Chart, string) {
-	p50 := func(s *sweep.Step) float64 { return get(s).P50 }
-	p99 := func(s *sweep.Step) float64 { return get(s).P99 }
+	// a step in which every request failed has no latency (NaN: no marker)
+	p50 := func(s *sweep.Step) float64 {
+		if !s.Answered() {
+			return math.NaN()
+		}
+		return get(s).P50
+	}
+	p99 := func(s *sweep.Step) float64 {
+		if !s.Answered() {
+			return math.NaN()
+		}
+		return get(s).P99
+	}
 	c := v.chart(name+" p50 and p99", "ms")
 	c.Series = []plot.Series{v.line("p50", colorMain, false, p50), v.line("p99", colorSecond, false, p99)}
 	caption := fmt.Sprintf("The p50 and p99 of each step's %s (%s) against its offered load.", name, tag)
@@ -387,9 +398,10 @@ func writeSteps(b *strings.Builder, steps []sweep.Step) {
 		if s.Unoffered != "" {
 			verdict += ": " + esc(s.Unoffered)
 		}
+		ttft, itl, lat := s.Latencies()
 		fmt.Fprintf(b, "<tr><td>%d</td><td class=\"text\">%s</td><td class=\"text\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s %%</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"text why %s\">%s</td><td class=\"text\"><code>%s</code></td></tr>\n",
-			s.N, esc(s.Kind), esc(s.By), esc(load), groupInt(s.Requests), fmtNum(s.Throughput), fmtNum(s.SessionRate), fmtNum(100*s.GoodFraction),
-			pair(s.TTFT), pair(s.ITL), pair(s.Latency), fmtNum(s.LatenessP99), esc(strings.ReplaceAll(s.Verdict, " ", "")), verdict, esc(s.Dir))
+			s.N, esc(s.Kind), esc(s.By), esc(load), groupInt(s.Requests), fmtNum(s.Throughput), fmtNum(s.SessionRate), fmtNum(s.GoodPct()),
+			pair(ttft), pair(itl), pair(lat), fmtNum(s.LatenessP99), esc(strings.ReplaceAll(s.Verdict, " ", "")), verdict, esc(s.Dir))
 	}
 	b.WriteString("</tbody>\n</table>\n")
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -286,5 +287,25 @@ func TestMinGoodBoundary(t *testing.T) {
 		if v := s.verdict(&Step{Requests: 1000, Good: good - 1, GoodFraction: float64(good-1) / 1000}); v != Fail {
 			t.Errorf("%v%%: %d of 1000 good: %s, want fail", pct, good-1, v)
 		}
+	}
+}
+
+// TestStepDisplay: the good percentage is rounded down (379 of 399 is
+// 94.9 %, which a fail at 95 % agrees with), and a step in which every
+// request failed has no latency (NaN, printed "-"), not 0 ms.
+func TestStepDisplay(t *testing.T) {
+	if p := (Step{Requests: 399, Good: 379}).GoodPct(); p != 94.9 {
+		t.Errorf("379 of 399: %v%%, want 94.9", p)
+	}
+	if p := (Step{Requests: 1000, Good: 999}).GoodPct(); p != 99.9 {
+		t.Errorf("999 of 1000: %v%%, want 99.9", p)
+	}
+	dead := Step{N: 1, Kind: KindSynchronous, By: ByConcurrency, Load: 1, Requests: 20, Errors: 20, Verdict: Fail}
+	ttft, _, lat := dead.Latencies()
+	if !math.IsNaN(ttft.P50) || !math.IsNaN(lat.P99) {
+		t.Errorf("all failed: ttft %v latency %v, want NaN", ttft, lat)
+	}
+	if line := StepLine(dead, false); !strings.Contains(line, "0.0% good") {
+		t.Errorf("step line %q", line)
 	}
 }

@@ -16,7 +16,7 @@ func StepLine(s Step, reused bool) string {
 		how = " (reused)"
 	}
 	return fmt.Sprintf("step %d, %s at %s: %d requests, %.1f%% good, %.2f requests/s: %s%s",
-		s.N, s.Kind, loadText(s.By, s.Load), s.Requests, 100*s.GoodFraction, s.Throughput, verdictText(s), how)
+		s.N, s.Kind, loadText(s.By, s.Load), s.Requests, s.GoodPct(), s.Throughput, verdictText(s), how)
 }
 
 func loadText(by string, load float64) string {
@@ -60,9 +60,10 @@ func WriteTable(w io.Writer, steps []Step, ans Answer, elapsed float64) error {
 		return strconv.FormatFloat(x, 'f', 2, 64)
 	}
 	for _, s := range steps {
+		ttft, itl, lat := s.Latencies()
 		fmt.Fprintf(&b, "%4d  %-11s  %-11s  %8s  %9s  %9s  %5.1f%%  %17s  %8s  %11s  %s\n",
-			s.N, s.Kind, s.By, strconv.FormatFloat(s.Load, 'g', 5, 64), f(s.Throughput), f(s.SessionRate), 100*s.GoodFraction,
-			f(s.TTFT.P50)+" / "+f(s.TTFT.P99), f(s.ITL.P99), f(s.Latency.P99), s.Verdict)
+			s.N, s.Kind, s.By, strconv.FormatFloat(s.Load, 'g', 5, 64), f(s.Throughput), f(s.SessionRate), s.GoodPct(),
+			f(ttft.P50)+" / "+f(ttft.P99), f(itl.P99), f(lat.P99), s.Verdict)
 	}
 	b.WriteString("(load: sessions/s for rate, sessions in flight for concurrency; req/s: achieved requests/s; steady: sessions/s\n" +
 		" completed in the middle 80% of the step, the throughput probe's bounds the rate axis; times in ms)\n")
@@ -86,4 +87,32 @@ func WriteTable(w io.Writer, steps []Step, ans Answer, elapsed float64) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// GoodPct is the step's good fraction in percent, rounded down to a tenth
+// so that a step below --min-good never prints as at it (379 of 399 is
+// 94.9 %, not 95.0 %).
+func (s Step) GoodPct() float64 {
+	if s.Requests <= 0 {
+		return 0
+	}
+	return math.Floor(float64(s.Good)*1000/float64(s.Requests)) / 10
+}
+
+// Answered reports whether some request of the step succeeded: without
+// one its latency percentiles are not zero but unknown.
+func (s Step) Answered() bool { return s.Requests > s.Errors }
+
+// latency is p, or NaNs when no request of the step succeeded.
+func (s Step) latency(p Pctl) Pctl {
+	if !s.Answered() {
+		return Pctl{P50: math.NaN(), P99: math.NaN()}
+	}
+	return p
+}
+
+// Latencies are the step's TTFT, ITL and latency percentiles, NaN when no
+// request succeeded.
+func (s Step) Latencies() (ttft, itl, latency Pctl) {
+	return s.latency(s.TTFT), s.latency(s.ITL), s.latency(s.Latency)
 }
