@@ -63,12 +63,13 @@ type Plan struct {
 	// session); shardRecords their records.
 	sessions     []uint32
 	shardRecords int64
-	// wholeWarmup is the whole replay's --warmup of a sharded one that
-	// divides its figures (shard), which the fixed schedule recounts.
-	wholeWarmup int64
-	order       []uint32 // fixed: sessions by first timestamp
-	times       []int64  // fixed: intended offset of order[i] from the start, ns
-	zero        int64    // fixed: the trace time that maps to the start
+	// wholeWarmup and wholeCount are the whole replay's --warmup and
+	// --request-count of a sharded one that divides its figures (shard),
+	// which the fixed schedule recounts (fixedShare).
+	wholeWarmup, wholeCount int64
+	order                   []uint32 // fixed: sessions by first timestamp
+	times                   []int64  // fixed: intended offset of order[i] from the start, ns
+	zero                    int64    // fixed: the trace time that maps to the start
 }
 
 // OptionError is an option the plan refuses. Msg starts with the option's
@@ -269,16 +270,18 @@ func meanGap(rate float64) string {
 	return strconv.FormatFloat(s, 'g', 3, 64) + " s"
 }
 
+// sessionStart is a session and the trace time of its first turn.
+type sessionStart struct {
+	s  uint32
+	ts int64
+}
+
 // fixedOrder sorts the sessions by the timestamp of their first turn and
 // applies the offsets.
 func (p *Plan) fixedOrder() error {
 	st, o := p.Store, &p.Options
 	ns := st.NumSessions()
-	type first struct {
-		s  uint32
-		ts int64
-	}
-	firsts := make([]first, 0, ns)
+	firsts := make([]sessionStart, 0, ns)
 	for s := range ns {
 		i, ok := st.Lookup(uint32(s), 0)
 		if !ok {
@@ -291,7 +294,7 @@ func (p *Plan) fixedOrder() error {
 		if o.StartOffset != nil && e.TimeNS < int64(*o.StartOffset) || o.EndOffset != nil && e.TimeNS > int64(*o.EndOffset) {
 			continue
 		}
-		firsts = append(firsts, first{uint32(s), e.TimeNS})
+		firsts = append(firsts, sessionStart{uint32(s), e.TimeNS})
 	}
 	if len(firsts) == 0 {
 		opt := "start-offset"
@@ -300,52 +303,20 @@ func (p *Plan) fixedOrder() error {
 		}
 		return optErr(opt, ": no session starts within the offsets")
 	}
-	if !slices.IsSortedFunc(firsts, func(a, b first) int { return cmpInt(a.ts, b.ts) }) {
-		slices.SortStableFunc(firsts, func(a, b first) int { return cmpInt(a.ts, b.ts) })
+	if !slices.IsSortedFunc(firsts, func(a, b sessionStart) int { return cmpInt(a.ts, b.ts) }) {
+		slices.SortStableFunc(firsts, func(a, b sessionStart) int { return cmpInt(a.ts, b.ts) })
 	}
 	p.zero = firsts[0].ts
 	if o.StartOffset != nil {
 		p.zero = int64(*o.StartOffset)
 	}
 	if o.Shards > 0 {
-		if p.wholeWarmup > 0 {
-			// The warmup is the whole trace's first requests, as in the
-			// unsharded run, not a count from each shard's start: a shard's
-			// share is how many of them are its own (sessions in start
-			// order, each session's turns together: exact for single-turn
-			// traces). Each shard sends its own in time order, so they
-			// are its first.
-			var whole, ours int64
-			for _, f := range firsts {
-				whole += int64(st.SessionLen(f.s))
-				if p.inShard(f.s) {
-					ours += int64(st.SessionLen(f.s))
-				}
-			}
-			if p.wholeWarmup >= whole {
-				return optErr("warmup", " %d takes all %d requests of the fixed schedule (it plays the trace once): none would be measured", p.wholeWarmup, whole)
-			}
-			left, mine := p.wholeWarmup, int64(0)
-			for _, f := range firsts {
-				n := min(left, int64(st.SessionLen(f.s)))
-				if p.inShard(f.s) {
-					mine += n
-				}
-				if left -= n; left == 0 {
-					break
-				}
-			}
-			all := ""
-			if mine >= ours {
-				all = "; every request of this shard is warmup: it measures nothing, the other shards do"
-			}
-			p.Offered = strings.Replace(p.Offered, fmt.Sprintf("warmup %d of %d", o.Warmup, p.wholeWarmup),
-				fmt.Sprintf("warmup %d of %d (the trace's first %d requests, this shard's among them%s)", mine, p.wholeWarmup, p.wholeWarmup, all), 1)
-			o.Warmup = mine
+		if err := p.fixedShare(firsts); err != nil {
+			return err
 		}
 		// Every shard plays the trace on one clock: the zero is the whole
 		// trace's, so a shard whose first session starts later waits for it.
-		firsts = slices.DeleteFunc(firsts, func(f first) bool { return !p.inShard(f.s) })
+		firsts = slices.DeleteFunc(firsts, func(f sessionStart) bool { return !p.inShard(f.s) })
 		if len(firsts) == 0 {
 			return optErr("shard", " %d/%d: none of this shard's sessions starts within the offsets", o.Shard, o.Shards)
 		}

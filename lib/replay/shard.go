@@ -128,8 +128,12 @@ func (p *Plan) shard(o *Options) error {
 		o.Concurrency = int(c)
 	}
 	if o.RequestCount > 0 {
+		p.wholeCount = o.RequestCount
 		c := share(o.RequestCount, o.Shard, o.Shards)
-		if c == 0 {
+		// The fixed schedule (which auto picks without a rate on a timed
+		// store) recounts in fixedShare.
+		fixed := o.Schedule == ScheduleFixed || (o.Schedule == "" || o.Schedule == ScheduleAuto) && o.Rate == 0 && st.HasTimestamps()
+		if c == 0 && !fixed {
 			return optErr("request-count", " %d over %d shards leaves shard %d none", o.RequestCount, o.Shards, o.Shard)
 		}
 		parts = append(parts, fmt.Sprintf("request count %d of %d", c, o.RequestCount))
@@ -151,4 +155,70 @@ func (p *Plan) shard(o *Options) error {
 func (p *Plan) inShard(s uint32) bool {
 	o := p.Options
 	return o.Shards == 0 || int(s)%o.Shards == o.Shard
+}
+
+// fixedShare recounts a sharded fixed schedule's warmup and request count
+// as the unsharded run counts them: the whole trace's first W requests in
+// time order are the warmup and the next N the measured ones, and a
+// shard's part of each is how many of them are its own, not an even share
+// from its own start. Requests are counted with the sessions in start
+// order (firsts) and each session's turns together, which is exact for
+// single-turn traces. Each shard sends its own in time order, so they are
+// its first.
+func (p *Plan) fixedShare(firsts []sessionStart) error {
+	o, st := &p.Options, p.Store
+	if p.wholeWarmup == 0 && p.wholeCount == 0 {
+		return nil
+	}
+	var whole, ours int64
+	for _, f := range firsts {
+		n := int64(st.SessionLen(f.s))
+		whole += n
+		if p.inShard(f.s) {
+			ours += n
+		}
+	}
+	if p.wholeWarmup >= whole {
+		return optErr("warmup", " %d takes all %d requests of the fixed schedule (it plays the trace once): none would be measured", p.wholeWarmup, whole)
+	}
+	// mine counts this shard's requests among the trace's [from, to).
+	mine := func(from, to int64) int64 {
+		var at, n int64
+		for _, f := range firsts {
+			l := int64(st.SessionLen(f.s))
+			if p.inShard(f.s) {
+				n += max(0, min(at+l, to)-max(at, from))
+			}
+			if at += l; at >= to {
+				break
+			}
+		}
+		return n
+	}
+	if p.wholeWarmup > 0 {
+		w := mine(0, p.wholeWarmup)
+		all := ""
+		if w >= ours {
+			all = "; every request of this shard is warmup: it measures nothing, the other shards do"
+		}
+		p.Offered = strings.Replace(p.Offered, fmt.Sprintf("warmup %d of %d", o.Warmup, p.wholeWarmup),
+			fmt.Sprintf("warmup %d of %d (the trace's first %d requests, this shard's among them%s)", w, p.wholeWarmup, p.wholeWarmup, all), 1)
+		o.Warmup = w
+	}
+	if p.wholeCount > 0 {
+		from := p.wholeWarmup
+		to := min(from+p.wholeCount, whole)
+		if to < from { // past MaxInt64
+			to = whole
+		}
+		c := mine(from, to)
+		if c == 0 {
+			return optErr("request-count", " %d: the trace's requests %d to %d (after a warmup of %d) hold none of shard %d/%d's sessions, so it would measure nothing (use fewer shards or a larger count)",
+				p.wholeCount, from+1, to, p.wholeWarmup, o.Shard, o.Shards)
+		}
+		p.Offered = strings.Replace(p.Offered, fmt.Sprintf("request count %d of %d", o.RequestCount, p.wholeCount),
+			fmt.Sprintf("request count %d of %d (the trace's requests %d to %d, this shard's among them)", c, p.wholeCount, from+1, to), 1)
+		o.RequestCount = c
+	}
+	return nil
 }

@@ -231,3 +231,43 @@ func TestFixedShardsWarmupIsTheTracesFirst(t *testing.T) {
 		t.Errorf("concurrency: warmup %d, %v; want 1", p.Options.Warmup, err)
 	}
 }
+
+// The fixed schedule's --request-count is the whole trace's next requests
+// after the warmup, as unsharded: trace times 0, 300, 100, 400 ms and
+// --request-count 2 measure sessions 0 and 2 (both shard 0 of 2), where an
+// even split sent sessions 0 and 1; shard 1, holding none, is refused.
+func TestFixedShardsRequestCountIsTheTraces(t *testing.T) {
+	spec := &store.Spec{Meta: map[string]string{store.MetaEndpoint: "chat", store.MetaPath: "/v1/chat/completions", store.MetaStreaming: "true"}}
+	for i, ms := range []int64{0, 300, 100, 400} {
+		spec.Sessions = append(spec.Sessions, "s"+strconv.Itoa(i))
+		e := store.Entry{Line: uint64(i + 1), Session: uint32(i), InputTokens: 5, Flags: store.FlagTimestamp, TimeNS: ms * int64(time.Millisecond)}
+		spec.Records = append(spec.Records, store.Record{Entry: e, Payload: chatBody("q", 2, true)})
+	}
+	st := openSpec(t, spec)
+	p, err := NewPlan(st, Options{URL: planURL, RequestCount: 2, Shard: 0, Shards: 2})
+	if err != nil || p.Schedule != ScheduleFixed || p.Options.RequestCount != 2 || !strings.Contains(p.Offered, "request count 2 of 2 (the trace's requests 1 to 2") {
+		t.Errorf("shard 0/2: %v, %s, count %d, %q; want the fixed schedule, 2", err, p.Schedule, p.Options.RequestCount, p.Offered)
+	}
+	_, err = NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, RequestCount: 2, Shard: 1, Shards: 2})
+	var oe *OptionError
+	if !errors.As(err, &oe) || !strings.Contains(err.Error(), "request-count 2: the trace's requests 1 to 2 (after a warmup of 0) hold none of shard 1/2's sessions") {
+		t.Errorf("shard 1/2: %v, want a request-count refusal", err)
+	}
+	// warmup 1, count 2: session 0 warms up, sessions 2 and 1 are measured
+	for k, want := range [][2]int64{{1, 1}, {0, 1}} {
+		p, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, Warmup: 1, RequestCount: 2, Shard: k, Shards: 2})
+		if err != nil || p.Options.Warmup != want[0] || p.Options.RequestCount != want[1] || p.Requests() != want[0]+want[1] {
+			t.Errorf("shard %d/2: %v, warmup %d count %d requests %d; want %v", k, err, p.Options.Warmup, p.Options.RequestCount, p.Requests(), want)
+		}
+	}
+	// a count past the trace takes what is left
+	p, err = NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, RequestCount: 9, Shard: 1, Shards: 2})
+	if err != nil || p.Options.RequestCount != 2 || !strings.Contains(p.Offered, "request count 2 of 9 (the trace's requests 1 to 4") {
+		t.Errorf("count 9: %v, %d, %q", err, p.Options.RequestCount, p.Offered)
+	}
+	// the other schedules keep the even division
+	p, err = NewPlan(st, Options{URL: planURL, Schedule: ScheduleConcurrency, Concurrency: 2, RequestCount: 2, Shard: 1, Shards: 2})
+	if err != nil || p.Options.RequestCount != 1 {
+		t.Errorf("concurrency: %v, count %d; want 1", err, p.Options.RequestCount)
+	}
+}
