@@ -43,6 +43,11 @@
 #     machine's kernel charges for the segments, reads and wake-ups alone. Every client's CPU a
 #     request follows its reads a response (printed): a client that keeps up with the server reads
 #     the 19 writes of a stream one by one, one that fell behind takes them in one read.
+#   - The io_uring floor (URING=1, the default with FLOOR=1): `replaybench uring`, the same least
+#     client on io_uring (one multishot receive a connection into a provided-buffer ring, sends as
+#     SQEs, one io_uring_enter a batch, SINGLE_ISSUER|DEFER_TASKRUN), runs fourth in each round. It
+#     makes no read(2) and no epoll_wait: whether a client built on io_uring would pay the kernel
+#     less for the same stream.
 #   - ROUNDS rounds, vegeta then aiperf-replay (then the floor) in each; medians of the rounds, the ratio of the
 #     medians, and the median of each round's ratio (steadier when the other tenants' load moves).
 #
@@ -59,6 +64,7 @@ RSS_REQUESTS=${RSS_REQUESTS:-1000000}
 SERVER=${SERVER:-bare}
 PIN=${PIN:-0}
 FLOOR=${FLOOR:-1} # 1: part 1 also runs replaybench floor, the least client, in each round (bare server only)
+URING=${URING:-$FLOOR} # 1: part 1 also runs replaybench uring, the least client on io_uring (bare server only)
 SKIP=${SKIP:-} # e.g. SKIP="2 4": leave those parts out
 CACHE=${BENCH_CACHE:-$HOME/.cache/aiperf-bench}
 DIR=${BENCH_DIR:-$(mktemp -d /tmp/aiperf-replay-bench.XXXXXX)}
@@ -139,7 +145,7 @@ measure() {
 }
 
 # 1. Sustained requests/s and CPU per request.
-: > "$DIR/v.fig"; : > "$DIR/r.fig"; : > "$DIR/f.fig"; : > "$DIR/r.runcpu"
+: > "$DIR/v.fig"; : > "$DIR/r.fig"; : > "$DIR/f.fig"; : > "$DIR/u.fig"; : > "$DIR/r.runcpu"
 for r in $(seq "$ROUNDS"); do
 	skip 1 && break
 	accepted > /dev/null
@@ -164,10 +170,19 @@ for r in $(seq "$ROUNDS"); do
 		measure f "$DIR/f.stats" "$DIR/f.cpu" "$(accepted)"
 		who+=(f)
 	fi
+	if [ "$URING" = 1 ] && [ "$SERVER" = bare ]; then
+		if "$RB" cpuwatch "$DIR/u.cpu" -- "${CPIN[@]}" "$RB" uring "$DIR/s.aipk" "$TURL" "$CONC" "$vn" > "$DIR/u.stats"; then
+			measure u "$DIR/u.stats" "$DIR/u.cpu" "$(accepted)"
+			who+=(u)
+		else
+			echo "the io_uring floor did not run (kernel before 6.0, or io_uring disabled); left out"
+			URING=0
+		fi
+	fi
 	for w in "${who[@]}"; do
 		read -r rps cs cp ok e span rd < <(tail -1 "$DIR/$w.fig")
 		printf 'round %d  %-13s %6d ok (%d failed) in %.3f s: %7.0f req/s, CPU %5.1f us a request over the span (%5.1f us whole process), %s reads a response\n' \
-			"$r" "$(case $w in v) echo vegeta: ;; r) echo aiperf-replay: ;; f) echo epoll floor: ;; esac)" "$ok" "$e" "$span" "$rps" "$cs" "$cp" "$rd"
+			"$r" "$(case $w in v) echo vegeta: ;; r) echo aiperf-replay: ;; f) echo epoll floor: ;; u) echo io_uring floor: ;; esac)" "$ok" "$e" "$span" "$rps" "$cs" "$cp" "$rd"
 	done
 	echo "          load average $(cut -d' ' -f1-3 /proc/loadavg); aiperf-replay's own figure for its sending phase: $(tail -1 "$DIR/r.runcpu") us CPU a request"
 done
@@ -183,6 +198,10 @@ if ! skip 1; then
 		printf 'the epoll floor (replaybench floor: one thread, one read a readiness, no parsing), same rounds: %.0f req/s, CPU %.1f us a request over the span; aiperf-replay / floor CPU %s, median of the rounds'"'"' ratios %.2f; reads a response: aiperf-replay %s, floor %s\n' \
 			"$(col 1 "$DIR/f.fig")" "$(col 2 "$DIR/f.fig")" "$(ratio "$(col 2 "$DIR/r.fig")" "$(col 2 "$DIR/f.fig")")" \
 			"$(paste -d' ' "$DIR/r.fig" "$DIR/f.fig" | awk '{print $2 / $9}' | median)" "$(col 7 "$DIR/r.fig")" "$(col 7 "$DIR/f.fig")"
+	fi
+	if [ -s "$DIR/u.fig" ]; then
+		printf 'the io_uring floor (replaybench uring: multishot receives, one enter a batch, no parsing), same rounds: %.0f req/s, CPU %.1f us a request over the span; io_uring floor / epoll floor CPU, median of the rounds'"'"' ratios %.2f; completions a response %s\n' \
+			"$(col 1 "$DIR/u.fig")" "$(col 2 "$DIR/u.fig")" "$(paste -d' ' "$DIR/u.fig" "$DIR/f.fig" | awk '{print $2 / $9}' | median)" "$(col 7 "$DIR/u.fig")"
 	fi
 fi
 # Parts 2 and 4 use the same server as part 1.

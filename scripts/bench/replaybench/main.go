@@ -15,6 +15,7 @@
 //	replaybench cpuwatch OUT -- CMD...     run CMD, sample its whole-process CPU time every 10 ms into OUT
 //	replaybench cpuspan SAMPLES FROM TO    CPU ns of the process in SAMPLES between Unix ns FROM and TO (interpolated)
 //	replaybench floor STORE URL C N        the least client (Linux): C connections, one epoll thread, N requests
+//	replaybench uring STORE URL C N        the same on io_uring (Linux 6.0+): multishot receives, one enter a batch
 package main
 
 import (
@@ -65,6 +66,8 @@ func main() {
 		err = cpuspan(os.Args[2:])
 	case "floor":
 		err = floor(os.Args[2:])
+	case "uring":
+		err = uringFloor(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
 	}
