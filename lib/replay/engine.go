@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -512,7 +513,10 @@ func (r *runner) runInfo() *result.RunInfo {
 	if tool == "" {
 		tool = "aiperf-replay"
 	}
+	host, _ := os.Hostname()
 	return &result.RunInfo{
+		Host:      host,
+		Clock:     clockState(),
 		ID:        r.runID,
 		Tool:      tool,
 		StartNS:   r.t0,

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -193,6 +195,12 @@ func TestStartAtAndShardRecords(t *testing.T) {
 	}
 	if ri := recs[0].Run; ri == nil || ri.Shard != 2 || ri.Shards != 3 || !strings.Contains(ri.Offered, "concurrency 2 of 6") {
 		t.Errorf("run info %+v", ri)
+	}
+	// the machine and its clock, which a merge of shards from several
+	// machines judges (rundir.shardClocks)
+	host, _ := os.Hostname()
+	if ri := recs[0].Run; ri == nil || ri.Host != host || runtime.GOOS == "linux" && ri.Clock == nil {
+		t.Errorf("run info host %q (want %q), clock %+v", ri.Host, host, ri.Clock)
 	}
 }
 

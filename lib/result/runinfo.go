@@ -32,11 +32,18 @@ type RunInfo struct {
 	// Shard and Shards: this is shard Shard of Shards ("shard", "shards");
 	// Shards 0 means the run is not sharded.
 	Shard, Shards int
-	Store         StoreInfo // "store"
-	URL           string    // "url": the server's base URL, without user information
-	Path          string    // "path": the request path
-	Endpoint      string    // "endpoint": chat, completions, or "" when unknown
-	Model         string    // "model": the model the store's bodies name ("" for none or several)
+	// Host is the machine the run ran on ("host", its hostname; "" when
+	// unknown): shards on several machines read their schedules off clocks
+	// that may disagree.
+	Host string
+	// Clock is what the kernel said of the machine's clock when the run
+	// started ("clock"; nil when unknown).
+	Clock    *ClockInfo
+	Store    StoreInfo // "store"
+	URL      string    // "url": the server's base URL, without user information
+	Path     string    // "path": the request path
+	Endpoint string    // "endpoint": chat, completions, or "" when unknown
+	Model    string    // "model": the model the store's bodies name ("" for none or several)
 	// Streaming reports that the store's bodies ask for streamed answers
 	// ("streaming"). Whether each answer was streamed is the record's own
 	// Streamed.
@@ -49,6 +56,16 @@ type RunInfo struct {
 	// Config is a JSON object of every setting of the run as the user gave
 	// it (aiperf's input_config); nil when absent ("config").
 	Config []byte
+}
+
+// ClockInfo is the state of a machine's clock as adjtimex(2) reports it:
+// whether NTP (or PTP) disciplines it, and the largest error the kernel
+// admits. A merge of shards from several machines warns when a clock was
+// not held: a disagreement between clocks does not show in the spread of
+// the shards' starts, which each shard read off its own clock.
+type ClockInfo struct {
+	Synced     bool  // "synced": the kernel calls the clock synchronized (STA_UNSYNC clear)
+	MaxErrorUS int64 // "max_error_us": the kernel's maximum error, µs (16 s when unsynchronized)
 }
 
 // StoreInfo identifies a replayed store.
@@ -71,6 +88,15 @@ func appendRun(dst []byte, ri *RunInfo) []byte {
 	if ri.Shards > 0 {
 		dst = appendInt(dst, "shard", int64(ri.Shard), true)
 		dst = appendInt(dst, "shards", int64(ri.Shards), true)
+	}
+	if ri.Host != "" {
+		dst = appendStr(dst, "host", ri.Host)
+	}
+	if c := ri.Clock; c != nil {
+		dst = append(dst, `,"clock":{"synced":`...)
+		dst = strconv.AppendBool(dst, c.Synced)
+		dst = appendInt(dst, "max_error_us", c.MaxErrorUS, true)
+		dst = append(dst, '}')
 	}
 	dst = append(dst, `,"store":{"path":`...)
 	dst = jsonx.AppendString(dst, ri.Store.Path)
@@ -124,6 +150,12 @@ func parseRun(v []byte) (*RunInfo, error) {
 			return str(f, &ri.Model)(v)
 		case "schedule":
 			return str(f, &ri.Schedule)(v)
+		case "host":
+			return str(f, &ri.Host)(v)
+		case "clock":
+			c, err := parseClock(v)
+			ri.Clock = c
+			return err
 		case "offered":
 			return str(f, &ri.Offered)(v)
 		case "start_unix_ns":
@@ -185,6 +217,32 @@ func parseRun(v []byte) (*RunInfo, error) {
 		return nil, fieldErr("run.shard", "%d is not below shards %d", ri.Shard, ri.Shards)
 	}
 	return ri, nil
+}
+
+// parseClock decodes the value of a "run.clock" member.
+func parseClock(v []byte) (*ClockInfo, error) {
+	if v[0] != '{' {
+		return nil, fieldErr("run.clock", "not an object")
+	}
+	c := &ClockInfo{}
+	_, err := jsonx.Fields(v, 0, func(key, v []byte, _ int) error {
+		switch k := string(key[1 : len(key)-1]); k {
+		case "synced":
+			switch string(v) {
+			case "true":
+				c.Synced = true
+			case "false":
+			default:
+				return fieldErr("run.clock.synced", "not a boolean: %s", clip(v))
+			}
+		case "max_error_us":
+			x, err := parseInt("run.clock.max_error_us", v, 0, math.MaxInt64)
+			c.MaxErrorUS = x
+			return err
+		}
+		return nil
+	})
+	return c, err
 }
 
 // Diff lists the settings in which two runs differ, one "name: a, b" line

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/result"
@@ -72,7 +73,53 @@ func ShardNote(files []string, runs []*result.RunInfo) (note string, warnings []
 				d.Round(time.Microsecond), early, late, MaxShardSpread))
 		}
 	}
-	return note, warnings, nil
+	hosts, clockWarnings := shardClocks(runs)
+	if len(hosts) > 1 {
+		note += fmt.Sprintf("; on %d machines", len(hosts))
+	}
+	return note, append(warnings, clockWarnings...), nil
+}
+
+// shardClocks returns the machines the shards ran on and, when there are
+// several, a warning for each shard whose clock the kernel did not call
+// synchronized within MaxShardSpread: each shard reads its schedule off its
+// own clock (--start-at too), so clocks that disagree shift the shards'
+// schedules against each other and the spread of their starts cannot show
+// it. Shards on one machine share one clock, whatever its state.
+func shardClocks(runs []*result.RunInfo) (hosts []string, warnings []string) {
+	for _, r := range runs {
+		if r != nil && r.Shards > 0 && r.Host != "" && !slices.Contains(hosts, r.Host) {
+			hosts = append(hosts, r.Host)
+		}
+	}
+	if len(hosts) < 2 {
+		return hosts, nil
+	}
+	limit := MaxShardSpread.Microseconds()
+	for _, r := range runs {
+		if r == nil || r.Shards == 0 || r.Clock == nil {
+			continue
+		}
+		c := r.Clock
+		switch {
+		case !c.Synced:
+			warnings = append(warnings, fmt.Sprintf("shard %d/%d ran on %s, whose clock was not synchronized (adjtimex: no NTP or PTP holds it): "+
+				"the shards ran on %d machines, and a disagreement of their clocks shifts their schedules without showing in the spread of their starts (run NTP on every machine)",
+				r.Shard, r.Shards, orUnknown(r.Host), len(hosts)))
+		case c.MaxErrorUS > limit:
+			warnings = append(warnings, fmt.Sprintf("shard %d/%d ran on %s, whose clock may be off by up to %s (adjtimex's maximum error), more than %s: "+
+				"the shards ran on %d machines, and a disagreement of their clocks shifts their schedules without showing in the spread of their starts",
+				r.Shard, r.Shards, orUnknown(r.Host), time.Duration(c.MaxErrorUS)*time.Microsecond, MaxShardSpread, len(hosts)))
+		}
+	}
+	return hosts, warnings
+}
+
+func orUnknown(host string) string {
+	if host == "" {
+		return "an unnamed machine"
+	}
+	return host
 }
 
 // scheduleStart returns when a shard's schedule started, as its first send

@@ -49,4 +49,30 @@ func TestScheduleStartsOfFixedShards(t *testing.T) {
 	}
 }
 
+// TestShardClocks: shards on several machines warn for each clock the
+// kernel did not hold within MaxShardSpread; shards on one machine share
+// its clock, whatever its state, and say nothing.
+func TestShardClocks(t *testing.T) {
+	unsynced := &result.ClockInfo{MaxErrorUS: 16_000_000}
+	loose := &result.ClockInfo{Synced: true, MaxErrorUS: 250_000}
+	held := &result.ClockInfo{Synced: true, MaxErrorUS: 1_200}
+	run := func(shard int, host string, c *result.ClockInfo) *result.RunInfo {
+		return &result.RunInfo{Shard: shard, Shards: 3, Host: host, Clock: c}
+	}
+	hosts, warns := shardClocks([]*result.RunInfo{run(0, "a", unsynced), run(1, "a", unsynced), run(2, "a", loose)})
+	if len(hosts) != 1 || warns != nil {
+		t.Errorf("one machine: %q, %q; want no warning", hosts, warns)
+	}
+	hosts, warns = shardClocks([]*result.RunInfo{run(0, "a", held), run(1, "b", unsynced), run(2, "c", loose)})
+	if len(hosts) != 3 || len(warns) != 2 ||
+		!strings.HasPrefix(warns[0], "shard 1/3 ran on b, whose clock was not synchronized (adjtimex: no NTP or PTP holds it): the shards ran on 3 machines") ||
+		!strings.HasPrefix(warns[1], "shard 2/3 ran on c, whose clock may be off by up to 250ms (adjtimex's maximum error), more than 10ms") {
+		t.Errorf("three machines: %q, %q", hosts, warns)
+	}
+	// runs that say nothing of their clock (older records) warn nothing
+	if _, warns := shardClocks([]*result.RunInfo{run(0, "a", nil), run(1, "b", nil), nil}); warns != nil {
+		t.Errorf("unknown clocks: %q", warns)
+	}
+}
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
