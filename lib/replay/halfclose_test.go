@@ -3,10 +3,12 @@ package replay
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -184,5 +186,102 @@ func TestEarlyAnswerToLargeBody(t *testing.T) {
 	}
 	if n := requests.Load(); n != 1 {
 		t.Errorf("the server got the request %d times, want 1", n)
+	}
+}
+
+// tlsConnServer is connServer over TLS (httptest's certificate; replay
+// with Insecure): fn gets each handshaken connection.
+func tlsConnServer(t *testing.T, fn func(c *tls.Conn, br *bufio.Reader)) (string, *atomic.Int64) {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(nil)
+	ts.StartTLS()
+	cfg := ts.TLS.Clone()
+	ts.Close()
+	l, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	var n atomic.Int64
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			go func() {
+				defer c.Close()
+				fn(c.(*tls.Conn), bufio.NewReader(c))
+			}()
+		}
+	}()
+	return "https://" + l.Addr().String(), &n
+}
+
+// The TLS twin of TestStale408OnIdleConnection and of a keep-alive
+// timeout: a TLS server that, after 50 ms idle, says 408, or closes its
+// side (close_notify), and then reads on in silence. The next request on
+// the pooled connection must find that before it writes
+// (netSock.checkIdle) and go on a new connection: before the check, the
+// 408 was read as its answer.
+// Requests that follow each other at once reuse the connection, session
+// tickets and all, and are not taken for stale.
+func TestStaleIdleTLSConnection(t *testing.T) {
+	for _, says := range []string{"408", "close_notify"} {
+		url, conns := tlsConnServer(t, func(c *tls.Conn, br *bufio.Reader) {
+			for {
+				c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					if ne, ok := err.(net.Error); ok && ne.Timeout() {
+						c.SetDeadline(time.Time{})
+						if says == "408" {
+							c.Write([]byte("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"))
+						} else {
+							c.CloseWrite()
+						}
+						io.Copy(io.Discard, br) // silent, until the client closes
+					}
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				writeSSEAnswer(c)
+			}
+		})
+		st := singleTurns(t, 2, 200*time.Millisecond, func(i int) []byte { return chatBody("q", 1, true) })
+		recs, _ := replayAll(t, context.Background(), st, Options{URL: url, Insecure: true, Concurrency: 1, Timeout: 5 * time.Second})
+		for _, r := range recs {
+			if r.Err != nil || r.Status != 200 {
+				t.Errorf("%s: record %d: status %d, %v; want 200 (the server closed the idle connection before the request)", says, r.Record, r.Status, r.Err)
+			}
+		}
+		if conns.Load() < 2 {
+			t.Errorf("%s: %d connections, want 2 (and the pool's spare)", says, conns.Load())
+		}
+	}
+	url, conns := tlsConnServer(t, func(c *tls.Conn, br *bufio.Reader) {
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			writeSSEAnswer(c)
+		}
+	})
+	st := singleTurns(t, 20, 0, func(i int) []byte { return chatBody("q", 1, true) })
+	recs, _ := replayAll(t, context.Background(), st, Options{URL: url, Insecure: true, Concurrency: 1, Timeout: 5 * time.Second})
+	reused := 0
+	for _, r := range recs {
+		if r.Err != nil || r.Status != 200 {
+			t.Errorf("back to back: record %d: status %d, %v", r.Record, r.Status, r.Err)
+		}
+		if r.HTTP != nil && r.HTTP.Reused {
+			reused++
+		}
+	}
+	if reused != 20 || conns.Load() > 1+maxRefills {
+		t.Errorf("back to back: %d of 20 requests reused a connection, over %d connections; want all 20, over the warm one and the pool's spares", reused, conns.Load())
 	}
 }

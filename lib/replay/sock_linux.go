@@ -52,11 +52,11 @@ type rawSock struct {
 func newSock(c net.Conn) sock {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
-		return &netSock{c: c}
+		return newNetSock(c)
 	}
 	rc, err := tc.SyscallConn()
 	if err != nil {
-		return &netSock{c: c}
+		return newNetSock(c)
 	}
 	s := &rawSock{tc: tc, rc: rc}
 	s.readFn, s.writeFn, s.awaitFn, s.checkFn = s.read, s.writev, s.await, s.check
@@ -285,4 +285,33 @@ func consumeParts(v *[][]byte, n int64) {
 		n -= l
 		*v = (*v)[1:]
 	}
+}
+
+// peekSocket looks at a socket's receive queue without taking from it or
+// waiting (MSG_PEEK|MSG_DONTWAIT): n bytes wait (at most len(buf)), or
+// eof: the server closed its side, or the socket's error (an errno), or
+// the connection's deadline error (an abort's past deadline).
+func peekSocket(rc syscall.RawConn, buf []byte) (n int, eof bool, err error) {
+	var errno error
+	cerr := rc.Read(func(fd uintptr) bool {
+		for {
+			m, _, e := syscall.Recvfrom(int(fd), buf, syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+			switch {
+			case e == syscall.EINTR:
+				continue
+			case e == syscall.EAGAIN:
+			case e != nil:
+				errno = e
+			case m == 0:
+				eof = true
+			default:
+				n = m
+			}
+			return true
+		}
+	})
+	if cerr != nil {
+		return 0, false, cerr
+	}
+	return n, eof, errno
 }
