@@ -93,7 +93,7 @@ func (p *pool) open(ctx context.Context) (net.Conn, dialTimes, error) {
 	// The handshake is part of the dial, under the same timeout: a server
 	// that accepts and never answers must not hang the run.
 	t = time.Now()
-	tc := tls.Client(nc, p.ep.tls)
+	tc := tls.Client(underTLS(nc), p.ep.tls)
 	err = tc.HandshakeContext(dctx)
 	dt.tls = int64(time.Since(t))
 	if err != nil {

@@ -225,8 +225,8 @@ func tlsConnServer(t *testing.T, fn func(c *tls.Conn, br *bufio.Reader)) (string
 // the pooled connection must find that before it writes
 // (netSock.checkIdle) and go on a new connection: before the check, the
 // 408 was read as its answer.
-// Requests that follow each other at once reuse the connection, session
-// tickets and all, and are not taken for stale.
+// Requests that follow each other at once reuse the connection: the
+// check that finds nothing is not taken for stale.
 func TestStaleIdleTLSConnection(t *testing.T) {
 	for _, says := range []string{"408", "close_notify"} {
 		url, conns := tlsConnServer(t, func(c *tls.Conn, br *bufio.Reader) {

@@ -119,7 +119,6 @@ type conn struct {
 	// deadline: a request set a deadline on nc, which the next request on
 	// it must clear (only the request holding the connection touches it).
 	deadline bool
-	rdl      time.Time    // the read deadline last set (setDeadline)
 	abort    atomic.Int32 // abortReason set by pool.abortAll
 	dialed   dialTimes    // how long opening it took (conntiming.go)
 }
@@ -133,7 +132,6 @@ var abortDeadline = time.Unix(1, 0)
 // past one back. abortAll marks before it sets, so either this sees the
 // mark or abortAll's deadline comes after this one.
 func (c *conn) setDeadline(t time.Time, readOnly bool) {
-	c.rdl = t
 	if readOnly {
 		c.nc.SetReadDeadline(t)
 	} else {
@@ -245,10 +243,6 @@ func (p *pool) dial(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	c := &conn{nc: nc, io: newSock(nc), dialed: dt}
-	if ns, ok := c.io.(*netSock); ok {
-		// its idle check reads under a deadline of its own (TLS)
-		ns.restore = func() { c.setDeadline(c.rdl, true) }
-	}
 	p.mu.Lock()
 	if p.reason != abortNone {
 		p.mu.Unlock()

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"syscall"
-	"time"
 )
 
 // sock is what a request does with its connection besides deadlines: read
@@ -48,76 +46,51 @@ func (e *staleError) Error() string {
 type netSock struct {
 	c    net.Conn
 	bufs net.Buffers // reused: a local one would escape into WriteTo
-	// raw is the TCP socket under a TLS connection, which checkIdle peeks
-	// at (nil: no check); restore puts the request's read deadline back
-	// after the check's TLS read (set by the pool, which knows it).
-	raw     syscall.RawConn
-	restore func()
-	pb      [64]byte // the check's read buffer
+	// under is the connection under a TLS one when it can read without
+	// waiting (Linux: peekConn), which checkIdle needs; nil: no check.
+	under *peekConn
+	pb    [64]byte // the check's read buffer
 }
 
-// newNetSock returns the netSock of c, with the TCP socket under it when
-// c is TLS over TCP.
+// newNetSock returns the netSock of c.
 func newNetSock(c net.Conn) *netSock {
 	s := &netSock{c: c}
 	if tc, ok := c.(*tls.Conn); ok {
-		if tcp, ok := tc.NetConn().(*net.TCPConn); ok {
-			if rc, err := tcp.SyscallConn(); err == nil {
-				s.raw = rc
-			}
-		}
+		s.under, _ = tc.NetConn().(*peekConn)
 	}
 	return s
 }
 
 func (s *netSock) Read(p []byte) (int, error) { return s.c.Read(p) }
 
-// idleRecordWait bounds checkIdle's TLS read when the kernel holds bytes
-// the server sent on the idle connection: the rest of their record is
-// arriving.
-const idleRecordWait = 100 * time.Millisecond
+// errNothingWaits is peekConn's read that found the socket empty: a
+// temporary timeout, which the TLS layer returns without keeping it as
+// the connection's error.
+var errNothingWaits = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
 
-// checkIdle on a TLS connection (rawSock.checkIdle's twin): the kernel's
-// receive queue is peeked without waiting (peekSocket). A close found
-// there makes the connection stale. Bytes found there are TLS records,
-// which only the TLS layer can read: one read, with a short deadline,
-// tells a close_notify or an answer nobody asked for (a 408) from a
-// session ticket or key update, which the TLS layer takes by itself.
-// With the queue empty, the same read under a past deadline looks only at
-// records the TLS layer already took from the socket with the last answer
-// (the read returns at once without touching the socket), so a check
-// that finds nothing costs no wait.
+// checkIdle on a TLS connection (rawSock.checkIdle's twin): one TLS read
+// over a connection whose reads, for this once, take what the kernel
+// holds without waiting (peekConn.look). The TLS layer takes a session
+// ticket or key update by itself, and finds nothing more; a close_notify,
+// a close, a reset or an answer nobody asked for (a 408) make the
+// connection stale. A record that had only partly arrived stays with the
+// TLS layer for the next read.
 func (s *netSock) checkIdle() error {
-	if s.raw == nil {
+	if s.under == nil {
 		return nil
 	}
-	n, eof, err := peekSocket(s.raw, s.pb[:])
-	switch {
-	case err != nil:
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			return &staleError{"failed (" + errno.Error() + ")"}
-		}
-		return &net.OpError{Op: "read", Net: "tcp", Addr: s.c.RemoteAddr(), Err: err} // a deadline: an abort
-	case eof:
-		return &staleError{"was closed by the server"}
-	}
-	dl := time.Unix(1, 0)
-	if n > 0 {
-		dl = time.Now().Add(idleRecordWait)
-	}
-	s.c.SetReadDeadline(dl)
+	s.under.look = true
 	m, err := s.c.Read(s.pb[:])
-	if s.restore != nil {
-		s.restore()
-	}
+	s.under.look = false
 	switch {
 	case m > 0:
 		return &staleError{fmt.Sprintf("had bytes from the server (%q)", s.pb[:m])}
-	case err == nil || errors.Is(err, os.ErrDeadlineExceeded):
+	case err == nil || err == errNothingWaits:
 		return nil
 	case isEOF(err):
 		return &staleError{"was closed by the server"}
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return err // the connection's own deadline: an abort
 	}
 	return &staleError{"failed (" + err.Error() + ")"}
 }

@@ -287,31 +287,53 @@ func consumeParts(v *[][]byte, n int64) {
 	}
 }
 
-// peekSocket looks at a socket's receive queue without taking from it or
-// waiting (MSG_PEEK|MSG_DONTWAIT): n bytes wait (at most len(buf)), or
-// eof: the server closed its side, or the socket's error (an errno), or
-// the connection's deadline error (an abort's past deadline).
-func peekSocket(rc syscall.RawConn, buf []byte) (n int, eof bool, err error) {
-	var errno error
-	cerr := rc.Read(func(fd uintptr) bool {
-		for {
-			m, _, e := syscall.Recvfrom(int(fd), buf, syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-			switch {
-			case e == syscall.EINTR:
-				continue
-			case e == syscall.EAGAIN:
-			case e != nil:
-				errno = e
-			case m == 0:
-				eof = true
-			default:
-				n = m
-			}
-			return true
-		}
-	})
-	if cerr != nil {
-		return 0, false, cerr
+// peekConn is the TCP connection under a TLS one (underTLS). Its reads
+// are the connection's own, but with look set (netSock.checkIdle) a read
+// takes what the kernel holds without waiting, and finds an empty socket
+// with errNothingWaits.
+type peekConn struct {
+	*net.TCPConn
+	rc   syscall.RawConn
+	look bool
+}
+
+// underTLS returns the connection a TLS client runs over: c, made a
+// peekConn when it is TCP.
+func underTLS(c net.Conn) net.Conn {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c
 	}
-	return n, eof, errno
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return c
+	}
+	return &peekConn{TCPConn: tc, rc: rc}
+}
+
+func (c *peekConn) Read(p []byte) (int, error) {
+	if !c.look || len(p) == 0 {
+		return c.TCPConn.Read(p)
+	}
+	var n int
+	var errno syscall.Errno
+	if err := c.rc.Read(func(fd uintptr) bool {
+		for {
+			n, errno = sysRead(fd, p)
+			if errno != syscall.EINTR {
+				return true
+			}
+		}
+	}); err != nil {
+		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	}
+	switch {
+	case errno == syscall.EAGAIN:
+		return 0, errNothingWaits
+	case errno != 0:
+		return 0, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("read", errno)}
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
 }

@@ -2,14 +2,17 @@
 
 package replay
 
-import (
-	"net"
-	"syscall"
-)
+import "net"
 
 // newSock returns the sock of a new connection.
 func newSock(c net.Conn) sock { return newNetSock(c) }
 
-// peekSocket finds nothing here: a TLS connection's idle check looks only
-// at the records its TLS layer already holds.
-func peekSocket(syscall.RawConn, []byte) (n int, eof bool, err error) { return 0, false, nil }
+// peekConn cannot read without waiting here: TLS connections are not
+// checked when idle (netSock.checkIdle).
+type peekConn struct {
+	net.Conn
+	look bool
+}
+
+// underTLS returns c.
+func underTLS(c net.Conn) net.Conn { return c }
