@@ -306,7 +306,6 @@ type bufRing struct {
 	size  int
 	mask  uint16
 	tail  uint16
-	ents  uint16
 	tailp *uint16
 }
 
