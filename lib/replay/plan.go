@@ -67,9 +67,12 @@ type Plan struct {
 	// --request-count of a sharded one that divides its figures (shard),
 	// which the fixed schedule recounts (fixedShare).
 	wholeWarmup, wholeCount int64
-	order                   []uint32 // fixed: sessions by first timestamp
-	times                   []int64  // fixed: intended offset of order[i] from the start, ns
-	zero                    int64    // fixed: the trace time that maps to the start
+	// noneMeasured: this shard of a fixed schedule holds warmup requests
+	// but none of the measured ones, so it sends its warmup only.
+	noneMeasured bool
+	order        []uint32 // fixed: sessions by first timestamp
+	times        []int64  // fixed: intended offset of order[i] from the start, ns
+	zero         int64    // fixed: the trace time that maps to the start
 }
 
 // OptionError is an option the plan refuses. Msg starts with the option's
@@ -361,6 +364,8 @@ func satInt(x float64) int64 {
 func (p *Plan) budget() error {
 	o := p.Options
 	switch {
+	case p.noneMeasured:
+		p.Limit = o.Warmup
 	case o.RequestCount > 0:
 		p.Limit = o.Warmup + o.RequestCount
 		if p.Limit < o.RequestCount { // past MaxInt64: no limit but the others

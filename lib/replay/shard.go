@@ -2,9 +2,12 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aiperf/toolkit/lib/store"
 )
 
 // MaxStartLag is how far in the past Options.StartAt may be when a run
@@ -159,23 +162,24 @@ func (p *Plan) inShard(s uint32) bool {
 
 // fixedShare recounts a sharded fixed schedule's warmup and request count
 // as the unsharded run counts them: the whole trace's first W requests in
-// time order are the warmup and the next N the measured ones, and a
+// send order are the warmup and the next N the measured ones, and a
 // shard's part of each is how many of them are its own, not an even share
-// from its own start. Requests are counted with the sessions in start
-// order (firsts) and each session's turns together, which is exact for
-// single-turn traces. Each shard sends its own in time order, so they are
-// its first.
+// from its own start. The send order is the one the schedule means
+// (intendedOrder); each shard sends its own requests in that order, so
+// its part is its first. A shard holding warmup but none of the measured
+// requests sends its warmup only (noneMeasured); one holding neither is
+// refused.
 func (p *Plan) fixedShare(firsts []sessionStart) error {
-	o, st := &p.Options, p.Store
+	o := &p.Options
 	if p.wholeWarmup == 0 && p.wholeCount == 0 {
 		return nil
 	}
-	var whole, ours int64
-	for _, f := range firsts {
-		n := int64(st.SessionLen(f.s))
-		whole += n
-		if p.inShard(f.s) {
-			ours += n
+	order, exact := p.intendedOrder(firsts)
+	whole := int64(len(order))
+	var ours int64
+	for _, in := range order {
+		if in {
+			ours++
 		}
 	}
 	if p.wholeWarmup >= whole {
@@ -183,26 +187,26 @@ func (p *Plan) fixedShare(firsts []sessionStart) error {
 	}
 	// mine counts this shard's requests among the trace's [from, to).
 	mine := func(from, to int64) int64 {
-		var at, n int64
-		for _, f := range firsts {
-			l := int64(st.SessionLen(f.s))
-			if p.inShard(f.s) {
-				n += max(0, min(at+l, to)-max(at, from))
-			}
-			if at += l; at >= to {
-				break
+		var n int64
+		for _, in := range order[from:to] {
+			if in {
+				n++
 			}
 		}
 		return n
 	}
+	how := ""
+	if !exact {
+		how = "; the trace's later turns wait for answers, so the order is the trace's times without their latency"
+	}
+	w := mine(0, min(p.wholeWarmup, whole))
 	if p.wholeWarmup > 0 {
-		w := mine(0, p.wholeWarmup)
 		all := ""
 		if w >= ours {
 			all = "; every request of this shard is warmup: it measures nothing, the other shards do"
 		}
 		p.Offered = strings.Replace(p.Offered, fmt.Sprintf("warmup %d of %d", o.Warmup, p.wholeWarmup),
-			fmt.Sprintf("warmup %d of %d (the trace's first %d requests, this shard's among them%s)", w, p.wholeWarmup, p.wholeWarmup, all), 1)
+			fmt.Sprintf("warmup %d of %d (the trace's first %d requests, this shard's among them%s%s)", w, p.wholeWarmup, p.wholeWarmup, all, how), 1)
 		o.Warmup = w
 	}
 	if p.wholeCount > 0 {
@@ -212,13 +216,63 @@ func (p *Plan) fixedShare(firsts []sessionStart) error {
 			to = whole
 		}
 		c := mine(from, to)
+		note := ""
 		if c == 0 {
-			return optErr("request-count", " %d: the trace's requests %d to %d (after a warmup of %d) hold none of shard %d/%d's sessions, so it would measure nothing (use fewer shards or a larger count)",
-				p.wholeCount, from+1, to, p.wholeWarmup, o.Shard, o.Shards)
+			if w == 0 {
+				return optErr("request-count", " %d: the trace's requests %d to %d (after a warmup of %d) hold none of shard %d/%d's sessions, and its warmup none either: it would send nothing (use fewer shards or a larger count)",
+					p.wholeCount, from+1, to, p.wholeWarmup, o.Shard, o.Shards)
+			}
+			p.noneMeasured = true
+			note = "; it sends its warmup only: it measures nothing, the other shards do"
 		}
 		p.Offered = strings.Replace(p.Offered, fmt.Sprintf("request count %d of %d", o.RequestCount, p.wholeCount),
-			fmt.Sprintf("request count %d of %d (the trace's requests %d to %d, this shard's among them)", c, p.wholeCount, from+1, to), 1)
+			fmt.Sprintf("request count %d of %d (the trace's requests %d to %d, this shard's among them%s%s)", c, p.wholeCount, from+1, to, note, how), 1)
 		o.RequestCount = c
 	}
 	return nil
+}
+
+// intendedOrder lists the trace's requests (the sessions of firsts, all
+// their turns) in the order the fixed schedule means to send them, true
+// for this shard's: by trace time, a session's later turn at its own
+// timestamp (no earlier than the turn before it) or at the turn before it
+// plus its delay. Ties keep the sessions' start order and the turns' own
+// (the list is built in that order and sorted stably).
+// The run sends a later turn once the answer before it is in, so the order
+// is exact when every session has one turn or every later turn's
+// timestamp comes after the answer before it; exact is false when a later
+// turn waits for an answer by the trace's own rule (a delay, or no time).
+func (p *Plan) intendedOrder(firsts []sessionStart) (order []bool, exact bool) {
+	st := p.Store
+	type req struct {
+		t  int64
+		in bool
+	}
+	var reqs []req
+	exact = true
+	for _, f := range firsts {
+		in := p.inShard(f.s)
+		t := f.ts
+		for turn := range st.SessionLen(f.s) {
+			if turn > 0 {
+				i, _ := st.Lookup(f.s, uint32(turn))
+				switch e := st.Entry(i); {
+				case e.Flags&store.FlagTimestamp != 0:
+					t = max(t, e.TimeNS)
+				case e.Flags&store.FlagDelay != 0:
+					t += e.TimeNS
+					exact = false
+				default:
+					exact = false
+				}
+			}
+			reqs = append(reqs, req{t, in})
+		}
+	}
+	slices.SortStableFunc(reqs, func(a, b req) int { return cmpInt(a.t, b.t) })
+	order = make([]bool, len(reqs))
+	for i, r := range reqs {
+		order[i] = r.in
+	}
+	return order, exact
 }

@@ -279,3 +279,47 @@ func TestFixedShardsRequestCountIsTheTraces(t *testing.T) {
 		t.Errorf("concurrency: %v, count %d; want 1", err, p.Options.RequestCount)
 	}
 }
+
+// The recount follows the order the schedule sends in, a session's later
+// turns at their own times: s0 has turns at 0 and 300 ms, s1 one at 100
+// ms, so --request-count 2 measures s0's first turn and s1's (one a
+// shard), not s0's two turns. A shard whose part is all warmup sends its
+// warmup only; with delay-based turns the order is the trace's times
+// without the answers' latency, which the shard's note says.
+func TestFixedShardsCountInSendOrder(t *testing.T) {
+	spec := &store.Spec{Meta: map[string]string{store.MetaEndpoint: "chat", store.MetaPath: "/v1/chat/completions", store.MetaStreaming: "true"}}
+	add := func(sess, turn uint32, flags uint32, ms int64) {
+		if int(sess) == len(spec.Sessions) {
+			spec.Sessions = append(spec.Sessions, "s"+strconv.Itoa(int(sess)))
+		}
+		e := store.Entry{Line: uint64(len(spec.Records) + 1), Session: sess, Turn: turn, InputTokens: 5, Flags: flags, TimeNS: ms * int64(time.Millisecond)}
+		spec.Records = append(spec.Records, store.Record{Entry: e, Payload: chatBody("q", 2, true)})
+	}
+	add(0, 0, store.FlagTimestamp, 0)
+	add(0, 1, store.FlagTimestamp, 300)
+	add(1, 0, store.FlagTimestamp, 100)
+	st := openSpec(t, spec)
+	for k := range 2 {
+		p, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, RequestCount: 2, Shard: k, Shards: 2})
+		if err != nil || p.Options.RequestCount != 1 || p.Requests() != 1 || strings.Contains(p.Offered, "latency") {
+			t.Errorf("shard %d/2: %v, count %d, %q; want 1", k, err, p.Options.RequestCount, p.Offered)
+		}
+	}
+	// --warmup 2 --request-count 1: the warmup is s0's first turn and s1's;
+	// shard 1 holds only warmup, and shard 0 measures s0's second turn
+	p, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, Warmup: 2, RequestCount: 1, Shard: 1, Shards: 2})
+	if err != nil || p.Options.Warmup != 1 || p.Requests() != 1 || !strings.Contains(p.Offered, "it sends its warmup only") {
+		t.Errorf("warmup-only shard: %v, warmup %d, requests %d, %q", err, p.Options.Warmup, p.Requests(), p.Offered)
+	}
+	p, err = NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, Warmup: 2, RequestCount: 1, Shard: 0, Shards: 2})
+	if err != nil || p.Options.Warmup != 1 || p.Options.RequestCount != 1 || p.Requests() != 2 {
+		t.Errorf("shard 0: %v, warmup %d, count %d, requests %d", err, p.Options.Warmup, p.Options.RequestCount, p.Requests())
+	}
+	// a delay-based later turn: the order is an estimate, and said to be
+	spec.Records[1].Entry.Flags, spec.Records[1].Entry.TimeNS = store.FlagDelay, int64(50*time.Millisecond)
+	st = openSpec(t, spec)
+	p, err = NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, RequestCount: 2, Shard: 0, Shards: 2})
+	if err != nil || p.Options.RequestCount != 2 || !strings.Contains(p.Offered, "the order is the trace's times without their latency") {
+		t.Errorf("delays: %v, count %d, %q; want s0's two turns (0 and 0+50 ms) before s1's (100 ms)", err, p.Options.RequestCount, p.Offered)
+	}
+}
