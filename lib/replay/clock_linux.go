@@ -1,6 +1,9 @@
 package replay
 
 import (
+	"os"
+	"strings"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/aiperf/toolkit/lib/result"
@@ -16,6 +19,16 @@ func clockState() *result.ClockInfo {
 	}
 	return &result.ClockInfo{
 		Synced:     state != unix.TIME_ERROR && t.Status&unix.STA_UNSYNC == 0,
-		MaxErrorUS: int64(t.Maxerror),
+		MaxErrorUS: max(int64(t.Maxerror), 0), // older kernels took a negative one from root
 	}
+}
+
+// bootID is the kernel's boot id: the same for every container on one
+// kernel, different on every machine and every boot ("" when unreadable).
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

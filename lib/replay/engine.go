@@ -516,6 +516,7 @@ func (r *runner) runInfo() *result.RunInfo {
 	host, _ := os.Hostname()
 	return &result.RunInfo{
 		Host:      host,
+		BootID:    bootID(),
 		Clock:     clockState(),
 		ID:        r.runID,
 		Tool:      tool,

@@ -85,7 +85,7 @@ func (s *netSock) checkIdle() error {
 	switch {
 	case m > 0:
 		return &staleError{fmt.Sprintf("had bytes from the server (%q)", s.pb[:m])}
-	case err == nil || err == errNothingWaits:
+	case err == nil || errors.Is(err, errNothingWaits):
 		return nil
 	case isEOF(err):
 		return &staleError{"was closed by the server"}

@@ -34,8 +34,12 @@ type RunInfo struct {
 	Shard, Shards int
 	// Host is the machine the run ran on ("host", its hostname; "" when
 	// unknown): shards on several machines read their schedules off clocks
-	// that may disagree.
-	Host string
+	// that may disagree. BootID is its kernel's boot id ("boot_id",
+	// /proc/sys/kernel/random/boot_id; "" when unknown), which tells
+	// machines apart where hostnames do not: containers on one kernel
+	// share it (and its clock) under different hostnames, and cloned
+	// machines differ in it under one.
+	Host, BootID string
 	// Clock is what the kernel said of the machine's clock when the run
 	// started ("clock"; nil when unknown).
 	Clock    *ClockInfo
@@ -59,13 +63,18 @@ type RunInfo struct {
 }
 
 // ClockInfo is the state of a machine's clock as adjtimex(2) reports it:
-// whether NTP (or PTP) disciplines it, and the largest error the kernel
-// admits. A merge of shards from several machines warns when a clock was
-// not held: a disagreement between clocks does not show in the spread of
-// the shards' starts, which each shard read off its own clock.
+// whether a time daemon told the kernel the clock is synchronized, and
+// the kernel's bound on its error. A merge of shards from several machines
+// warns when a clock was not called synchronized: a disagreement between
+// clocks does not show in the spread of the shards' starts, which each
+// shard read off its own clock.
 type ClockInfo struct {
-	Synced     bool  // "synced": the kernel calls the clock synchronized (STA_UNSYNC clear)
-	MaxErrorUS int64 // "max_error_us": the kernel's maximum error, µs (16 s when unsynchronized)
+	Synced bool // "synced": the kernel calls the clock synchronized (STA_UNSYNC clear)
+	// MaxErrorUS is the kernel's maximum error, µs ("max_error_us"; 16 s
+	// when unsynchronized). It is a worst case that grows by 500 µs a
+	// second between the daemon's updates, not an offset: a record of the
+	// state, judged by nothing.
+	MaxErrorUS int64
 }
 
 // StoreInfo identifies a replayed store.
@@ -92,10 +101,13 @@ func appendRun(dst []byte, ri *RunInfo) []byte {
 	if ri.Host != "" {
 		dst = appendStr(dst, "host", ri.Host)
 	}
+	if ri.BootID != "" {
+		dst = appendStr(dst, "boot_id", ri.BootID)
+	}
 	if c := ri.Clock; c != nil {
 		dst = append(dst, `,"clock":{"synced":`...)
 		dst = strconv.AppendBool(dst, c.Synced)
-		dst = appendInt(dst, "max_error_us", c.MaxErrorUS, true)
+		dst = appendInt(dst, "max_error_us", max(c.MaxErrorUS, 0), true)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `,"store":{"path":`...)
@@ -152,6 +164,8 @@ func parseRun(v []byte) (*RunInfo, error) {
 			return str(f, &ri.Schedule)(v)
 		case "host":
 			return str(f, &ri.Host)(v)
+		case "boot_id":
+			return str(f, &ri.BootID)(v)
 		case "clock":
 			c, err := parseClock(v)
 			ri.Clock = c

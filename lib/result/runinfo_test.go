@@ -8,7 +8,7 @@ import (
 
 func sampleRun() *RunInfo {
 	return &RunInfo{ID: "9f00", Tool: "aiperf-replay dev", StartNS: 1_700_000_000_000_000_000, Shard: 1, Shards: 4,
-		Host: "node7", Clock: &ClockInfo{Synced: true, MaxErrorUS: 1500},
+		Host: "node7", BootID: "3f1c", Clock: &ClockInfo{Synced: true, MaxErrorUS: 1500},
 		Store: StoreInfo{Path: "s.aipk", SHA256: "ab12", Records: 12, Sessions: 4},
 		URL:   "http://127.0.0.1:8000", Path: "/v1/chat/completions", Endpoint: "chat", Model: "m", Streaming: true,
 		Schedule: "concurrency", Config: []byte(`{"concurrency":4,"store":"s.aipk"}`)}
@@ -20,7 +20,7 @@ func TestRunInfoLine(t *testing.T) {
 	r := Record{Record: 3, SentNS: 10, EndNS: 20, ChunkOffsetsNS: []int64{5}, Status: 200, Streamed: true, Run: sampleRun()}
 	line := Append(nil, &r)
 	want := `{"v":1,"run":{"id":"9f00","tool":"aiperf-replay dev","start_unix_ns":1700000000000000000,"shard":1,"shards":4,` +
-		`"host":"node7","clock":{"synced":true,"max_error_us":1500},` +
+		`"host":"node7","boot_id":"3f1c","clock":{"synced":true,"max_error_us":1500},` +
 		`"store":{"path":"s.aipk","sha256":"ab12","records":12,"sessions":4},"url":"http://127.0.0.1:8000",` +
 		`"path":"/v1/chat/completions","endpoint":"chat","model":"m","streaming":true,"schedule":"concurrency",` +
 		`"config":{"concurrency":4,"store":"s.aipk"}},"record":3,"turn":0,"intended_unix_ns":0,"sent_unix_ns":10,"end_unix_ns":20,` +
