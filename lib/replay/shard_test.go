@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aiperf/toolkit/lib/mock"
+	"github.com/aiperf/toolkit/lib/result"
 	"github.com/aiperf/toolkit/lib/store"
 )
 
@@ -314,6 +315,12 @@ func TestFixedShardsCountInSendOrder(t *testing.T) {
 	p, err = NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, Warmup: 2, RequestCount: 1, Shard: 0, Shards: 2})
 	if err != nil || p.Options.Warmup != 1 || p.Options.RequestCount != 1 || p.Requests() != 2 {
 		t.Errorf("shard 0: %v, warmup %d, count %d, requests %d", err, p.Options.Warmup, p.Options.RequestCount, p.Requests())
+	}
+	// and runs so: one warmup request, no measured one
+	url, _ := startMock(t, mock.Config{Fast: true})
+	recs, _ := replayAll(t, context.Background(), st, Options{URL: url, Schedule: ScheduleFixed, Speedup: 100, Warmup: 2, RequestCount: 1, Shard: 1, Shards: 2})
+	if len(recs) != 1 || recs[0].Phase != result.PhaseWarmup || recs[0].Err != nil {
+		t.Errorf("warmup-only shard sent %+v; want its one warmup request", recs)
 	}
 	// a delay-based later turn: the order is an estimate, and said to be
 	spec.Records[1].Entry.Flags, spec.Records[1].Entry.TimeNS = store.FlagDelay, int64(50*time.Millisecond)
