@@ -21,16 +21,25 @@ const (
 // ExportJSONFile and ExportCSVFile from the summary s, ExportRecordFile
 // from the results files (one more pass).
 func WriteExports(dir string, s *metrics.Summary, o metrics.Options, run metrics.Run, files []string) error {
-	write := func(name string, fn func(io.Writer) error) error {
-		return atomicfile.Write(filepath.Join(dir, name), fn)
-	}
-	if err := write(ExportJSONFile, func(w io.Writer) error { return metrics.WriteJSON(w, s, run) }); err != nil {
+	if err := WriteSummaryExports(dir, s, run); err != nil {
 		return err
 	}
-	if err := write(ExportCSVFile, func(w io.Writer) error { return metrics.WriteCSV(w, s) }); err != nil {
+	return WriteRecordExport(dir, o, files)
+}
+
+// WriteSummaryExports writes ExportJSONFile and ExportCSVFile from the
+// summary s, each atomically.
+func WriteSummaryExports(dir string, s *metrics.Summary, run metrics.Run) error {
+	if err := atomicfile.Write(filepath.Join(dir, ExportJSONFile), func(w io.Writer) error { return metrics.WriteJSON(w, s, run) }); err != nil {
 		return err
 	}
-	return write(ExportRecordFile, func(w io.Writer) error {
+	return atomicfile.Write(filepath.Join(dir, ExportCSVFile), func(w io.Writer) error { return metrics.WriteCSV(w, s) })
+}
+
+// WriteRecordExport writes ExportRecordFile from the results files,
+// atomically. It needs no summary, so a run writes it while it summarizes.
+func WriteRecordExport(dir string, o metrics.Options, files []string) error {
+	return atomicfile.Write(filepath.Join(dir, ExportRecordFile), func(w io.Writer) error {
 		rw, err := metrics.NewRecordWriter(w, o)
 		if err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/replay"
+	"github.com/aiperf/toolkit/lib/rundir"
 	"github.com/aiperf/toolkit/lib/servermetrics"
 	"github.com/aiperf/toolkit/lib/store"
 	"github.com/urfave/cli/v2"
@@ -128,12 +129,21 @@ type finished struct {
 
 // writeRun writes a finished run's exports and summary, and judges
 // --max-error-rate (exit 1).
+// profile_export.jsonl needs no summary: it is written beside the
+// summary's reading of the records, on another core.
 func writeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64, sm *smRun) error {
+	rmo := mo
+	rmo.Streaming = stats.StreamingMetrics(plan.Streaming) // as summarizeRun sets it
+	rec := make(chan error, 1)
+	go func() { rec <- rundir.WriteRecordExport(o.out, rmo, []string{recPath}) }()
 	fin, err := summarizeRun(w, o, plan, st, stats, mo, recPath, sm)
-	if err != nil {
-		return err
+	if err == nil {
+		err = writeRunOutputs(o, fin)
 	}
-	if err := writeRunOutputs(o, fin); err != nil {
+	if rerr := <-rec; err == nil {
+		err = rerr
+	}
+	if err != nil {
 		return err
 	}
 	printRun(w, o, fin)
@@ -183,7 +193,7 @@ func summarizeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, 
 
 // writeRunOutputs writes the exports, the time slices and the HTML page.
 func writeRunOutputs(o *options, fin *finished) error {
-	if err := writeOutputs(o.out, fin.sum, fin.mo, fin.run, fin.files); err != nil {
+	if err := rundir.WriteSummaryExports(o.out, fin.sum, fin.run); err != nil {
 		return err
 	}
 	if err := writeTimeslices(o.out, fin.slices, fin.run); err != nil {
