@@ -208,3 +208,21 @@ func TestThrottle(t *testing.T) {
 		t.Errorf("warnings %q", ws)
 	}
 }
+
+// TestTarget: a --server-metrics URL is taken as --url is: no scheme is
+// http, no path is /metrics; the path given is kept. Before, a target
+// without a scheme passed the check and failed every scrape.
+func TestTarget(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1:8000/metrics":           "http://127.0.0.1:8000/metrics",
+		"127.0.0.1:8000":                   "http://127.0.0.1:8000/metrics",
+		"http://127.0.0.1:8000/":           "http://127.0.0.1:8000/metrics",
+		"https://h.example/engine/metrics": "https://h.example/engine/metrics",
+		"unix:///tmp/s":                    "",
+		"http://":                          "",
+	} {
+		if got := Target(in); got != want {
+			t.Errorf("Target(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

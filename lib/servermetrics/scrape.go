@@ -315,6 +315,23 @@ func Probe(ctx context.Context, client *http.Client, u string, timeout time.Dura
 	return err == nil && len(p.Families) > 0
 }
 
+// Target takes a --server-metrics URL as --url is taken: http when it
+// names no scheme ("127.0.0.1:8000/metrics"), and /metrics when it names
+// no path. "" when it is not an http(s) URL with a host.
+func Target(s string) string {
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return ""
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/metrics"
+	}
+	return u.String()
+}
+
 // DefaultTarget is the /metrics URL of the server at base (its origin +
 // /metrics), or "" when base is not an http(s) URL.
 func DefaultTarget(base string) string {

@@ -92,11 +92,13 @@ func (o *smOptions) resolve(ctx context.Context, serverURL string) ([]string, ti
 	if interval < 10*time.Millisecond {
 		return nil, 0, base.UsageError("--server-metrics-interval %s: want at least 10ms", o.interval)
 	}
-	targets := o.targets.Value()
-	for _, t := range targets {
-		if servermetrics.DefaultTarget(t) == "" {
+	var targets []string
+	for _, t := range o.targets.Value() {
+		u := servermetrics.Target(t)
+		if u == "" {
 			return nil, 0, base.UsageError("--server-metrics %q: want an http(s) URL", t)
 		}
+		targets = append(targets, u)
 	}
 	if len(targets) == 0 {
 		def := servermetrics.DefaultTarget(serverURL)
