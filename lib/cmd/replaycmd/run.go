@@ -220,6 +220,9 @@ func printRun(w io.Writer, o *options, fin *finished) {
 	if o.quiet {
 		return
 	}
+	if o.shard != "" && fin.smReport != nil && len(fin.smReport.Targets) > 0 {
+		fmt.Fprintf(w, "aiperf-replay: note: shard %s: the server's figures count every shard's requests, the client's this shard's only (aiperf-replay report over all the shards compares like with like)\n", o.shard)
+	}
 	cpu := ""
 	if stats.Sent > 0 && stats.CPU > 0 {
 		cpu = fmt.Sprintf(", client CPU %.1f µs a request", float64(stats.CPU.Nanoseconds())/1e3/float64(stats.Sent))
