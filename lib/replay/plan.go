@@ -57,6 +57,10 @@ type Plan struct {
 	// Offered says what a shard of a sharded replay offers of the whole
 	// replay's rate, concurrency and counts ("" when unsharded).
 	Offered string
+	// WholeShort says, for a shard of a fixed schedule, that the whole
+	// replay's --request-count runs past the trace, which plays once (""
+	// otherwise).
+	WholeShort string
 
 	ep endpoint
 	// sessions are the shard's store sessions in store order (nil: every

@@ -217,6 +217,11 @@ func (p *Plan) fixedShare(firsts []sessionStart) error {
 		}
 		c := mine(from, to)
 		note := ""
+		if to-from < p.wholeCount {
+			p.WholeShort = fmt.Sprintf("--request-count %d: the fixed schedule plays the trace once, and it holds %d requests (--warmup %d included): the shards send %d, not %d",
+				p.wholeCount, whole, p.wholeWarmup, to, satAdd(p.wholeWarmup, p.wholeCount))
+			note = fmt.Sprintf("; the trace holds %d after the warmup", to-from)
+		}
 		if c == 0 {
 			if w == 0 {
 				return optErr("request-count", " %d: the trace's requests %d to %d (after a warmup of %d) hold none of shard %d/%d's sessions, and its warmup none either: it would send nothing (use fewer shards or a larger count)",

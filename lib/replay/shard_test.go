@@ -330,3 +330,34 @@ func TestFixedShardsCountInSendOrder(t *testing.T) {
 		t.Errorf("delays: %v, count %d, %q; want s0's two turns (0 and 0+50 ms) before s1's (100 ms)", err, p.Options.RequestCount, p.Offered)
 	}
 }
+
+// A sharded fixed schedule whose --request-count runs past the trace says
+// so, as the unsharded run does: the trace plays once, and the shards
+// send what it holds.
+func TestFixedShardsCountPastTheTrace(t *testing.T) {
+	spec := &store.Spec{Meta: map[string]string{store.MetaEndpoint: "chat", store.MetaPath: "/v1/chat/completions", store.MetaStreaming: "true"}}
+	for i, ms := range []int64{0, 300, 100, 400} {
+		spec.Sessions = append(spec.Sessions, "s"+strconv.Itoa(i))
+		e := store.Entry{Line: uint64(i + 1), Session: uint32(i), InputTokens: 5, Flags: store.FlagTimestamp, TimeNS: ms * int64(time.Millisecond)}
+		spec.Records = append(spec.Records, store.Record{Entry: e, Payload: chatBody("q", 2, true)})
+	}
+	st := openSpec(t, spec)
+	var sent int64
+	for k := range 2 {
+		p, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, Warmup: 1, RequestCount: 20, Shard: k, Shards: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent += p.Requests()
+		if p.WholeShort != "--request-count 20: the fixed schedule plays the trace once, and it holds 4 requests (--warmup 1 included): the shards send 4, not 21" ||
+			!strings.Contains(p.Offered, "; the trace holds 3 after the warmup") {
+			t.Errorf("shard %d/2: %q, %q", k, p.WholeShort, p.Offered)
+		}
+	}
+	if sent != 4 {
+		t.Errorf("the shards send %d requests, want the trace's 4", sent)
+	}
+	if p, _ := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, RequestCount: 3, Shard: 0, Shards: 2}); p == nil || p.WholeShort != "" {
+		t.Errorf("a count within the trace: %+v", p)
+	}
+}

@@ -111,6 +111,9 @@ func announce(w io.Writer, o *options, p *replay.Plan) {
 		fmt.Fprintf(w, "aiperf-replay: --request-count %d: the fixed schedule plays the trace once, and it holds %d requests (--warmup %d included): %d will be sent, not %d (the concurrency and rate schedules go around the store)\n",
 			p.Options.RequestCount, p.TraceRequests, p.Options.Warmup, p.TraceRequests, n)
 	}
+	if p.WholeShort != "" {
+		fmt.Fprintf(w, "aiperf-replay: %s\n", p.WholeShort)
+	}
 }
 
 // finished is a run's results summarized: what its exports and console
