@@ -117,6 +117,10 @@ func parseSweep(c *cli.Context, o *sweepOptions) (*sweepRun, *sweep.Sweep, error
 		return nil, nil, base.UsageError("--%v", err)
 	case c.IsSet("arrival") && o.by != sweep.ByRate:
 		return nil, nil, base.UsageError("--arrival: only --by rate has arrivals")
+	case c.IsSet("min-step-duration") && o.by != sweep.ByRate:
+		return nil, nil, base.UsageError("--min-step-duration: only --by rate steps have a floor (a concurrency step is its request count)")
+	case c.IsSet("step-duration") && c.IsSet("step-requests"):
+		return nil, nil, base.UsageError("--step-duration and --step-requests together: a step runs for one or the other")
 	case o.stepRequests < 1:
 		return nil, nil, base.UsageError("--step-requests %d: want at least 1", o.stepRequests)
 	case o.warmup < 0:
