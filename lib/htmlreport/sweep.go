@@ -400,7 +400,7 @@ func writeSteps(b *strings.Builder, steps []sweep.Step) {
 		}
 		ttft, itl, lat := s.Latencies()
 		fmt.Fprintf(b, "<tr><td>%d</td><td class=\"text\">%s</td><td class=\"text\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s %%</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"text why %s\">%s</td><td class=\"text\"><code>%s</code></td></tr>\n",
-			s.N, esc(s.Kind), esc(s.By), esc(load), groupInt(s.Requests), fmtNum(s.Throughput), fmtNum(s.SessionRate), fmtNum(s.GoodPct()),
+			s.N, esc(s.Kind), esc(s.By), esc(load), groupInt(s.Requests), fmtNum(s.Throughput), fmtNum(s.SessionRate), strconv.FormatFloat(s.GoodPct(), 'f', 1, 64),
 			pair(ttft), pair(itl), pair(lat), fmtNum(s.LatenessP99), esc(strings.ReplaceAll(s.Verdict, " ", "")), verdict, esc(s.Dir))
 	}
 	b.WriteString("</tbody>\n</table>\n")
