@@ -98,3 +98,24 @@ func TestWindowNotBracketedWarned(t *testing.T) {
 		}
 	}
 }
+
+// A run shorter than the scrape interval has no scrape inside its window:
+// its gauges are unknown and said so, not read off the bracketing scrapes
+// (taken before the first send and after the last answer, where the server
+// is idle: "requests running avg 0 max 0" for a run that kept 8 in
+// flight). The counters' deltas still come from the bracket.
+func TestNoScrapeInsideTheWindow(t *testing.T) {
+	c := loadPages(t, dynamoPage(0, 0, 0), dynamoPage(3000, 1200, 3))
+	r := c.Report(Window{Start: 110, End: 190})
+	tr := r.Targets[0]
+	if tr.InWindow != 0 || tr.Engine == nil || tr.Engine.Running != nil || tr.Engine.PromptTokens == nil || tr.Engine.PromptTokens.Value != 3000 {
+		t.Errorf("in window %d, engine %+v: want no gauge and the bracket's 3000 prompt tokens", tr.InWindow, tr.Engine)
+	}
+	var b strings.Builder
+	if err := WriteConsole(&b, r, ClientFigures{}); err != nil || !strings.Contains(b.String(), "requests running         n/a (no scrape fell inside the run;") {
+		t.Errorf("console %q, %v: want the unknown gauges said", b.String(), err)
+	}
+	if r := c.Report(Window{Start: 90, End: 210}); r.Targets[0].InWindow != 2 || r.Targets[0].Engine.Running == nil {
+		t.Errorf("a window holding both scrapes: %+v", r.Targets[0])
+	}
+}

@@ -109,7 +109,13 @@ func WriteConsole(w io.Writer, r *Report, c ClientFigures) error {
 			fmt.Fprintf(&b, "  %-24s "+format+"\n", append([]any{name}, args...)...)
 		}
 		gauge := func(name string, g *GaugeSummary, unit string) {
-			if g == nil {
+			switch {
+			case g == nil && t.InWindow == 0:
+				// the bracketing scrapes, before the first send and after
+				// the last answer, would show an idle server
+				line(name, "n/a (no scrape fell inside the run; a shorter --server-metrics-interval measures it)")
+				return
+			case g == nil:
 				line(name, "n/a")
 				return
 			}

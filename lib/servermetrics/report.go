@@ -86,7 +86,8 @@ type HistStats struct {
 // or before its start, the first at or after its end; each scrape before
 // the first send and after the last answer guarantees both), so the window
 // is widened to them; the gauges' statistics use the scrapes inside the
-// window (the bracketing pair when none falls inside).
+// window (none when none falls inside: the gauges are then unknown, and
+// Warnings says so). The zero Window is every scrape.
 func (c *Collector) Report(w Window) *Report {
 	r := &Report{Window: w}
 	for _, t := range c.targets {
@@ -148,15 +149,13 @@ func newAggregator(s *series, w Window) *aggregator {
 		a.i1 = a.i0
 	}
 	for k := a.i0; k <= a.i1; k++ {
-		if t := s.scrapes[k].t; t >= w.Start && t <= w.End {
+		if t := s.scrapes[k].t; t >= w.Start && t <= w.End || w == (Window{}) {
 			a.inside = append(a.inside, k)
 		}
 	}
-	if len(a.inside) == 0 {
-		for k := a.i0; k <= a.i1; k++ {
-			a.inside = append(a.inside, k)
-		}
-	}
+	// No scrape inside the window (a run shorter than the interval): the
+	// gauges are unknown. The bracketing scrapes, taken before the first
+	// send and after the last answer, would show an idle server.
 	return a
 }
 
