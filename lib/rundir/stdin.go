@@ -1,9 +1,12 @@
 package rundir
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -71,4 +74,141 @@ func DisplayNames(files []string) []string {
 // JoinNames joins the display names of files with ", ".
 func JoinNames(files []string) string {
 	return strings.Join(DisplayNames(files), ", ")
+}
+
+// runLine reports whether a results line carries run info: a run writes
+// it on its first record, right after "v" (result.Append).
+func runLine(line []byte) bool {
+	return bytes.HasPrefix(line, []byte(`{"v":1,"run":{`))
+}
+
+// SplitRuns returns files with each file that holds several runs (results
+// files concatenated: cat a b | report -) replaced by one temporary file a
+// run, so that every check that tells runs apart (of one store, shards of
+// one replay, a run given twice) sees each of them. A run starts at a line
+// that carries run info; records before the first such line stay with the
+// file's first part. DisplayName names a part "FILE lines A-B" until
+// cleanup removes the parts.
+func SplitRuns(files []string) (out []string, cleanup func(), err error) {
+	var temps []string
+	cleanup = func() {
+		for _, t := range temps {
+			spooled.Delete(t)
+			os.Remove(t)
+		}
+	}
+	for _, name := range files {
+		starts, err := runStarts(name)
+		if err != nil {
+			cleanup()
+			return nil, func() {}, err
+		}
+		if len(starts) < 2 {
+			out = append(out, name)
+			continue
+		}
+		parts, err := splitAt(name, starts)
+		temps = append(temps, parts...)
+		if err != nil {
+			cleanup()
+			return nil, func() {}, err
+		}
+		out = append(out, parts...)
+	}
+	return out, cleanup, nil
+}
+
+// runStarts lists the lines (1-based) of name that carry run info, with
+// line 1 first whatever it holds.
+func runStarts(name string) ([]int, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	starts := []int{1}
+	for n := 1; ; n++ {
+		head, _ := br.Peek(16)
+		if len(head) == 0 {
+			return starts, nil
+		}
+		if n > 1 && runLine(head) {
+			starts = append(starts, n)
+		}
+		if err := skipLine(br); err == io.EOF {
+			return starts, nil
+		} else if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// skipLine reads past the next newline (or to the end).
+func skipLine(br *bufio.Reader) error {
+	for {
+		_, err := br.ReadSlice('\n')
+		if err != bufio.ErrBufferFull {
+			return err
+		}
+	}
+}
+
+// splitAt copies name's lines into one temporary file a part, each part
+// starting at a line of starts.
+func splitAt(name string, starts []int) (parts []string, err error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	line := 1
+	for k, from := range starts {
+		to := math.MaxInt
+		if k+1 < len(starts) {
+			to = starts[k+1]
+		}
+		t, err := os.CreateTemp("", "aiperf-report-run-*.jsonl")
+		if err != nil {
+			return parts, err
+		}
+		parts = append(parts, t.Name())
+		bw := bufio.NewWriterSize(t, 64<<10)
+		for ; line < to; line++ {
+			b, err := br.ReadSlice('\n')
+			for err == bufio.ErrBufferFull {
+				if _, werr := bw.Write(b); werr != nil {
+					t.Close()
+					return parts, werr
+				}
+				b, err = br.ReadSlice('\n')
+			}
+			if _, werr := bw.Write(b); werr != nil {
+				t.Close()
+				return parts, werr
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Close()
+				return parts, err
+			}
+		}
+		last := line - 1
+		if err := bw.Flush(); err != nil {
+			t.Close()
+			return parts, err
+		}
+		if err := t.Close(); err != nil {
+			return parts, err
+		}
+		span := fmt.Sprintf("lines %d-%d", from, last)
+		if to == math.MaxInt {
+			span = fmt.Sprintf("lines %d-", from)
+		}
+		spooled.Store(t.Name(), DisplayName(name)+" "+span)
+	}
+	return parts, nil
 }

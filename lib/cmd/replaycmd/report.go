@@ -9,6 +9,7 @@ import (
 	"github.com/aiperf/toolkit/lib/htmlreport"
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/result"
+	"github.com/aiperf/toolkit/lib/rundir"
 	"github.com/urfave/cli/v2"
 )
 
@@ -128,6 +129,14 @@ func reportInputs(c *cli.Context, ro *reportOptions) (files []string, runs []*re
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// a file of several runs (concatenated) is checked run by run
+	files, unsplit, err := rundir.SplitRuns(files)
+	if err != nil {
+		cleanup()
+		return nil, nil, nil, &base.Error{Code: base.ExitTrouble, Err: err}
+	}
+	spooled := cleanup
+	cleanup = func() { unsplit(); spooled() }
 	fail := func(err error) ([]string, []*result.RunInfo, func(), error) {
 		cleanup()
 		return nil, nil, nil, err

@@ -23,6 +23,7 @@ func readRuns(files []string) []*result.RunInfo { return rundir.Runs(files) }
 // settings: their merge is not the shards of one run. Files without run
 // info are merged as they always were.
 func checkRuns(w io.Writer, files []string, runs []*result.RunInfo) error {
+	files = rundir.DisplayNames(files)
 	first := -1
 	for i, r := range runs {
 		if r == nil {
@@ -33,6 +34,11 @@ func checkRuns(w io.Writer, files []string, runs []*result.RunInfo) error {
 			continue
 		}
 		a := runs[first]
+		for j := range i {
+			if b := runs[j]; b != nil && b.ID != "" && b.ID == r.ID && b.Shard == r.Shard {
+				return base.UsageError("%s and %s hold the same run (id %s): its requests would count twice", files[j], files[i], r.ID)
+			}
+		}
 		if same, known := a.SameStore(r); known && !same {
 			return base.UsageError("%s and %s are runs of different stores (%s, sha256 %s; %s, sha256 %s): their requests do not merge into one run",
 				files[first], files[i], a.Store.Path, short(a.Store.SHA256), r.Store.Path, short(r.Store.SHA256))

@@ -31,10 +31,10 @@ type serverRebuild struct {
 // stdin) brings its results alone. A JSONL stream that cannot be read is
 // exit 2, naming its line.
 func rebuildServer(errw io.Writer, args, files []string, runs []*result.RunInfo, out string, sum *metrics.Summary, run metrics.Run) (*serverRebuild, error) {
-	var dirs []string
-	for i, f := range files {
-		if fi, err := os.Stat(args[i]); err == nil && fi.IsDir() {
-			dirs = append(dirs, filepath.Dir(f))
+	var dirs []string // a run directory given stands for its results file
+	for _, a := range args {
+		if fi, err := os.Stat(a); err == nil && fi.IsDir() {
+			dirs = append(dirs, filepath.Clean(a))
 		}
 	}
 	rb, err := servermetrics.Rebuild(dirs, out, profilingWindow(sum), servermetrics.Meta{Version: run.Version, BenchmarkID: run.BenchmarkID})
