@@ -93,9 +93,13 @@ func writeHTML(path string, col *htmlreport.Collector, s *metrics.Summary, runID
 	page := htmlreport.Page{Sources: names, RunID: runID, Summary: s, Console: console.String()}
 	for _, r := range readRuns(files) {
 		if r != nil {
-			page.Run = r
+			c := *r
+			page.Run = &c
 			break
 		}
+	}
+	if r := page.Run; r != nil && r.Shards > 0 && len(files) > 1 {
+		r.Offered = "" // the first shard's share; the page is the merged replay's
 	}
 	if err := htmlreport.Write(f, page, col); err != nil {
 		return fmt.Errorf("%s: %w", path, f.Named(err))
