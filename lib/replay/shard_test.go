@@ -209,13 +209,7 @@ func TestStartAtAndShardRecords(t *testing.T) {
 // order, as unsharded: trace times 0, 300, 100, 400 ms and --warmup 2 warm
 // up sessions 0 and 2 (both shard 0 of 2), not one first request a shard.
 func TestFixedShardsWarmupIsTheTracesFirst(t *testing.T) {
-	spec := &store.Spec{Meta: map[string]string{store.MetaEndpoint: "chat", store.MetaPath: "/v1/chat/completions", store.MetaStreaming: "true"}}
-	for i, ms := range []int64{0, 300, 100, 400} {
-		spec.Sessions = append(spec.Sessions, "s"+strconv.Itoa(i))
-		e := store.Entry{Line: uint64(i + 1), Session: uint32(i), InputTokens: 5, Flags: store.FlagTimestamp, TimeNS: ms * int64(time.Millisecond)}
-		spec.Records = append(spec.Records, store.Record{Entry: e, Payload: chatBody("q", 2, true)})
-	}
-	st := openSpec(t, spec)
+	st := timedSessions(t, 0, 300, 100, 400)
 	unsharded, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, Warmup: 2})
 	if err != nil || unsharded.Options.Warmup != 2 || !slices.Equal(unsharded.order[:2], []uint32{0, 2}) {
 		t.Fatalf("unsharded: %v, warmup %d of %v", err, unsharded.Options.Warmup, unsharded.order)
@@ -246,13 +240,7 @@ func TestFixedShardsWarmupIsTheTracesFirst(t *testing.T) {
 // --request-count 2 measure sessions 0 and 2 (both shard 0 of 2), where an
 // even split sent sessions 0 and 1; shard 1, holding none, is refused.
 func TestFixedShardsRequestCountIsTheTraces(t *testing.T) {
-	spec := &store.Spec{Meta: map[string]string{store.MetaEndpoint: "chat", store.MetaPath: "/v1/chat/completions", store.MetaStreaming: "true"}}
-	for i, ms := range []int64{0, 300, 100, 400} {
-		spec.Sessions = append(spec.Sessions, "s"+strconv.Itoa(i))
-		e := store.Entry{Line: uint64(i + 1), Session: uint32(i), InputTokens: 5, Flags: store.FlagTimestamp, TimeNS: ms * int64(time.Millisecond)}
-		spec.Records = append(spec.Records, store.Record{Entry: e, Payload: chatBody("q", 2, true)})
-	}
-	st := openSpec(t, spec)
+	st := timedSessions(t, 0, 300, 100, 400)
 	p, err := NewPlan(st, Options{URL: planURL, RequestCount: 2, Shard: 0, Shards: 2})
 	if err != nil || p.Schedule != ScheduleFixed || p.Options.RequestCount != 2 || !strings.Contains(p.Offered, "request count 2 of 2 (the trace's requests 1 to 2") {
 		t.Errorf("shard 0/2: %v, %s, count %d, %q; want the fixed schedule, 2", err, p.Schedule, p.Options.RequestCount, p.Offered)
@@ -335,13 +323,7 @@ func TestFixedShardsCountInSendOrder(t *testing.T) {
 // so, as the unsharded run does: the trace plays once, and the shards
 // send what it holds.
 func TestFixedShardsCountPastTheTrace(t *testing.T) {
-	spec := &store.Spec{Meta: map[string]string{store.MetaEndpoint: "chat", store.MetaPath: "/v1/chat/completions", store.MetaStreaming: "true"}}
-	for i, ms := range []int64{0, 300, 100, 400} {
-		spec.Sessions = append(spec.Sessions, "s"+strconv.Itoa(i))
-		e := store.Entry{Line: uint64(i + 1), Session: uint32(i), InputTokens: 5, Flags: store.FlagTimestamp, TimeNS: ms * int64(time.Millisecond)}
-		spec.Records = append(spec.Records, store.Record{Entry: e, Payload: chatBody("q", 2, true)})
-	}
-	st := openSpec(t, spec)
+	st := timedSessions(t, 0, 300, 100, 400)
 	var sent int64
 	for k := range 2 {
 		p, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, Warmup: 1, RequestCount: 20, Shard: k, Shards: 2})
@@ -360,4 +342,17 @@ func TestFixedShardsCountPastTheTrace(t *testing.T) {
 	if p, _ := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, RequestCount: 3, Shard: 0, Shards: 2}); p == nil || p.WholeShort != "" {
 		t.Errorf("a count within the trace: %+v", p)
 	}
+}
+
+// timedSessions is a store of one-turn sessions s0, s1, ... whose turns lie
+// at the trace times ms (milliseconds).
+func timedSessions(t *testing.T, ms ...int64) *store.Reader {
+	t.Helper()
+	spec := &store.Spec{Meta: map[string]string{store.MetaEndpoint: "chat", store.MetaPath: "/v1/chat/completions", store.MetaStreaming: "true"}}
+	for i, m := range ms {
+		spec.Sessions = append(spec.Sessions, "s"+strconv.Itoa(i))
+		e := store.Entry{Line: uint64(i + 1), Session: uint32(i), InputTokens: 5, Flags: store.FlagTimestamp, TimeNS: m * int64(time.Millisecond)}
+		spec.Records = append(spec.Records, store.Record{Entry: e, Payload: chatBody("q", 2, true)})
+	}
+	return openSpec(t, spec)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"runtime"
 	"syscall"
 	"time"
@@ -28,22 +29,12 @@ func floor(args []string) error {
 	if len(args) != 4 {
 		return fmt.Errorf("floor STORE URL CONCURRENCY REQUESTS")
 	}
-	st, err := openStore(args[0])
+	reqs, fds, total, closeAll, err := floorSetup(args)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	u, err := url.Parse(args[1])
-	if err != nil {
-		return err
-	}
-	conc, total := atoi(args[2]), atoi(args[3])
-	reqs := make([][]byte, st.Len())
-	for i := range reqs {
-		body := st.Payload(i)
-		reqs[i] = fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-			st.Meta()["path"], u.Host, len(body), body)
-	}
+	defer closeAll()
+	conc := len(fds)
 	runtime.LockOSThread()
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
@@ -57,17 +48,7 @@ func floor(args []string) error {
 	}
 	conns := make([]*fconn, conc)
 	byFD := map[int]*fconn{}
-	for i := range conns {
-		nc, err := net.Dial("tcp", u.Host)
-		if err != nil {
-			return err
-		}
-		f, err := nc.(*net.TCPConn).File() // a blocking dup; made non-blocking below
-		if err != nil {
-			return err
-		}
-		nc.Close()
-		fd := int(f.Fd())
+	for i, fd := range fds {
 		if err := unix.SetNonblock(fd, true); err != nil {
 			return err
 		}
@@ -76,7 +57,6 @@ func floor(args []string) error {
 		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
 			return err
 		}
-		defer f.Close()
 	}
 	end := []byte("\r\n0\r\n\r\n")
 	next, ok, reads := 0, 0, 0
@@ -141,4 +121,50 @@ func floor(args []string) error {
 	}
 	fmt.Printf("records %d errors 0 ok %d first_ns %d last_ns %d reads_per_request %.2f\n", ok, ok, first, last, float64(reads)/float64(max(ok, 1)))
 	return nil
+}
+
+// floorSetup is what both floors (epoll and io_uring) start from: the
+// store's bodies as whole HTTP/1.1 requests (head and body in one buffer),
+// CONCURRENCY connections to URL as raw descriptors (blocking dups of
+// dialled connections), and the request count. closeAll closes them.
+func floorSetup(args []string) (reqs [][]byte, fds []int, total int, closeAll func(), err error) {
+	closeAll = func() {}
+	st, err := openStore(args[0])
+	if err != nil {
+		return nil, nil, 0, closeAll, err
+	}
+	defer st.Close()
+	u, err := url.Parse(args[1])
+	if err != nil {
+		return nil, nil, 0, closeAll, err
+	}
+	conc, total := atoi(args[2]), atoi(args[3])
+	reqs = make([][]byte, st.Len())
+	for i := range reqs {
+		body := st.Payload(i)
+		reqs[i] = fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			st.Meta()["path"], u.Host, len(body), body)
+	}
+	var files []*os.File
+	closeAll = func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	for range conc {
+		nc, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			closeAll()
+			return nil, nil, 0, func() {}, err
+		}
+		f, err := nc.(*net.TCPConn).File()
+		nc.Close()
+		if err != nil {
+			closeAll()
+			return nil, nil, 0, func() {}, err
+		}
+		files = append(files, f)
+		fds = append(fds, int(f.Fd()))
+	}
+	return reqs, fds, total, closeAll, nil
 }

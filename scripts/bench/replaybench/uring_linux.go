@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net"
-	"net/url"
 	"runtime"
 	"sync/atomic"
 	"syscall"
@@ -29,22 +27,11 @@ func uringFloor(args []string) error {
 	if len(args) != 4 {
 		return fmt.Errorf("uring STORE URL CONCURRENCY REQUESTS")
 	}
-	st, err := openStore(args[0])
+	reqs, fds, total, closeAll, err := floorSetup(args)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	u, err := url.Parse(args[1])
-	if err != nil {
-		return err
-	}
-	conc, total := atoi(args[2]), atoi(args[3])
-	reqs := make([][]byte, st.Len())
-	for i := range reqs {
-		body := st.Payload(i)
-		reqs[i] = fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-			st.Meta()["path"], u.Host, len(body), body)
-	}
+	defer closeAll()
 	runtime.LockOSThread()
 	r, err := newRing(1024)
 	if err != nil {
@@ -61,19 +48,9 @@ func uringFloor(args []string) error {
 		tail []byte
 		req  []byte
 	}
-	conns := make([]*uconn, conc)
-	for i := range conns {
-		nc, err := net.Dial("tcp", u.Host)
-		if err != nil {
-			return err
-		}
-		f, err := nc.(*net.TCPConn).File()
-		if err != nil {
-			return err
-		}
-		nc.Close()
-		defer f.Close()
-		conns[i] = &uconn{fd: int(f.Fd())}
+	conns := make([]*uconn, len(fds))
+	for i, fd := range fds {
+		conns[i] = &uconn{fd: fd}
 	}
 	const opRecv, opSend = 1, 2
 	recv := func(i int) {
