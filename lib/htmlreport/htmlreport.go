@@ -38,6 +38,11 @@ type Page struct {
 	// Console is the summary as the console printed it (WriteConsole):
 	// the page shows it whole, warnings included.
 	Console string
+	// Warnings are the warnings the command printed (without its name),
+	// shown above the summary.
+	Warnings []string
+	// Texts are the console's parts after the table, shown after it.
+	Texts []Text
 }
 
 // figure is a chart's SVG with its caption (HTML).
@@ -114,8 +119,10 @@ func Write(w io.Writer, p Page, c *Collector) error {
 		}
 		b.WriteString(".</p>\n")
 	}
+	writeWarnings(&b, p.Warnings)
 
 	writeSummary(&b, s)
+	writeTexts(&b, p.Texts)
 
 	noStream := "no values: TTFT and ITL need streamed answers"
 	if s.Streaming {
@@ -318,5 +325,9 @@ figure { margin: 0; width: 570px; }
 figure svg { display: block; }
 figcaption { font-size: 12px; color: #555; line-height: 1.4; margin-top: 4px; }
 pre { font-size: 11px; overflow-x: auto; background: #f8f8f8; padding: 8px; }
+pre.console { font-size: 12px; }
+div.warn { border: 1px solid #e0b252; background: #fff8e6; padding: 2px 14px; margin: 12px 0; }
+div.warn h2 { border: 0; margin: 8px 0 4px; color: #8a5a00; }
+div.warn li { font-size: 13px; line-height: 1.45; }
 </style>
 `

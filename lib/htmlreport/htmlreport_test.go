@@ -72,7 +72,12 @@ func readRecords(t *testing.T, name string) []result.Record {
 // a warmup request) is testdata/tiny.html; -update rewrites it.
 func TestGolden(t *testing.T) {
 	recs := readRecords(t, "testdata/tiny.jsonl")
-	got := page(t, recs, metrics.Options{Streaming: true}, Page{Sources: []string{"tiny.jsonl"}, RunID: "golden"})
+	got := page(t, recs, metrics.Options{Streaming: true}, Page{Sources: []string{"tiny.jsonl"}, RunID: "golden",
+		Warnings: []string{"shard 1/2 <b>: the clock is not synchronized"},
+		Texts: []Text{
+			{Title: "Server metrics", Body: "Server metrics http://127.0.0.1:1/metrics (vllm): 4 scrapes\n  requests running  avg 2  max 4\n"},
+			{Title: "Shards", Body: ""}, // an empty part has no heading
+		}})
 	golden := filepath.Join("testdata", "tiny.html")
 	if *update {
 		if err := os.WriteFile(golden, got, 0o666); err != nil {
@@ -87,6 +92,16 @@ func TestGolden(t *testing.T) {
 		t.Errorf("the page differs from %s (go test -update rewrites it; review the diff)", golden)
 	}
 	checkPage(t, got, charts)
+	// the warnings come before the summary, escaped; the texts after it
+	warn := bytes.Index(got, []byte("<li>shard 1/2 &lt;b&gt;: the clock is not synchronized</li>"))
+	summary := bytes.Index(got, []byte("<h2>Summary</h2>"))
+	server := bytes.Index(got, []byte("<h2>Server metrics</h2>\n<pre class=\"console\">Server metrics http://127.0.0.1:1/metrics (vllm): 4 scrapes\n  requests running  avg 2  max 4</pre>"))
+	if warn < 0 || summary < 0 || server < 0 || !(warn < summary && summary < server) {
+		t.Errorf("want the warning (at %d) before the summary (at %d) before the server metrics (at %d)", warn, summary, server)
+	}
+	if bytes.Contains(got, []byte("<h2>Shards</h2>")) {
+		t.Error("an empty text has a heading")
+	}
 	// the summary table holds the console's numbers
 	s, err := metrics.Summarize(metrics.FromRecords(recs), metrics.Options{Streaming: true})
 	if err != nil {
@@ -247,9 +262,13 @@ func checkPage(t *testing.T, page []byte, want int) {
 	if !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) || !bytes.HasSuffix(page, []byte("</html>\n")) {
 		t.Error("not a whole HTML page")
 	}
+	// a URL in the text (the server's) is not a reference: only what a
+	// browser would load or follow counts
 	outside := svgRE.ReplaceAll(page, nil)
-	if m := externalRE.Find(outside); m != nil {
-		t.Errorf("the page refers to something outside it: %q", m)
+	for _, m := range externalRE.FindAll(outside, -1) {
+		if s := strings.ToLower(string(m)); s != "http://" && s != "https://" {
+			t.Errorf("the page refers to something outside it: %q", m)
+		}
 	}
 	svgs := svgRE.FindAll(page, -1)
 	if len(svgs) != want {

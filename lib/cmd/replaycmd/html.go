@@ -75,8 +75,9 @@ func (c *collecting) Next(r *result.Record) error {
 	return err
 }
 
-// writeHTML writes the page atomically.
-func writeHTML(path string, col *htmlreport.Collector, s *metrics.Summary, runID string, files []string) error {
+// writeHTML writes the page atomically, with the console's parts after
+// the table and the warnings printed.
+func writeHTML(path string, col *htmlreport.Collector, s *metrics.Summary, runID string, files []string, parts *consoleParts, tap *warnTap) error {
 	var console strings.Builder
 	if err := metrics.WriteConsole(&console, s, ""); err != nil {
 		return err
@@ -91,6 +92,7 @@ func writeHTML(path string, col *htmlreport.Collector, s *metrics.Summary, runID
 	}
 	defer f.Abort()
 	page := htmlreport.Page{Sources: names, RunID: runID, Summary: s, Console: console.String()}
+	page.Warnings, page.Texts = parts.page(tap)
 	for _, r := range readRuns(files) {
 		if r != nil {
 			c := *r

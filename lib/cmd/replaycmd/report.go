@@ -2,6 +2,7 @@ package replaycmd
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -73,7 +74,8 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 	if err != nil {
 		return base.UsageError("--goodput: %v", err)
 	}
-	files, runs, cleanup, err := reportInputs(c, ro)
+	tap := &warnTap{w: c.App.ErrWriter} // the page shows the warnings
+	files, runs, cleanup, err := reportInputs(c, tap, ro)
 	if err != nil {
 		return err
 	}
@@ -87,26 +89,21 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 		return err
 	}
 	if sum.Requests+sum.ErrorRequests == 0 {
-		fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: no profiling records in %s; the metrics are empty\n", displayNames(files))
+		fmt.Fprintf(tap, "aiperf-replay: no profiling records in %s; the metrics are empty\n", displayNames(files))
 	}
 	run := reportRun(runs, slice)
-	srv, err := rebuildServer(c.App.ErrWriter, c.Args().Slice(), files, runs, ro.out, sum, run) // smreport.go
+	srv, err := rebuildServer(tap, c.Args().Slice(), files, runs, ro.out, sum, run) // smreport.go
 	if err != nil {
 		return err
 	}
-	if err := writeReportOutputs(ro, files, runs, sum, col, mo, slice, srv); err != nil {
-		return err
+	parts := renderParts(sum, ro.showTrace, srv.ps, srv.rep, files)
+	parts.note, err = shardNote(tap, files, runs)
+	if werr := writeReportOutputs(ro, files, runs, sum, col, mo, slice, srv, &parts, tap); werr != nil {
+		return werr
 	}
-	if err := metrics.WriteConsole(c.App.Writer, sum, ""); err != nil {
-		return err
-	}
-	if err := writeTraceTiming(c.App.Writer, ro.showTrace, sum); err != nil {
-		return err
-	}
-	srv.print(c.App.Writer, c.App.ErrWriter, sum)
-	note, err := shardNote(c.App.ErrWriter, files, runs)
-	if note != "" {
-		fmt.Fprintln(c.App.Writer, note)
+	parts.print(c.App.Writer, c.App.ErrWriter, false)
+	if parts.note != "" {
+		fmt.Fprintln(c.App.Writer, parts.note)
 	}
 	return err
 }
@@ -115,7 +112,7 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 // stands for its file; - is stdin, spooled), refuses one file given twice
 // (its requests would count twice) and checks the runs they hold: of one
 // store, and as shards, complete unless --allow-missing.
-func reportInputs(c *cli.Context, ro *reportOptions) (files []string, runs []*result.RunInfo, cleanup func(), err error) {
+func reportInputs(c *cli.Context, errw io.Writer, ro *reportOptions) (files []string, runs []*result.RunInfo, cleanup func(), err error) {
 	args, err := runDirs(c.Args().Slice())
 	if err != nil {
 		return nil, nil, nil, err
@@ -155,10 +152,10 @@ func reportInputs(c *cli.Context, ro *reportOptions) (files []string, runs []*re
 		infos[i] = fi
 	}
 	runs = readRuns(files)
-	if err := checkRuns(c.App.ErrWriter, files, runs); err != nil {
+	if err := checkRuns(errw, files, runs); err != nil {
 		return fail(err)
 	}
-	if err := checkShardsOf(c.App.ErrWriter, files, runs, ro.allowMissing); err != nil {
+	if err := checkShardsOf(errw, files, runs, ro.allowMissing); err != nil {
 		return fail(err)
 	}
 	return files, runs, cleanup, nil
@@ -183,7 +180,7 @@ func reportStreaming(flag string, files []string, runs []*result.RunInfo) (bool,
 
 // writeReportOutputs writes, with -o, the exports and time slices (with
 // the prefix figures), and with --html the page.
-func writeReportOutputs(ro *reportOptions, files []string, runs []*result.RunInfo, sum *metrics.Summary, col *htmlreport.Collector, mo metrics.Options, slice time.Duration, srv *serverRebuild) error {
+func writeReportOutputs(ro *reportOptions, files []string, runs []*result.RunInfo, sum *metrics.Summary, col *htmlreport.Collector, mo metrics.Options, slice time.Duration, srv *serverRebuild, parts *consoleParts, tap *warnTap) error {
 	if ro.out != "" {
 		if err := os.MkdirAll(ro.out, 0o777); err != nil {
 			return err
@@ -204,7 +201,7 @@ func writeReportOutputs(ro *reportOptions, files []string, runs []*result.RunInf
 		}
 	}
 	if ro.html != "" {
-		return writeHTML(ro.html, col, sum, reportRun(runs, slice).BenchmarkID, files)
+		return writeHTML(ro.html, col, sum, reportRun(runs, slice).BenchmarkID, files, parts, tap)
 	}
 	return nil
 }

@@ -30,10 +30,11 @@ func runOnce(c *cli.Context, o *options, st *store.Reader, ro replay.Options, st
 	if err != nil {
 		return planError(err)
 	}
-	w := c.App.ErrWriter
+	tap := &warnTap{w: c.App.ErrWriter} // the page shows the warnings
+	w := io.Writer(tap)
 	announce(w, o, plan)
 	mo := metrics.Options{Streaming: plan.Streaming, Goodput: goodput}
-	live, err := newLiveLine(w, o.quiet, mo)
+	live, err := newLiveLine(c.App.ErrWriter, o.quiet, mo) // the terminal's, not the tap's
 	if err != nil {
 		return base.UsageError("%v", err)
 	}
@@ -60,10 +61,7 @@ func runOnce(c *cli.Context, o *options, st *store.Reader, ro replay.Options, st
 	live.start()
 	stats, runErr := plan.Run(c.Context)
 	live.stop()
-	saturated := ""
-	if sat != nil {
-		saturated = sat.end()
-	}
+	saturated := sat.end()
 	sm.stop(c.Context) // the scrape after the last answer
 	if stats == nil {  // nothing was sent: the server was not there
 		return base.UsageError("%v", runErr)
@@ -74,7 +72,7 @@ func runOnce(c *cli.Context, o *options, st *store.Reader, ro replay.Options, st
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	if err := writeRun(w, o, plan, st, stats, mo, recPath, maxErr, sm); err != nil {
+	if err := writeRun(tap, o, plan, st, stats, mo, recPath, maxErr, sm); err != nil {
 		return err
 	}
 	if stats.Interrupted {
@@ -128,20 +126,23 @@ type finished struct {
 	slices   *metrics.Slices
 	smReport *servermetrics.Report
 	ps       *prefixSummary
+	parts    consoleParts // rendered once: the console and the page
 }
 
 // writeRun writes a finished run's exports and summary, and judges
 // --max-error-rate (exit 1).
 // profile_export.jsonl needs no summary: it is written beside the
 // summary's reading of the records, on another core.
-func writeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64, sm *smRun) error {
+func writeRun(w *warnTap, o *options, plan *replay.Plan, st *store.Reader, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64, sm *smRun) error {
 	rmo := mo
 	rmo.Streaming = stats.StreamingMetrics(plan.Streaming) // as summarizeRun sets it
 	rec := make(chan error, 1)
 	go func() { rec <- rundir.WriteRecordExport(o.out, rmo, []string{recPath}) }()
 	fin, err := summarizeRun(w, o, plan, st, stats, mo, recPath, sm)
 	if err == nil {
-		err = writeRunOutputs(o, fin)
+		fin.parts = renderParts(fin.sum, o.conn.showTraceTiming, fin.ps, fin.smReport, fin.files)
+		fin.parts.note = shardServerNote(o, fin)
+		err = writeRunOutputs(o, fin, w)
 	}
 	if rerr := <-rec; err == nil {
 		err = rerr
@@ -195,7 +196,7 @@ func summarizeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, 
 }
 
 // writeRunOutputs writes the exports, the time slices and the HTML page.
-func writeRunOutputs(o *options, fin *finished) error {
+func writeRunOutputs(o *options, fin *finished, tap *warnTap) error {
 	if err := rundir.WriteSummaryExports(o.out, fin.sum, fin.run); err != nil {
 		return err
 	}
@@ -203,28 +204,22 @@ func writeRunOutputs(o *options, fin *finished) error {
 		return err
 	}
 	if o.html != "" {
-		return writeHTML(o.html, fin.col, fin.sum, fin.stats.RunID, fin.files)
+		return writeHTML(o.html, fin.col, fin.sum, fin.stats.RunID, fin.files, &fin.parts, tap)
 	}
 	return nil
 }
 
-// printRun prints the console table, the prefix box, the server summary
-// (its warnings even when quiet) and the run's last line.
+// printRun prints the console's parts (the table, the prefix box, the
+// server summary; its warnings even when quiet), the shards' note and
+// the run's last line.
 func printRun(w io.Writer, o *options, fin *finished) {
 	stats := fin.stats
-	if !o.quiet {
-		metrics.WriteConsole(w, fin.sum, "")
-		writeTraceTiming(w, o.conn.showTraceTiming, fin.sum)
-		if fin.ps != nil {
-			fin.ps.writeBox(w)
-		}
-	}
-	printServerMetrics(w, fin.smReport, fin.sum, o.quiet, fin.files)
+	fin.parts.print(w, w, o.quiet)
 	if o.quiet {
 		return
 	}
-	if o.shard != "" && fin.smReport != nil && len(fin.smReport.Targets) > 0 {
-		fmt.Fprintf(w, "aiperf-replay: note: shard %s: the server's figures count every shard's requests, the client's this shard's only (aiperf-replay report over all the shards compares like with like)\n", o.shard)
+	if fin.parts.note != "" {
+		fmt.Fprintf(w, "aiperf-replay: note: %s\n", fin.parts.note)
 	}
 	cpu := ""
 	if stats.Sent > 0 && stats.CPU > 0 {
@@ -233,6 +228,15 @@ func printRun(w io.Writer, o *options, fin *finished) {
 	fmt.Fprintf(w, "aiperf-replay: %d requests sent (%d failed) in %v, schedule %s%s; outputs in %s/ (%s, %s, %s, %s)\n",
 		stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, cpu, o.out,
 		recordsFile, exportJSONFile, exportCSVFile, exportRecordFile)
+}
+
+// shardServerNote is a shard's note that the server's figures count
+// every shard's requests, or "".
+func shardServerNote(o *options, fin *finished) string {
+	if o.shard == "" || fin.smReport == nil || len(fin.smReport.Targets) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("shard %s: the server's figures count every shard's requests, the client's this shard's only (aiperf-replay report over all the shards compares like with like)", o.shard)
 }
 
 // judgeRun says when nothing was profiled, and judges --max-error-rate

@@ -89,6 +89,9 @@ func watchSaturation(ctx context.Context, w io.Writer, plan *replay.Plan, window
 // end stops the watch and returns why it stopped the run ("" when it did
 // not).
 func (s *saturationWatch) end() string {
+	if s == nil { // no watch
+		return ""
+	}
 	s.endOnce.Do(func() {
 		select {
 		case <-s.stop:

@@ -179,24 +179,6 @@ func (r *smRun) write(w io.Writer, sum *metrics.Summary, meta servermetrics.Meta
 	return servermetrics.WriteExports(r.dir, c, profilingWindow(sum), meta)
 }
 
-// printServerMetrics prints the warnings (always) and the summary beside
-// the client's figures (unless quiet).
-func printServerMetrics(w io.Writer, rep *servermetrics.Report, sum *metrics.Summary, quiet bool, files []string) {
-	if rep != nil {
-		for _, s := range append(servermetrics.Warnings(rep), warmupWarnings(rep, files)...) {
-			fmt.Fprintf(w, "aiperf-replay: warning: %s\n", s)
-		}
-	}
-	if quiet {
-		return
-	}
-	cf := clientFigures(sum)
-	if rep == nil {
-		rep = &servermetrics.Report{}
-	}
-	servermetrics.WriteConsole(w, rep, cf)
-}
-
 // clientFigures takes the client's side of the comparison from the
 // summary.
 func clientFigures(sum *metrics.Summary) servermetrics.ClientFigures {

@@ -64,24 +64,6 @@ func rebuildServer(errw io.Writer, args, files []string, runs []*result.RunInfo,
 	return r, nil
 }
 
-// print writes the prefix figures and the server summary (on w) beside
-// the client's figures of sum, and the warnings (on errw).
-func (r *serverRebuild) print(w, errw io.Writer, sum *metrics.Summary) {
-	if r == nil {
-		return
-	}
-	if r.ps != nil {
-		r.ps.writeBox(w)
-	}
-	if r.rep == nil {
-		return
-	}
-	for _, s := range append(servermetrics.Warnings(r.rep), warmupWarnings(r.rep, r.files)...) {
-		fmt.Fprintf(errw, "aiperf-replay: warning: %s\n", s)
-	}
-	servermetrics.WriteConsole(w, r.rep, clientFigures(sum))
-}
-
 // sections is the prefix figures as a member of the summary file, if any.
 func (r *serverRebuild) sections() ([]metrics.Section, error) {
 	if r == nil || r.ps == nil {

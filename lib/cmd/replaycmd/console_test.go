@@ -1,0 +1,35 @@
+package replaycmd
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestWarnTap: everything passes through; the warnings are kept whole
+// however the writes cut them, after a cleared live line too, and a line
+// too long to keep is passed on and dropped.
+func TestWarnTap(t *testing.T) {
+	var out strings.Builder
+	tap := &warnTap{w: &out}
+	writes := []string{
+		"aiperf-replay: scraping\n",
+		"aiperf-replay: warn", "ing: one cut ", "in three\n",
+		"\r\033[Ksent 3  done 2", "\r\033[K", "aiperf-replay: warning: after the live line\n",
+		"aiperf-replay: note: not a warning\naiperf-replay: warning: two in\naiperf-replay: warning: one write\n",
+		"aiperf-replay: warning: " + strings.Repeat("x", maxTapLine) + "\n",
+		"aiperf-replay: warning: unfinished",
+	}
+	for _, w := range writes {
+		if n, err := tap.Write([]byte(w)); n != len(w) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	if got, want := out.String(), strings.Join(writes, ""); got != want {
+		t.Errorf("passed through %q, want %q", got, want)
+	}
+	want := []string{"one cut in three", "after the live line", "two in", "one write"}
+	if !reflect.DeepEqual(tap.warnings, want) {
+		t.Errorf("kept %q, want %q", tap.warnings, want)
+	}
+}

@@ -1,0 +1,48 @@
+package htmlreport
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Text is a part of the command's console output that the page shows as
+// it was printed, under its own heading: the prefix-cache box, the server
+// metrics beside the client's figures, the shards' note.
+type Text struct {
+	Title string
+	Body  string
+}
+
+// writeWarnings writes the warnings the command printed, first thing
+// under the page's description: a reader of the page alone would miss
+// them otherwise (shards that started apart, clocks not synchronized,
+// runs of different settings merged, server counters that went down).
+func writeWarnings(b *strings.Builder, warnings []string) {
+	if len(warnings) == 0 {
+		return
+	}
+	b.WriteString("<div class=\"warn\">\n")
+	fmt.Fprintf(b, "<h2>%s</h2>\n<ul>\n", plural(len(warnings), "Warning"))
+	for _, w := range warnings {
+		fmt.Fprintf(b, "<li>%s</li>\n", esc(w))
+	}
+	b.WriteString("</ul>\n</div>\n")
+}
+
+// writeTexts writes each non-empty text under its heading, preformatted.
+func writeTexts(b *strings.Builder, texts []Text) {
+	for _, t := range texts {
+		body := strings.TrimRight(t.Body, "\n")
+		if body == "" {
+			continue
+		}
+		fmt.Fprintf(b, "<h2>%s</h2>\n<pre class=\"console\">%s</pre>\n", esc(t.Title), esc(body))
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
