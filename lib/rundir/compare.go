@@ -133,7 +133,7 @@ func CompareWarnings(old, new *Side) []string {
 		ignore = append(ignore, OutputSettings...)
 		if same, known := a.SameStore(b); known && !same {
 			out = append(out, fmt.Sprintf("%s replayed different stores (%s, sha256 %s; %s, sha256 %s)",
-				what, a.Store.Path, ShortSum(a.Store.SHA256), b.Store.Path, ShortSum(b.Store.SHA256)))
+				what, ShowPath(a.Store.Path), ShortSum(a.Store.SHA256), ShowPath(b.Store.Path), ShortSum(b.Store.SHA256)))
 		}
 		d := slices.DeleteFunc(a.Diff(b, ignore...), func(s string) bool {
 			return slices.Contains(ignore, "url") && strings.HasPrefix(s, "url: ")

@@ -3,6 +3,9 @@ package rundir
 import (
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/aiperf/toolkit/lib/prefix"
 	"github.com/aiperf/toolkit/lib/result"
@@ -72,12 +75,30 @@ func StorePrefix(files []string, runs []*result.RunInfo) (s *prefix.Summary, not
 	}
 	st, err := store.Open(first.Store.Path, store.DefaultOpenOptions())
 	if err != nil {
-		return nil, fmt.Sprintf("the store %s the records name does not open here (%v): no prefix-cache figures against the trace", first.Store.Path, err), nil
+		return nil, fmt.Sprintf("the store %s the records name does not open here (%v): no prefix-cache figures against the trace", ShowPath(first.Store.Path), err), nil
 	}
 	defer st.Close()
 	if sum := st.Sum(); hex.EncodeToString(sum[:]) != first.Store.SHA256 {
-		return nil, fmt.Sprintf("%s is not the store the records name (its sha256 differs): no prefix-cache figures against the trace", first.Store.Path), nil
+		return nil, fmt.Sprintf("%s is not the store the records name (its sha256 differs): no prefix-cache figures against the trace", ShowPath(first.Store.Path)), nil
 	}
 	s, err = Prefix(st, files, 0)
 	return s, "", err
+}
+
+// ShowPath is a path the records name (a store's, absolute since
+// 2026-12) as a message shows it: relative to the working folder when it
+// lies under it, else as it is.
+func ShowPath(p string) string {
+	if !filepath.IsAbs(p) {
+		return p
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	rel, err := filepath.Rel(wd, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return p
+	}
+	return rel
 }

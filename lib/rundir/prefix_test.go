@@ -64,3 +64,23 @@ func TestPrefix(t *testing.T) {
 		t.Errorf("LRU: got %+v, want 0 hit tokens of a 1-block cache", ps.LRU)
 	}
 }
+
+// TestShowPath: a recorded path under the working folder is shown
+// relative to it, one elsewhere (or relative already) as it is.
+func TestShowPath(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		filepath.Join(wd, "s.aipk"):               "s.aipk",
+		filepath.Join(wd, "sub", "s.aipk"):        filepath.Join("sub", "s.aipk"),
+		filepath.Join(filepath.Dir(wd), "x.aipk"): filepath.Join(filepath.Dir(wd), "x.aipk"),
+		filepath.Join(wd, "..x.aipk"):             "..x.aipk",
+		"rel/s.aipk":                              "rel/s.aipk",
+	} {
+		if got := ShowPath(in); got != want {
+			t.Errorf("ShowPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -91,7 +91,7 @@ func (o *options) wire(plan *replay.Plan, f io.Writer, storePath string, c *cli.
 	plan.Options.Cut = base.SecondSignal(c.Context)
 	plan.Options.Observe = live.observe
 	plan.Options.Counters = &live.counters
-	plan.Options.StoreName = storePath
+	plan.Options.StoreName = storeName(storePath)
 	if plan.Options.Arrival != "" {
 		o.arrival = plan.Options.Arrival // the rate schedule's, gamma when --smoothness came alone
 	}
@@ -228,6 +228,16 @@ func printRun(w io.Writer, o *options, fin *finished) {
 	fmt.Fprintf(w, "aiperf-replay: %d requests sent (%d failed) in %v, schedule %s%s; outputs in %s/ (%s, %s, %s, %s)\n",
 		stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, cpu, o.out,
 		recordsFile, exportJSONFile, exportCSVFile, exportRecordFile)
+}
+
+// storeName is the store's path as the records name it: absolute, so
+// that report, run from another folder, finds the store for the
+// prefix-cache figures (a relative path named a different file there).
+func storeName(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // shardServerNote is a shard's note that the server's figures count

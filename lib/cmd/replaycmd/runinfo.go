@@ -41,7 +41,7 @@ func checkRuns(w io.Writer, files []string, runs []*result.RunInfo) error {
 		}
 		if same, known := a.SameStore(r); known && !same {
 			return base.UsageError("%s and %s are runs of different stores (%s, sha256 %s; %s, sha256 %s): their requests do not merge into one run",
-				files[first], files[i], a.Store.Path, short(a.Store.SHA256), r.Store.Path, short(r.Store.SHA256))
+				files[first], files[i], rundir.ShowPath(a.Store.Path), short(a.Store.SHA256), rundir.ShowPath(r.Store.Path), short(r.Store.SHA256))
 		}
 		// Where each wrote its exports, and its slices, are not settings of
 		// the load.

@@ -136,7 +136,7 @@ func (r *sweepRun) step(ctx context.Context, sr sweep.StepRun) (*sweep.Measured,
 	defer f.Abort()
 	plan.Options.Records = f
 	plan.Options.Cut = base.SecondSignal(r.c.Context)
-	plan.Options.StoreName = r.storePath
+	plan.Options.StoreName = storeName(r.storePath)
 	m := &sweep.Measured{}
 	plan.Options.Observe = func(rec *result.Record) {
 		if rec.Phase != result.PhaseWarmup && rec.OK() {
