@@ -8,8 +8,8 @@
 //
 //   - p50 of a per-request metric: the Mann–Whitney U test on the
 //     requests' values, pooled over each side's trials (exact without ties
-//     up to stats.MaxExact values a side, else the normal approximation
-//     with tie and continuity corrections);
+//     when the sizes multiply to at most stats.MaxExact², else the normal
+//     approximation with tie and continuity corrections);
 //   - avg: Welch's t test on the requests' values (a rank test can call a
 //     fall of the mean significant when the bulk rose and a few outliers
 //     fell);
@@ -21,6 +21,10 @@
 //   - the error rate (failed requests over all, pooled over each side's
 //     trials): Fisher's exact test on the 2×2 table of failed and
 //     succeeded requests.
+//
+// A row whose test cannot reach α at its sizes (Row.MinP: a p99 of fewer
+// than about 300 requests a side, a p50 of 3 a side) says so, and a gate
+// on it cannot be judged.
 //
 // A test's finding counts only in the direction the row's statistic moved:
 // a rank test can find one side generally larger while its p50 moved the
@@ -105,10 +109,15 @@ type Row struct {
 	// why).
 	P           *float64 `json:"p"`
 	Significant bool     `json:"significant"`
-	Test        string   `json:"test,omitempty"`
-	NoTest      string   `json:"no_test,omitempty"`
-	NOld        int      `json:"n_old"` // values (per-request), trials (run-level) or requests (rate)
-	NNew        int      `json:"n_new"`
+	// MinP is the smallest p-value the row's test can give at its sizes
+	// (nil when any: Welch's t); Underpowered when it is not below α: the
+	// row cannot find a difference, however large.
+	MinP         *float64 `json:"min_p,omitempty"`
+	Underpowered bool     `json:"underpowered,omitempty"`
+	Test         string   `json:"test,omitempty"`
+	NoTest       string   `json:"no_test,omitempty"`
+	NOld         int      `json:"n_old"` // values (per-request), trials (run-level) or requests (rate)
+	NNew         int      `json:"n_new"`
 	// Conflict says why a test's finding does not count: it found the
 	// sides differing in the direction opposite to the statistic's change.
 	Conflict string `json:"conflict,omitempty"`
@@ -149,8 +158,9 @@ func (t *Table) errorRate(old, new Side) {
 	ro := 100 * float64(old.Failed) / float64(old.Requests)
 	rn := 100 * float64(new.Failed) / float64(new.Requests)
 	p := stats.FisherExact(old.Failed, old.Requests-old.Failed, new.Failed, new.Requests-new.Failed)
+	minP := stats.FisherMinP(old.Requests, new.Requests, old.Failed+new.Failed)
 	t.add(Row{Metric: ErrorRate, Stat: StatRate, Unit: "%", Old: ro, New: rn, Test: TestFisher,
-		NOld: int(old.Requests), NNew: int(new.Requests)}, p, rn-ro)
+		NOld: int(old.Requests), NNew: int(new.Requests), MinP: &minP}, p, rn-ro)
 }
 
 func trialValues(runs []map[string]float64, tag string) []float64 {
@@ -214,12 +224,13 @@ func (t *Table) perRequest(m Metric, x, y []float64) {
 		dir      float64
 		test     string
 		noTest   string
+		minP     *float64
 	}{
-		{StatP50, stats.Percentile(sx, 50), stats.Percentile(sy, 50), u.P, uDir, uTest, ""},
-		{StatP99, stats.Percentile(sx, 99), stats.Percentile(sy, 99), q.P, qDir, TestQuant, ""},
-		{StatAvg, stats.Mean(x), stats.Mean(y), wP, stats.Mean(y) - stats.Mean(x), wTest, wNo},
+		{StatP50, stats.Percentile(sx, 50), stats.Percentile(sy, 50), u.P, uDir, uTest, "", &u.MinP},
+		{StatP99, stats.Percentile(sx, 99), stats.Percentile(sy, 99), q.P, qDir, TestQuant, "", &q.MinP},
+		{StatAvg, stats.Mean(x), stats.Mean(y), wP, stats.Mean(y) - stats.Mean(x), wTest, wNo, nil},
 	} {
-		t.add(Row{Metric: m.Tag, Stat: r.stat, Unit: m.Unit, Old: r.old, New: r.new, Test: r.test, NoTest: r.noTest, NOld: len(x), NNew: len(y)}, r.p, r.dir)
+		t.add(Row{Metric: m.Tag, Stat: r.stat, Unit: m.Unit, Old: r.old, New: r.new, Test: r.test, NoTest: r.noTest, NOld: len(x), NNew: len(y), MinP: r.minP}, r.p, r.dir)
 	}
 }
 
@@ -256,9 +267,12 @@ func (t *Table) add(r Row, p, dir float64) {
 		d := (r.New - r.Old) / math.Abs(r.Old) * 100
 		r.DeltaPct = &d
 	}
-	if !math.IsNaN(p) {
+	if math.IsNaN(p) {
+		r.MinP = nil
+	} else {
 		r.P = &p
 		r.Significant = p < t.Alpha
+		r.Underpowered = r.MinP != nil && *r.MinP >= t.Alpha
 		if change := r.New - r.Old; r.Significant && (change == 0 || (change > 0) != (dir > 0)) {
 			r.Significant = false
 			larger, moved := "new", "rose"
@@ -338,8 +352,10 @@ func ParseGate(s string) (Gate, error) {
 // past its limit in its direction (from 0, any significant change in the
 // limit's direction), or the metric lost on the new side (every request
 // failed, or none has it). A gate the table cannot judge is an error: the
-// metric is absent from the old side or from both, or its row has no test
-// (one trial a side): a gate that cannot fail must not pass in silence.
+// metric is absent from the old side or from both, its row has no test
+// (one trial a side), or it moved past the limit while its test cannot
+// reach α at its sizes (Row.Underpowered): a gate that cannot fail must
+// not pass in silence.
 func (t *Table) Judge(gates []Gate) (failed []string, err error) {
 	for _, g := range gates {
 		r := t.Find(g.Metric, g.Stat)
@@ -357,22 +373,44 @@ func (t *Table) Judge(gates []Gate) (failed []string, err error) {
 		if r.P == nil {
 			return nil, fmt.Errorf("%s: %s.%s cannot be judged: no test (%s, n=%d+%d)", g.Spec, g.Metric, g.Stat, r.NoTest, r.NOld, r.NNew)
 		}
-		if !r.Significant {
+		past := g.past(r)
+		if past && r.Underpowered {
+			return nil, fmt.Errorf("%s: %s.%s cannot be judged at n=%d+%d: it moved past the limit, but its test's smallest p-value there is %.3f, not below α %g, so no change could fail the gate (%s)",
+				g.Spec, g.Metric, g.Stat, r.NOld, r.NNew, *r.MinP, t.Alpha, underpoweredHint(r.Stat))
+		}
+		if !past || !r.Significant {
 			continue
 		}
-		rise := !math.Signbit(g.Limit)
-		if r.DeltaPct == nil { // from 0: any significant change is past a limit its way
-			if rise == (r.New > 0) {
-				failed = append(failed, fmt.Sprintf("%s.%s changed from 0 to %s (%s), past %s", g.Metric, g.Stat, formatValue(r.New), formatP(*r.P), g.Spec))
-			}
+		if r.DeltaPct == nil {
+			failed = append(failed, fmt.Sprintf("%s.%s changed from 0 to %s (%s), past %s", g.Metric, g.Stat, formatValue(r.New), formatP(*r.P), g.Spec))
 			continue
 		}
-		d := *r.DeltaPct
-		if !rise && d < g.Limit || rise && d > g.Limit {
-			failed = append(failed, fmt.Sprintf("%s.%s changed %+.2f%% (%s), past %s", g.Metric, g.Stat, d, formatP(*r.P), g.Spec))
-		}
+		failed = append(failed, fmt.Sprintf("%s.%s changed %+.2f%% (%s), past %s", g.Metric, g.Stat, *r.DeltaPct, formatP(*r.P), g.Spec))
 	}
 	return failed, nil
+}
+
+// past reports whether r's statistic moved past g's limit in its
+// direction (from 0: any change the limit's way), significant or not. A
+// change that is not past it passes the gate whatever the test's power.
+func (g Gate) past(r *Row) bool {
+	rise := !math.Signbit(g.Limit)
+	if r.DeltaPct == nil {
+		return r.New != r.Old && rise == (r.New > r.Old)
+	}
+	d := *r.DeltaPct
+	return !rise && d < g.Limit || rise && d > g.Limit
+}
+
+// underpoweredHint says what an underpowered row of stat needs.
+func underpoweredHint(stat string) string {
+	switch stat {
+	case StatP99:
+		return "a p99 needs about 300 requests a side"
+	case StatRate:
+		return "too few failed requests on both sides together"
+	}
+	return "more requests a side"
 }
 
 // FailureWarnings names each side on which requests failed: its latency

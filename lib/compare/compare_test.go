@@ -172,6 +172,49 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// TestJudgeUnderpowered: a p99 of 200 requests a side cannot reach α
+// (the reviewer's case: TTFT p99 21.7 against 300.5 ms, p=0.123 at best):
+// its gate is an error, not a pass; the p50 of the same sides is judged,
+// and at 400 a side the p99 is too.
+func TestJudgeUnderpowered(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	old := side(rng, 200, 20)
+	new := side(rng, 200, 20)
+	for i := range 4 { // the slowest 2 %: a p99 fifteen times the old one
+		new.Values["time_to_first_token"][i] = 300 + float64(i)
+	}
+	tab := Compare(ms[:1], old, new, Options{})
+	p99 := tab.Find("time_to_first_token", StatP99)
+	if p99 == nil || !p99.Underpowered || p99.MinP == nil || *p99.MinP < 0.05 || *p99.DeltaPct < 100 {
+		t.Fatalf("p99 row %+v: want underpowered with a large rise", p99)
+	}
+	if !strings.Contains(p99.Note(), "too few to find a change") {
+		t.Errorf("note %q does not say the test cannot reach alpha", p99.Note())
+	}
+	g, _ := ParseGate("time_to_first_token.p99:+5%")
+	if failed, err := tab.Judge([]Gate{g}); err == nil || !strings.Contains(err.Error(), "cannot be judged at n=200+200") {
+		t.Errorf("Judge = %q, %v; want the gate refused as unjudgeable", failed, err)
+	}
+	// a change not past the limit passes whatever the test's power: the
+	// p99 did not fall; no request failed on either side
+	for _, spec := range []string{"time_to_first_token.p99:-5%", "time_to_first_token.p99:+2000%", "error_rate.rate:+0%"} {
+		g, _ := ParseGate(spec)
+		old.Requests, new.Requests = 200, 200
+		tab := Compare(ms[:1], old, new, Options{})
+		if failed, err := tab.Judge([]Gate{g}); err != nil || len(failed) > 0 {
+			t.Errorf("%s: failed %q, err %v; want a pass", spec, failed, err)
+		}
+	}
+	g50, _ := ParseGate("time_to_first_token.p50:+5%")
+	if _, err := tab.Judge([]Gate{g50}); err != nil {
+		t.Errorf("the p50 gate: %v", err)
+	}
+	big := Compare(ms[:1], side(rng, 400, 20), side(rng, 400, 30), Options{})
+	if r := big.Find("time_to_first_token", StatP99); r.Underpowered {
+		t.Errorf("400 a side: p99 row %+v underpowered", r)
+	}
+}
+
 func TestWriteTextGolden(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	ms := append(ms, Metric{Tag: "output_token_throughput", Unit: "tokens/sec"})

@@ -65,6 +65,9 @@ func (r *Row) Note() string {
 	if r.Conflict != "" {
 		conflict = "; not counted: " + r.Conflict
 	}
+	if r.Underpowered {
+		conflict += fmt.Sprintf("; too few to find a change: p≥%.3f at this n", *r.MinP)
+	}
 	return fmt.Sprintf("(%s n=%d+%d%s%s)", formatP(*r.P), r.NOld, r.NNew, unit, conflict)
 }
 
@@ -108,10 +111,12 @@ func WriteText(w io.Writer, t *Table, oldName, newName string) error {
 		b.WriteString("not compared: " + m + "\n")
 	}
 	fmt.Fprintf(&b, "delta: (new - old) / old when significant at alpha %s (two-sided), ~ when not, ? without a test.\n", strconv.FormatFloat(t.Alpha, 'g', -1, 64))
-	b.WriteString("Tests: p50: Mann-Whitney U on the requests' values (exact without ties up to 50 a side, else normal\n" +
-		"approximation with tie correction); p99: quantile test (the pooled p99 splits each side; Fisher's exact test);\n" +
-		"avg: Welch's t on the requests' values; mean: Welch's t over the trials' values; error_rate: Fisher's exact\n" +
-		"test on failed and succeeded requests. A test counts only in the direction its statistic moved.\n")
+	b.WriteString("Tests: p50: Mann-Whitney U on the requests' values (exact without ties when the sizes multiply to at most\n" +
+		"2,500, else normal approximation with tie correction); p99: quantile test (the pooled p99 splits each side;\n" +
+		"Fisher's exact test; it needs about 300 requests a side to find anything); avg: Welch's t on the requests'\n" +
+		"values; mean: Welch's t over the trials' values; error_rate: Fisher's exact test on failed and succeeded\n" +
+		"requests. A test counts only in the direction its statistic moved; \"too few\" marks a test that cannot reach\n" +
+		"alpha at its sizes.\n")
 	_, err := io.WriteString(w, trimLines(b.String()))
 	return err
 }

@@ -39,6 +39,18 @@ func FisherExact(a, b, c, d int64) float64 {
 	return min(1, p)
 }
 
+// FisherMinP is the smallest p-value FisherExact can give for a 2×2 table
+// of row sums r1 and r2 and first column's sum c1: that of the more
+// extreme of the two tables at the ends of the first cell's range.
+func FisherMinP(r1, r2, c1 int64) float64 {
+	if r1 < 0 || r2 < 0 || c1 < 0 || c1 > r1+r2 {
+		return math.NaN()
+	}
+	lo, hi := max(0, c1-r2), min(r1, c1)
+	at := func(a int64) float64 { return FisherExact(a, r1-a, c1-a, r2-c1+a) }
+	return min(at(lo), at(hi))
+}
+
 // QResult is the outcome of QuantileTest.
 type QResult struct {
 	Cut          float64 // the pooled samples' quantile
@@ -47,6 +59,10 @@ type QResult struct {
 	P            float64 // two-sided
 	NX, NY       int64
 	QuantilePerc float64 // the quantile tested, in percent
+	// MinP is the smallest P the test can give with this cut: every value
+	// above it on one side. With few values above the cut (a p99 of 200
+	// requests a side: 4) it stays above any usual α.
+	MinP float64
 }
 
 // QuantileTest tests whether x and y share their q-th percentile (0 < q <
@@ -59,7 +75,7 @@ type QResult struct {
 func QuantileTest(x, y []float64, q float64) QResult {
 	r := QResult{NX: int64(len(x)), NY: int64(len(y)), QuantilePerc: q}
 	if len(x) == 0 || len(y) == 0 {
-		r.P = math.NaN()
+		r.P, r.MinP = math.NaN(), math.NaN()
 		return r
 	}
 	pooled := sortedCopy(append(append(make([]float64, 0, len(x)+len(y)), x...), y...))
@@ -75,5 +91,6 @@ func QuantileTest(x, y []float64, q float64) QResult {
 		}
 	}
 	r.P = FisherExact(r.AboveX, r.NX-r.AboveX, r.AboveY, r.NY-r.AboveY)
+	r.MinP = FisherMinP(r.NX, r.NY, r.AboveX+r.AboveY)
 	return r
 }

@@ -381,3 +381,39 @@ func FuzzMannWhitney(f *testing.F) {
 		}
 	})
 }
+
+// TestMinP: the smallest p-value each test can reach at its sizes, against
+// closed forms (Fisher's on the extreme table; 2/C(m+n, m) for the exact U).
+func TestMinP(t *testing.T) {
+	seq := func(n int, from float64) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = from + float64(i)
+		}
+		return v
+	}
+	// the p99 quantile test on distinct values: Fisher's exact test of
+	// [[k, n-k], [0, n]] with k the values above the pooled p99, which is
+	// 2·C(n, k)/C(2n, k) (k = 2, 4, 5, 6)
+	for _, c := range []struct {
+		n    int
+		want float64
+	}{{100, 0.497487437}, {200, 0.123122668}, {250, 0.061251275}, {300, 0.030471376}} {
+		q := QuantileTest(seq(c.n, 0), seq(c.n, 0.5), 99)
+		if math.Abs(q.MinP-c.want) > 1e-8 || q.P < q.MinP {
+			t.Errorf("quantile test, %d a side: MinP %.4f (P %.4f), want %.4f", c.n, q.MinP, q.P, c.want)
+		}
+	}
+	if got := FisherMinP(10, 10, 0); got != 1 {
+		t.Errorf("FisherMinP without a failure = %v, want 1", got)
+	}
+	for _, c := range []struct {
+		m, n int
+		want float64
+	}{{3, 3, 0.1}, {1, 60, 2.0 / 61}, {5, 5, 2.0 / 252}} {
+		u := MannWhitney(seq(c.m, 0), seq(c.n, 0.5))
+		if u.Method != MethodExact || math.Abs(u.MinP-c.want) > 1e-12 {
+			t.Errorf("U %d against %d: MinP %v by %s, want %v exact", c.m, c.n, u.MinP, u.Method, c.want)
+		}
+	}
+}
