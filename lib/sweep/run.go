@@ -35,6 +35,10 @@ type Measured struct {
 	CeilingMaxWait time.Duration
 	// Ends are the end times (ns) of the profiling requests that succeeded.
 	Ends []int64
+	// FirstTurns counts those that were a session's first turn: over
+	// len(Ends), the sessions a request of what the step sent (its own mix,
+	// which a store's first sessions may not share with the whole store).
+	FirstTurns int64
 }
 
 // StepFunc runs one step (aiperf-replay's runs the replay engine into
@@ -60,8 +64,13 @@ type Sweep struct {
 	// MaxLateness is the client's send lateness p99 above which a step
 	// was not offered.
 	MaxLateness time.Duration
-	// SessionsPerRequest turns achieved requests/s into sessions/s.
+	// SessionsPerRequest turns achieved requests/s into sessions/s for a
+	// step that does not say (Measured.FirstTurns 0): the whole store's.
 	SessionsPerRequest float64
+	// SessionRequests, when set, is the number of requests the first n
+	// sessions the schedule starts hold: a rate step's size for
+	// MinDuration. Without it the size is n / SessionsPerRequest.
+	SessionRequests func(n int64) int64
 	// OnStep, when set, is called with every step as it is decided
 	// (reused ones included), before the state is saved.
 	OnStep func(s Step, reused bool)
@@ -140,9 +149,13 @@ func (sw *Sweep) step(ctx context.Context, p Probe, f StepFunc) (Step, error) {
 	if err != nil {
 		return Step{}, err
 	}
-	stp := stepOf(m.Summary, m.Elapsed, sw.SessionsPerRequest)
+	perRequest := sw.SessionsPerRequest
+	if m.FirstTurns > 0 && len(m.Ends) > 0 {
+		perRequest = float64(m.FirstTurns) / float64(len(m.Ends))
+	}
+	stp := stepOf(m.Summary, m.Elapsed, perRequest)
 	if rate := steadyRate(m.Ends); rate > 0 {
-		stp.SessionRate = rate * sw.SessionsPerRequest
+		stp.SessionRate = rate * perRequest
 	}
 	stp.Dir = filepath.Base(sr.Dir)
 	stp.Unoffered = sw.unoffered(p, m)
@@ -178,17 +191,25 @@ func (sw *Sweep) size(p Probe) StepRun {
 		if sr.Duration > 0 {
 			sr.Duration = max(sr.Duration, sw.MinDuration)
 		} else {
-			perRequest := sw.SessionsPerRequest
-			if !(perRequest > 0) {
-				perRequest = 1
-			}
-			sr.Requests = max(sr.Requests, int64(math.Ceil(p.Load/perRequest*sw.MinDuration.Seconds())))
+			sr.Requests = max(sr.Requests, sw.requestsFor(int64(math.Ceil(p.Load*sw.MinDuration.Seconds()))))
 		}
 	}
 	if sr.Duration > 0 {
 		sr.Requests = 0
 	}
 	return sr
+}
+
+// requestsFor is the number of requests n sessions hold.
+func (sw *Sweep) requestsFor(n int64) int64 {
+	if sw.SessionRequests != nil {
+		return sw.SessionRequests(n)
+	}
+	perRequest := sw.SessionsPerRequest
+	if !(perRequest > 0) {
+		perRequest = 1
+	}
+	return int64(math.Ceil(float64(n) / perRequest))
 }
 
 // steadyRate is the completion rate in the middle of a step: the

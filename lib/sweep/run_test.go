@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -162,9 +163,16 @@ func TestStepDuration(t *testing.T) {
 func TestMinStepDuration(t *testing.T) {
 	sw := newSweep("m")
 	sw.Requests, sw.MinDuration, sw.SessionsPerRequest = 200, 10*time.Second, 0.5
-	if s := sw.size(Probe{N: 3, Kind: KindSearch, By: ByRate, Load: 65.71}); s.Requests != 1315 {
-		t.Errorf("65.71 sessions/s of 2 requests for 10 s: %+v, want 1315 requests", s)
+	if s := sw.size(Probe{N: 3, Kind: KindSearch, By: ByRate, Load: 65.71}); s.Requests != 1316 {
+		t.Errorf("65.71 sessions/s of 2 requests for 10 s: %+v, want 658 sessions' 1316 requests", s)
 	}
+	// the sessions the schedule starts first, as the store holds them: here
+	// single-turn sessions first (a store-wide ratio would size it at 1316)
+	sw.SessionRequests = func(n int64) int64 { return n }
+	if s := sw.size(Probe{N: 3, Kind: KindSearch, By: ByRate, Load: 65.71}); s.Requests != 658 {
+		t.Errorf("65.71 sessions/s of 1 request for 10 s: %+v, want 658", s)
+	}
+	sw.SessionRequests = nil
 	if s := sw.size(Probe{N: 3, Kind: KindSearch, By: ByRate, Load: 5}); s.Requests != 200 {
 		t.Errorf("a slow rate keeps --step-requests: %+v", s)
 	}
@@ -216,5 +224,35 @@ func TestResultUnended(t *testing.T) {
 	}
 	if !strings.HasSuffix(b.String(), "answer: none (the sweep has not ended) after 1 steps\n") {
 		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+// TestStepSessionMix: a step's sessions/s come from the sessions it sent
+// (its first turns over its requests), not from the whole store's ratio:
+// a store of single-turn sessions followed by long ones has a store-wide
+// 0.457 sessions a request, while a step playing its first sessions sends
+// one a request (a review found the answer halved).
+func TestStepSessionMix(t *testing.T) {
+	sw := newSweep(t.TempDir())
+	sw.SessionsPerRequest = 160.0 / 350
+	ends := make([]int64, 100)
+	for i := range ends {
+		ends[i] = int64(i+1) * 10e6 // 100 a second
+	}
+	sum := &metrics.Summary{Requests: 100, StartNS: 0, EndNS: 1e9}
+	for _, c := range []struct {
+		first int64
+		want  float64
+	}{{100, 100}, {50, 50}, {0, 100 * 160.0 / 350}} {
+		f := func(context.Context, StepRun) (*Measured, error) {
+			return &Measured{Summary: sum, Elapsed: time.Second, Ends: slices.Clone(ends), FirstTurns: c.first}, nil
+		}
+		stp, err := sw.step(context.Background(), Probe{N: 3, Kind: KindSearch, By: ByRate, Load: 40}, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(stp.SessionRate-c.want) > 1e-6*c.want {
+			t.Errorf("%d first turns of 100: %v sessions/s, want %v", c.first, stp.SessionRate, c.want)
+		}
 	}
 }

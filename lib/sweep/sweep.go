@@ -47,6 +47,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Load axes.
@@ -129,8 +130,8 @@ func (f RunnerFunc) Run(ctx context.Context, p Probe) (Step, error) { return f(c
 // Answer is what a search found.
 type Answer struct {
 	// Found reports that some load met the SLOs; Load is the highest
-	// such load tested (or, on the rate axis, the synchronous probe's
-	// rate when no search step passed).
+	// such load tested (on the rate axis a rate step: the synchronous
+	// probe's closed-loop rate counts only once tried as arrivals).
 	Found bool    `json:"found"`
 	By    string  `json:"by"`
 	Load  float64 `json:"load"`
@@ -259,36 +260,93 @@ func (s *Search) Run(ctx context.Context, r Runner) ([]Step, Answer, error) {
 	case ByRate:
 		lo, hi = sync.SessionRate, thr.SessionRate
 		hiLimit = "throughput"
-		if !(lo > 0) || !(hi > lo) {
-			// A server with no parallelism: one session at a time is all it does.
-			ans.Found, ans.Load, ans.Lo, ans.Hi, ans.Limit = true, lo, lo, hi, "throughput"
-			ans.Converged = true
-			ans.Note = "the throughput probe completed no more sessions per second than the synchronous one"
+		if !(lo > 0) {
+			ans.Limit, ans.Note = "none", "the synchronous probe completed no session"
 			return finish()
 		}
 	}
-	passedSearch := false
-	for !s.narrow(lo, hi) && len(steps) < s.MaxSteps {
-		mid := s.mid(lo, hi)
-		st, err := step(KindSearch, s.By, mid)
+	passed := false // a search step passed
+	// bisect narrows [lo, hi] until within the tolerance or out of steps;
+	// lo 0 means no pass yet: halve hi until one passes (down to floor).
+	bisect := func(floor float64) error {
+		for len(steps) < s.MaxSteps && !(lo > 0 && s.narrow(lo, hi)) {
+			load := hi / 2
+			if lo > 0 {
+				load = s.mid(lo, hi)
+			} else if load < floor {
+				return nil
+			}
+			st, err := step(KindSearch, s.By, load)
+			if err != nil {
+				return err
+			}
+			if st.Verdict == Pass {
+				lo, passed = load, true
+			} else {
+				hi, hiLimit = load, limitOf(st)
+			}
+		}
+		return nil
+	}
+	if err := bisect(0); err != nil {
+		return steps, ans, err
+	}
+	note := ""
+	if s.By == ByRate && !passed {
+		// The synchronous probe's rate came from a closed loop of one
+		// session: as open-loop arrivals it queues whenever two arrive
+		// close together, and on a server with no parallelism it is the
+		// server's whole capacity, where a queue never stops growing. It is
+		// an answer only once a rate step at it met the SLOs; when that one
+		// fails, the search goes below it.
+		sync := lo
+		if len(steps) >= s.MaxSteps {
+			ans.Hi, ans.Limit = lo, "none"
+			ans.Note = fmt.Sprintf("no rate step met the SLOs, and --max-steps %d left none to try the synchronous probe's %s sessions/s as arrivals", s.MaxSteps, fmtLoad(lo))
+			return finish()
+		}
+		st, err := step(KindSearch, ByRate, sync)
 		if err != nil {
 			return steps, ans, err
 		}
 		if st.Verdict == Pass {
-			lo, passedSearch = mid, true
+			hi = max(hi, sync)
+			note = "no rate above the synchronous probe's met the SLOs; a rate step at it did"
 		} else {
-			hi, hiLimit = mid, limitOf(st)
+			lo, hi, hiLimit = 0, sync, limitOf(st)
+			if err := bisect(sync / 64); err != nil {
+				return steps, ans, err
+			}
+			if !passed {
+				ans.Hi, ans.Limit = hi, hiLimit
+				ans.Note = fmt.Sprintf("no rate met the SLOs: the synchronous probe's %s sessions/s, sent as arrivals, %s, and no rate tried below it down to %s did", fmtLoad(sync), missed(st), fmtLoad(hi))
+				return finish()
+			}
+			note = fmt.Sprintf("the synchronous probe's %s sessions/s, sent as arrivals, %s: the answer is below it", fmtLoad(sync), missed(st))
 		}
 	}
 	ans.Found, ans.Load, ans.Lo, ans.Hi, ans.Limit = true, lo, lo, hi, hiLimit
 	ans.Converged = s.narrow(lo, hi)
 	switch {
-	case s.By == ByRate && !passedSearch:
-		ans.Note = "no rate step met the SLOs: the answer is the synchronous probe's session rate"
+	case note != "" && !ans.Converged:
+		ans.Note = note + fmt.Sprintf("; --max-steps %d ended the search before the bracket was within the tolerance", s.MaxSteps)
+	case note != "":
+		ans.Note = note
 	case !ans.Converged:
 		ans.Note = fmt.Sprintf("--max-steps %d ended the search before the bracket was within the tolerance", s.MaxSteps)
 	}
 	return finish()
+}
+
+// fmtLoad prints a load as the table does.
+func fmtLoad(x float64) string { return strconv.FormatFloat(x, 'g', 5, 64) }
+
+// missed says how a step that did not pass failed.
+func missed(st Step) string {
+	if st.Verdict == NotOffered {
+		return "could not be offered (" + st.Unoffered + ")"
+	}
+	return fmt.Sprintf("missed them (%.1f%% good)", st.GoodPct())
 }
 
 func limitOf(st Step) string {

@@ -85,8 +85,12 @@ func TestConvergesRate(t *testing.T) {
 }
 
 // TestThresholdAtTheEnds: a threshold at or above the throughput probe's
-// rate gives the throughput bound; below the synchronous rate, the
-// synchronous probe's rate with a note.
+// rate gives the throughput bound. Below every search step, the
+// synchronous probe's rate is tried as arrivals: the answer when it holds
+// (with a note); when it does not, the search goes below it (halving until
+// a rate passes, down to a 64th); none when no step is left to try it
+// (a review found the closed loop's rate given as the answer of a server
+// that, at that rate of arrivals, answered 27 % of requests in time).
 func TestThresholdAtTheEnds(t *testing.T) {
 	_, ans, err := search(ByRate).Run(context.Background(), &fake{syncRate: 5, maxRate: 100, threshold: 1000})
 	if err != nil {
@@ -99,8 +103,34 @@ func TestThresholdAtTheEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ans.Found || ans.Load != 5 || ans.Note == "" {
-		t.Errorf("threshold below the synchronous rate: %+v, want the synchronous rate 5 with a note", ans)
+	if !ans.Found || !(ans.Lo <= 4 && 4 < ans.Hi) || !ans.Converged || !strings.Contains(ans.Note, "the synchronous probe's 5 sessions/s, sent as arrivals, missed them (0.0% good): the answer is below it") {
+		t.Errorf("threshold below the synchronous rate: %+v, want the search below 5 to bracket 4", ans)
+	}
+	_, ans, err = search(ByRate).Run(context.Background(), &fake{syncRate: 5, maxRate: 100, threshold: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Found || ans.Hi >= 5.0/32 || !strings.Contains(ans.Note, "no rate met the SLOs: the synchronous probe's 5 sessions/s, sent as arrivals, missed them") {
+		t.Errorf("threshold far below the synchronous rate: %+v, want none, tried down to 5/64", ans)
+	}
+	for _, max := range []float64{100, 5} { // 5: a server with no parallelism
+		steps, ans, err := search(ByRate).Run(context.Background(), &fake{syncRate: 5, maxRate: max, threshold: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := steps[len(steps)-1]
+		if !ans.Found || ans.Load != 5 || ans.Note == "" || last.Kind != KindSearch || last.Load != 5 || last.Verdict != Pass {
+			t.Errorf("max %v, threshold at the synchronous rate: %+v, last step %+v; want 5, tried as arrivals", max, ans, last)
+		}
+	}
+	s := search(ByRate)
+	s.MaxSteps = 3
+	_, ans, err = s.Run(context.Background(), &fake{syncRate: 5, maxRate: 100, threshold: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Found || !strings.Contains(ans.Note, "--max-steps 3 left none") {
+		t.Errorf("no step left to try the synchronous rate: %+v, want none", ans)
 	}
 }
 

@@ -230,25 +230,6 @@ func printRun(w io.Writer, o *options, fin *finished) {
 		recordsFile, exportJSONFile, exportCSVFile, exportRecordFile)
 }
 
-// storeName is the store's path as the records name it: absolute, so
-// that report, run from another folder, finds the store for the
-// prefix-cache figures (a relative path named a different file there).
-func storeName(path string) string {
-	if abs, err := filepath.Abs(path); err == nil {
-		return abs
-	}
-	return path
-}
-
-// shardServerNote is a shard's note that the server's figures count
-// every shard's requests, or "".
-func shardServerNote(o *options, fin *finished) string {
-	if o.shard == "" || fin.smReport == nil || len(fin.smReport.Targets) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("shard %s: the server's figures count every shard's requests, the client's this shard's only (aiperf-replay report over all the shards compares like with like)", o.shard)
-}
-
 // judgeRun says when nothing was profiled, and judges --max-error-rate
 // (exit 1).
 func judgeRun(w io.Writer, o *options, fin *finished, maxErr float64) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -99,3 +100,13 @@ func reportRun(runs []*result.RunInfo, slice time.Duration) metrics.Run {
 // outputSettings are the settings of a run that are not what was measured
 // (rundir.OutputSettings).
 var outputSettings = rundir.OutputSettings
+
+// storeName is the store's path as the records name it: absolute, so
+// that report, run from another folder, finds the store for the
+// prefix-cache figures (a relative path named a different file there).
+func storeName(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}

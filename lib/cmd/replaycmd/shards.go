@@ -41,3 +41,12 @@ func warnAll(w io.Writer, warnings []string) {
 		fmt.Fprintf(w, "aiperf-replay: warning: %s\n", m)
 	}
 }
+
+// shardServerNote is a shard's note that the server's figures count
+// every shard's requests, or "".
+func shardServerNote(o *options, fin *finished) string {
+	if o.shard == "" || fin.smReport == nil || len(fin.smReport.Targets) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("shard %s: the server's figures count every shard's requests, the client's this shard's only (aiperf-replay report over all the shards compares like with like)", o.shard)
+}

@@ -45,6 +45,7 @@ func runSweep(c *cli.Context, o *sweepOptions) error {
 		return base.UsageError("%s: the store has no records", r.storePath)
 	}
 	sw.SessionsPerRequest = float64(st.NumSessions()) / float64(st.Len())
+	sw.SessionRequests = sessionRequests(st)
 	if err := os.MkdirAll(o.out, 0o777); err != nil {
 		return err
 	}
@@ -141,6 +142,9 @@ func (r *sweepRun) step(ctx context.Context, sr sweep.StepRun) (*sweep.Measured,
 	plan.Options.Observe = func(rec *result.Record) {
 		if rec.Phase != result.PhaseWarmup && rec.OK() {
 			m.Ends = append(m.Ends, rec.EndNS)
+			if rec.Turn == 0 {
+				m.FirstTurns++
+			}
 		}
 	}
 	plan.Options.Config = r.stepConfig(plan, sr.Duration)
@@ -189,4 +193,18 @@ func (r *sweepRun) writeStep(dir string, plan *replay.Plan, stats *replay.Stats,
 	}
 	run := metrics.Run{BenchmarkID: stats.RunID, Version: "aiperf-replay " + base.Version, InputConfig: plan.Options.Config}
 	return sum, writeOutputs(dir, sum, mo, run, files)
+}
+
+// sessionRequests is the number of requests the first n sessions a rate
+// schedule starts hold: the store's sessions in order, around again when
+// n passes them.
+func sessionRequests(st *store.Reader) func(n int64) int64 {
+	ns := int64(st.NumSessions())
+	return func(n int64) int64 {
+		total := n / ns * int64(st.Len())
+		for s := range n % ns {
+			total += int64(st.SessionLen(uint32(s)))
+		}
+		return total
+	}
 }
