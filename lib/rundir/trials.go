@@ -50,6 +50,10 @@ type TrialFigure struct {
 	TCrit  *float64  `json:"t_critical"`
 	CILow  *float64  `json:"ci_low"`
 	CIHigh *float64  `json:"ci_high"`
+	// MissingIn names the trials without a value of the figure (every
+	// request failed there): Values and the statistics are over the
+	// others. Empty when every trial has one.
+	MissingIn []string `json:"missing_in,omitempty"`
 }
 
 // TrialsSummary is trials.json.
@@ -62,9 +66,11 @@ type TrialsSummary struct {
 
 // SummarizeTrials computes every figure across the trials' results files
 // (one a trial, in trial order): its mean and, with two trials or more,
-// its spread and confidence interval at level. A figure missing from a
-// trial (goodput without SLOs, TTFT of unstreamed answers) is left out,
-// except a throughput of a trial in which every request failed: that is 0.
+// its spread and confidence interval at level. A figure no trial has
+// (goodput without SLOs, TTFT of unstreamed answers) is left out. A
+// throughput of a trial in which every request failed is 0; its latencies
+// are missing, and their figures are over the other trials, naming it
+// (MissingIn).
 func SummarizeTrials(files []string, o metrics.Options, level float64) (*TrialsSummary, error) {
 	ts := &TrialsSummary{Trials: len(files), ConfidenceLevel: level}
 	vals := make([][]float64, len(trialFigures)) // NaN: the trial has none
@@ -103,8 +109,19 @@ func SummarizeTrials(files []string, o metrics.Options, level float64) (*TrialsS
 				}
 			}
 		}
-		if len(xs) > 0 && !slices.ContainsFunc(xs, math.IsNaN) {
-			ts.Figures = append(ts.Figures, acrossTrials(fig.tag, fig.stat, units[i], xs, level))
+		var have []float64
+		var missing []string
+		for k, x := range xs {
+			if math.IsNaN(x) {
+				missing = append(missing, ts.Dirs[k])
+			} else {
+				have = append(have, x)
+			}
+		}
+		if len(have) > 0 {
+			tf := acrossTrials(fig.tag, fig.stat, units[i], have, level)
+			tf.MissingIn = missing
+			ts.Figures = append(ts.Figures, tf)
 		}
 	}
 	return ts, nil
@@ -196,6 +213,28 @@ func WriteTrialsTable(w io.Writer, ts *TrialsSummary) error {
 		}
 		b.WriteByte('\n')
 	}
+	writeMissing(&b, ts)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeMissing notes the figures some trials have no value of, grouped by
+// the trials that lack them.
+func writeMissing(w io.Writer, ts *TrialsSummary) {
+	var sets []string
+	figs := map[string][]string{}
+	for _, f := range ts.Figures {
+		if len(f.MissingIn) == 0 {
+			continue
+		}
+		k := strings.Join(f.MissingIn, ", ")
+		if _, ok := figs[k]; !ok {
+			sets = append(sets, k)
+		}
+		figs[k] = append(figs[k], f.Metric+" "+f.Stat)
+	}
+	for _, k := range sets {
+		n := ts.Trials - strings.Count(k, ", ") - 1
+		fmt.Fprintf(w, "note: %s: over %d of %d trials (%s had no value: no request succeeded there)\n", strings.Join(figs[k], ", "), n, ts.Trials, k)
+	}
 }

@@ -64,6 +64,49 @@ func TestSummarizeTrials(t *testing.T) {
 	}
 }
 
+// TestTrialWithoutSuccess: a trial in which every request failed has a
+// throughput of 0 and no latencies; the latency figures are over the other
+// trials and name it, in trials.json and under the table (before, they
+// were left out without a word: a review finding).
+func TestTrialWithoutSuccess(t *testing.T) {
+	dir := t.TempDir()
+	failed := filepath.Join(dir, "trial-2")
+	if err := os.MkdirAll(failed, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	line := `{"v":1,"record":0,"session":"s0","turn":0,"phase":"profiling","sent_unix_ns":1000000000,"end_unix_ns":1003000000,"error":{"code":500,"type":"HTTPError","message":"no"},"status":500}` + "\n"
+	if err := os.WriteFile(ResultsPath(failed), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{writeResults(t, dir, "trial-1", 10, 30), ResultsPath(failed), writeResults(t, dir, "trial-3", 30, 50)}
+	ts, err := SummarizeTrials(files, metrics.Options{}, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lat, tput *TrialFigure
+	for i, f := range ts.Figures {
+		switch {
+		case f.Metric == "request_latency" && f.Stat == "avg":
+			lat = &ts.Figures[i]
+		case f.Metric == "request_throughput":
+			tput = &ts.Figures[i]
+		}
+	}
+	if lat == nil || lat.Mean != 30 || len(lat.Values) != 2 || strings.Join(lat.MissingIn, ",") != "trial-2" {
+		t.Fatalf("request_latency avg: %+v, want 30 over trial-1 and trial-3, missing in trial-2", lat)
+	}
+	if tput == nil || len(tput.Values) != 3 || tput.Values[1] != 0 || len(tput.MissingIn) != 0 {
+		t.Errorf("request_throughput: %+v, want 3 values, trial-2's 0", tput)
+	}
+	var b strings.Builder
+	if err := WriteTrialsTable(&b, ts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "note: request_latency p50, request_latency p99, request_latency avg: over 2 of 3 trials (trial-2 had no value: no request succeeded there)\n") {
+		t.Errorf("table:\n%s\nwant a note naming trial-2", b.String())
+	}
+}
+
 // TestWriteTrialsTable: columns aligned (the metric's left, the rest
 // right); a figure of one trial has no spread.
 func TestWriteTrialsTable(t *testing.T) {
