@@ -47,10 +47,10 @@ p.answer { font-size: 14px; line-height: 1.5; }
 // limitText says what bounds an answer, by its Limit.
 var limitText = map[string]string{
 	"slo":        "a step above it missed the SLOs",
-	"client":     "a step above it could not be offered by the client (it fell behind its schedule or hit the concurrency ceiling)",
+	"client":     "a step above it could not be offered by the client (it fell behind its schedule)",
 	"throughput": "the throughput probe's completion rate, the most the server completes flat out",
-	"ceiling":    "the SLOs hold at the ceiling, --max-concurrency",
-	"none":       "even the synchronous probe (one session at a time) missed the SLOs",
+	"ceiling":    "the ceiling, --max-concurrency: the SLOs hold at it (concurrency axis), or a step above it met them only with session starts held back by it (rate axis)",
+	"none":       "no load met the SLOs",
 }
 
 // sweepView is a sweep's steps placed on its load axis.

@@ -158,7 +158,7 @@ func (sw *Sweep) step(ctx context.Context, p Probe, f StepFunc) (Step, error) {
 		stp.SessionRate = rate * perRequest
 	}
 	stp.Dir = filepath.Base(sr.Dir)
-	stp.Unoffered = sw.unoffered(p, m)
+	stp.Unoffered, stp.Ceiling = sw.unoffered(p, m)
 	return stp, nil
 }
 
@@ -236,23 +236,28 @@ func steadyRate(ends []int64) float64 {
 
 // unoffered says why the client did not offer the step's load, or "": its
 // own send lateness p99 (ceiling waits left out) above MaxLateness, or on
-// the rate axis the MaxConcurrency ceiling delaying starts. The rate axis's
-// throughput probe is not judged: only its completion rate is used, and a
-// closed loop that starts MaxConcurrency sessions at once is late in its
-// first burst on any client.
-func (sw *Sweep) unoffered(p Probe, m *Measured) string {
+// the rate axis the MaxConcurrency ceiling delaying starts enough to move
+// the send lateness p99 (waits included) past MaxLateness; ceiling is set
+// when the ceiling is the only reason. A few starts delayed a little do not
+// change the load the server saw. The rate axis's throughput probe is not
+// judged: only its completion rate is used, and a closed loop that starts
+// MaxConcurrency sessions at once is late in its first burst on any client.
+func (sw *Sweep) unoffered(p Probe, m *Measured) (why string, ceiling bool) {
 	if p.Kind == KindThroughput && sw.By == ByRate {
-		return ""
+		return "", false
 	}
-	var why []string
-	if p.By == ByRate && m.CeilingWaits > 0 {
-		why = append(why, fmt.Sprintf("the --max-concurrency ceiling (%d) delayed %d session starts, the longest by %v",
-			sw.MaxConcurrency, m.CeilingWaits, m.CeilingMaxWait.Round(time.Microsecond)))
+	var reasons []string
+	l := m.Summary.Lateness
+	if p.By == ByRate && m.CeilingWaits > 0 && l.SendP99NS > float64(sw.MaxLateness) {
+		reasons = append(reasons, fmt.Sprintf("the --max-concurrency ceiling (%d) delayed %d session starts, the longest by %v, send lateness p99 %.2f ms with the waits",
+			sw.MaxConcurrency, m.CeilingWaits, m.CeilingMaxWait.Round(time.Microsecond), l.SendP99NS/1e6))
+		ceiling = true
 	}
-	if l := m.Summary.Lateness; l.Count > 0 && l.P99NS > float64(sw.MaxLateness) {
-		why = append(why, fmt.Sprintf("send lateness p99 %.2f ms above --max-lateness %v", l.P99NS/1e6, sw.MaxLateness))
+	if l.Count > 0 && l.P99NS > float64(sw.MaxLateness) {
+		reasons = append(reasons, fmt.Sprintf("send lateness p99 %.2f ms above --max-lateness %v", l.P99NS/1e6, sw.MaxLateness))
+		ceiling = false
 	}
-	return strings.Join(why, "; ")
+	return strings.Join(reasons, "; "), ceiling
 }
 
 // stepOf reads a step's measurements from its summary.

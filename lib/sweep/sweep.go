@@ -113,7 +113,11 @@ type Step struct {
 	// Unoffered, when not "", says why the client could not offer the
 	// load (the step is then never a pass).
 	Unoffered string `json:"not_offered,omitempty"`
-	Verdict   string `json:"verdict"`
+	// Ceiling: the only reason is the --max-concurrency ceiling. Requests
+	// in flight are the rate times the latency, so a slow server fills
+	// it: a step that missed the SLOs at the lower load it got is a fail.
+	Ceiling bool   `json:"ceiling,omitempty"`
+	Verdict string `json:"verdict"`
 }
 
 // Runner runs one step.
@@ -146,8 +150,9 @@ type Answer struct {
 	// Limit says what bounds the answer: "slo" (a step above it missed
 	// the SLOs), "client" (a step above it could not be offered),
 	// "throughput" (the throughput probe's rate, the most the server
-	// completes), "ceiling" (the SLOs hold at MaxConcurrency) or "none"
-	// (even the synchronous probe missed them).
+	// completes), "ceiling" (the SLOs hold at MaxConcurrency; on the rate
+	// axis, a step above it met them only with starts held back by it) or
+	// "none" (no load met them).
 	Limit string `json:"limited_by"`
 	Steps int    `json:"steps"`
 	Note  string `json:"note"`
@@ -350,7 +355,10 @@ func missed(st Step) string {
 }
 
 func limitOf(st Step) string {
-	if st.Verdict == NotOffered {
+	switch {
+	case st.Verdict == NotOffered && st.Ceiling:
+		return "ceiling"
+	case st.Verdict == NotOffered:
 		return "client"
 	}
 	return "slo"
@@ -358,12 +366,13 @@ func limitOf(st Step) string {
 
 // verdict judges a step.
 func (s *Search) verdict(st *Step) string {
+	// (in counts, with room for the percentage's rounding: 999 of 1000 at
+	// 99.9 % passes although 99.9/100 > 0.999 in floating point)
+	met := st.Requests > 0 && float64(st.Good) >= s.MinGood*float64(st.Requests)*(1-1e-12)
 	switch {
-	case st.Unoffered != "":
+	case st.Unoffered != "" && (met || !st.Ceiling):
 		return NotOffered
-	case st.Requests > 0 && float64(st.Good) >= s.MinGood*float64(st.Requests)*(1-1e-12):
-		// (in counts, with room for the percentage's rounding: 999 of
-		// 1000 at 99.9 % passes although 99.9/100 > 0.999 in floating point)
+	case met:
 		return Pass
 	}
 	return Fail
