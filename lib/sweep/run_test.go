@@ -235,6 +235,16 @@ func TestSteadyRate(t *testing.T) {
 			t.Errorf("%d slots: steady rate %v, want %v", slots, got, want)
 		}
 	}
+	// replies in pairs 0.3 ms apart (2 slots), 40 of them: count over span
+	// read 37.57 against 36.36 a second; the slope is within 1 %
+	const svc = int64(55e6)
+	var pairs []int64
+	for round := int64(1); round <= 20; round++ {
+		pairs = append(pairs, round*svc, round*svc+300_000)
+	}
+	if got, want := steadyRate(pairs), 2/(float64(svc)/1e9); math.Abs(got-want) > 0.01*want {
+		t.Errorf("pairs: %.3f a second, want %.3f within 1%%", got, want)
+	}
 	if r := steadyRate([]int64{1, 2, 3}); r != 0 {
 		t.Errorf("3 completions: %v, want 0 (too few)", r)
 	}
