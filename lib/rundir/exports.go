@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"fmt"
 	"io"
 	"path/filepath"
 
@@ -37,24 +38,66 @@ func WriteSummaryExports(dir string, s *metrics.Summary, run metrics.Run) error 
 }
 
 // WriteRecordExport writes ExportRecordFile from the results files,
-// atomically. It needs no summary, so a run writes it while it summarizes.
+// atomically.
 func WriteRecordExport(dir string, o metrics.Options, files []string) error {
-	return atomicfile.Write(filepath.Join(dir, ExportRecordFile), func(w io.Writer) error {
-		rw, err := metrics.NewRecordWriter(w, o)
+	e, err := StartRecordExport(dir, o, files)
+	if err != nil {
+		return err
+	}
+	return e.Finish(true)
+}
+
+// RecordExport is ExportRecordFile being written on another goroutine
+// (it needs no summary, so a run or a report writes it while it
+// summarizes: the two passes over the records share the wall time).
+type RecordExport struct {
+	f    *atomicfile.File
+	done chan error
+}
+
+// StartRecordExport starts writing ExportRecordFile from the results
+// files into a temporary file of dir.
+func StartRecordExport(dir string, o metrics.Options, files []string) (*RecordExport, error) {
+	f, err := atomicfile.Create(filepath.Join(dir, ExportRecordFile))
+	if err != nil {
+		return nil, err
+	}
+	e := &RecordExport{f: f, done: make(chan error, 1)}
+	go func() { e.done <- writeRecords(f, o, files) }()
+	return e, nil
+}
+
+// Finish waits for the export and, when keep, commits it; otherwise (the
+// work beside it failed) it drops it, so that nothing new is left. Its
+// error is the export's own, naming the file.
+func (e *RecordExport) Finish(keep bool) error {
+	err := <-e.done
+	if err != nil || !keep {
+		e.f.Abort()
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", e.f.Name(), err)
 		}
-		var werr error
-		err = each(files, func(r *result.Record) bool {
-			werr = rw.Write(r)
-			return werr == nil
-		})
-		if err == nil {
-			err = werr
-		}
-		if err != nil {
-			return err
-		}
-		return rw.Flush()
+		return nil
+	}
+	return e.f.Commit()
+}
+
+// writeRecords writes the per-record export of files to w.
+func writeRecords(w io.Writer, o metrics.Options, files []string) error {
+	rw, err := metrics.NewRecordWriter(w, o)
+	if err != nil {
+		return err
+	}
+	var werr error
+	err = each(files, func(r *result.Record) bool {
+		werr = rw.Write(r)
+		return werr == nil
 	})
+	if err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	return rw.Flush()
 }

@@ -57,7 +57,8 @@ func reportCommand() *cli.Command {
 
 // A report, in the order of its steps: reportInputs (the files, each
 // once, their runs checked alike and as shards), the streaming setting,
-// the summary, the server side rebuilt (rebuildServer), the exports
+// the per-record export started (beside the summary's pass), the summary,
+// the server side rebuilt (rebuildServer), the exports
 // (writeReportOutputs), the console.
 func runReport(c *cli.Context, ro *reportOptions) error {
 	if c.NArg() == 0 {
@@ -84,6 +85,11 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 	if mo.Streaming, err = reportStreaming(ro.streaming, files, runs); err != nil {
 		return err
 	}
+	exp, err := startReportExport(ro.out, mo, files)
+	if err != nil {
+		return err
+	}
+	defer exp.drop() // unless finished
 	sum, col, err := summarizeCollect(files, mo, ro.html != "")
 	if err != nil {
 		return err
@@ -100,6 +106,9 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 	parts.note, err = shardNote(tap, files, runs)
 	if werr := writeReportOutputs(ro, files, runs, sum, col, mo, slice, srv, &parts, tap); werr != nil {
 		return werr
+	}
+	if ferr := exp.finish(); ferr != nil {
+		return ferr
 	}
 	parts.print(c.App.Writer, c.App.ErrWriter, false)
 	if parts.note != "" {
@@ -181,10 +190,7 @@ func reportStreaming(flag string, files []string, runs []*result.RunInfo) (bool,
 // writeReportOutputs writes, with -o, the exports and time slices (with
 // the prefix figures), and with --html the page.
 func writeReportOutputs(ro *reportOptions, files []string, runs []*result.RunInfo, sum *metrics.Summary, col *htmlreport.Collector, mo metrics.Options, slice time.Duration, srv *serverRebuild, parts *consoleParts, tap *warnTap) error {
-	if ro.out != "" {
-		if err := os.MkdirAll(ro.out, 0o777); err != nil {
-			return err
-		}
+	if ro.out != "" { // made by startReportExport, which writes profile_export.jsonl
 		slices, err := summarizeSlices(files, mo, slice)
 		if err != nil {
 			return err
@@ -193,7 +199,7 @@ func writeReportOutputs(ro *reportOptions, files []string, runs []*result.RunInf
 		if run.Sections, err = srv.sections(); err != nil {
 			return err
 		}
-		if err := writeOutputs(ro.out, sum, mo, run, files); err != nil {
+		if err := rundir.WriteSummaryExports(ro.out, sum, run); err != nil {
 			return err
 		}
 		if err := writeTimeslices(ro.out, slices, run); err != nil {

@@ -136,15 +136,18 @@ type finished struct {
 func writeRun(w *warnTap, o *options, plan *replay.Plan, st *store.Reader, stats *replay.Stats, mo metrics.Options, recPath string, maxErr float64, sm *smRun) error {
 	rmo := mo
 	rmo.Streaming = stats.StreamingMetrics(plan.Streaming) // as summarizeRun sets it
-	rec := make(chan error, 1)
-	go func() { rec <- rundir.WriteRecordExport(o.out, rmo, []string{recPath}) }()
+	rec, err := rundir.StartRecordExport(o.out, rmo, []string{recPath})
+	if err != nil {
+		return err
+	}
 	fin, err := summarizeRun(w, o, plan, st, stats, mo, recPath, sm)
 	if err == nil {
 		fin.parts = renderParts(fin.sum, o.conn.showTraceTiming, fin.ps, fin.smReport, fin.files)
 		fin.parts.note = shardServerNote(o, fin)
 		err = writeRunOutputs(o, fin, w)
 	}
-	if rerr := <-rec; err == nil {
+	// kept even when the rest failed: the run's records are committed
+	if rerr := rec.Finish(true); err == nil {
 		err = rerr
 	}
 	if err != nil {
