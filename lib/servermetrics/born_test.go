@@ -2,6 +2,7 @@ package servermetrics
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -117,5 +118,98 @@ func TestNoScrapeInsideTheWindow(t *testing.T) {
 	}
 	if r := c.Report(Window{Start: 90, End: 210}); r.Targets[0].InWindow != 2 || r.Targets[0].Engine.Running == nil {
 		t.Errorf("a window holding both scrapes: %+v", r.Targets[0])
+	}
+}
+
+// A restart shows in a histogram's count but not in a bucket that has
+// grown past its old value since: the whole series counts from zero at
+// that scrape. Counting each column on its own gave the count 1 and the
+// buckets 5, 1, 1 (a bucket below the one under it, an average above the
+// p99; review finding), for 101 observations.
+func TestHistogramResetPartial(t *testing.T) {
+	page := func(b01, b1, inf, sum float64) string {
+		return "# TYPE x_seconds histogram\n" +
+			"x_seconds_bucket{le=\"0.1\"} " + formatFloat(b01) + "\n" +
+			"x_seconds_bucket{le=\"1\"} " + formatFloat(b1) + "\n" +
+			"x_seconds_bucket{le=\"+Inf\"} " + formatFloat(inf) + "\n" +
+			"x_seconds_sum " + formatFloat(sum) + "\n" +
+			"x_seconds_count " + formatFloat(inf) + "\n"
+	}
+	c := loadPages(t, page(90, 95, 100, 5), page(5, 96, 101, 30), page(5, 96, 101, 30))
+	r := c.Report(Window{Start: 110, End: 300})
+	var h *HistStats
+	for _, f := range r.Targets[0].Families {
+		if f.Name == "x_seconds" {
+			h = f.Series[0].Hist
+		}
+	}
+	if h == nil || h.Count != 101 || h.Sum != 30 || h.Resets != 1 || len(h.Cumulative) != 3 ||
+		h.Cumulative[0] != 5 || h.Cumulative[1] != 96 || h.Cumulative[2] != 101 {
+		t.Fatalf("histogram %+v, want count 101, sum 30, buckets 5 96 101, one reset", h)
+	}
+}
+
+// A counter left out of the scrape that opens the deltas (a router's page
+// that missed a series once) starts from its last earlier value, not from
+// zero as one born during the run: 100 hits, not 500,100 (review finding:
+// a hit rate of 250,050 %).
+func TestCounterAbsentFromOpeningScrape(t *testing.T) {
+	page := func(hits float64) string {
+		s := "# TYPE x_queries_total counter\nx_queries_total " + formatFloat(1000+2*hits) + "\n"
+		if hits >= 0 {
+			s += "# TYPE x_hits_total counter\nx_hits_total " + formatFloat(500000+hits) + "\n"
+		}
+		return s
+	}
+	r := loadTyped(t, page(0), page(-1), page(50), page(100)).Report(Window{Start: 210, End: 400})
+	found := false
+	for _, f := range r.Targets[0].Families {
+		if f.Name == "x_hits_total" {
+			found = true
+			if cs := f.Series[0].Counter; cs == nil || cs.Total != 100 {
+				t.Errorf("hits %+v, want a counter of 100", cs)
+			}
+		}
+	}
+	if !found {
+		t.Error("no x_hits_total in the report")
+	}
+}
+
+// loadTyped loads pages scraped 100 ns apart from lines that say the
+// families' types, as the collector writes them.
+func loadTyped(t *testing.T, pages ...string) *Collector {
+	t.Helper()
+	known := map[string]famInfo{}
+	var b []byte
+	for i, s := range pages {
+		b = appendLine(b, "http://d/metrics", int64(100*(i+1)), 1, mustParse(t, s), nil, known, ticks{})
+	}
+	c, _, err := LoadJSONL(bytes.NewReader(b), "x", DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Cache hits above the tokens queried cannot be one cache's: no hit rate,
+// and a warning says why (before: "hit rate 250050.0%").
+func TestHitRateAboveOne(t *testing.T) {
+	page := func(hits, queries int) string {
+		return fmt.Sprintf("# TYPE vllm:prefix_cache_hits_total counter\nvllm:prefix_cache_hits_total %d\n"+
+			"# TYPE vllm:prefix_cache_queries_total counter\nvllm:prefix_cache_queries_total %d\n", hits, queries)
+	}
+	r := loadTyped(t, page(0, 0), page(300, 200)).Report(Window{Start: 110, End: 190})
+	e := r.Targets[0].Engine
+	if e == nil || !math.IsNaN(e.HitRate) {
+		t.Fatalf("engine %+v: want no hit rate", e)
+	}
+	if w := strings.Join(Warnings(r), "\n"); !strings.Contains(w, "prefix-cache hits (300) exceed the tokens queried (200)") {
+		t.Errorf("warnings %q", w)
+	}
+	var b strings.Builder
+	WriteConsole(&b, r, ClientFigures{HitRate: math.NaN()})
+	if strings.Contains(b.String(), "150.0%") {
+		t.Errorf("console prints the rate:\n%s", b.String())
 	}
 }

@@ -84,6 +84,9 @@ func Warnings(r *Report) []string {
 		if resets > 0 {
 			out = append(out, fmt.Sprintf("server metrics %s: counters went down %d times (a server restart?); each fall counted from zero", t.URL, resets))
 		}
+		if t.Engine != nil && t.Engine.HitRateNote != "" {
+			out = append(out, fmt.Sprintf("server metrics %s: %s", t.URL, t.Engine.HitRateNote))
+		}
 	}
 	return out
 }

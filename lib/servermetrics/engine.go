@@ -1,6 +1,7 @@
 package servermetrics
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -122,6 +123,9 @@ type EngineSummary struct {
 	// HitRate is ΔCacheHits/ΔCacheQuery over the window (tokens); NaN when
 	// either is missing or no query was counted.
 	HitRate float64
+	// HitRateNote says why there is no hit rate although both counters
+	// moved (hits above queries), or "".
+	HitRateNote string
 }
 
 // GaugeSummary is a gauge's average and maximum over the window's scrapes,
@@ -191,7 +195,11 @@ func engineSummary(fams []FamilyReport, a *aggregator) *EngineSummary {
 	es.CacheHits = delta(find(p.cacheHits))
 	es.CacheQuery = delta(find(p.cacheQueries))
 	if es.CacheHits != nil && es.CacheQuery != nil && es.CacheQuery.Value > 0 {
-		es.HitRate = es.CacheHits.Value / es.CacheQuery.Value
+		if es.CacheHits.Value <= es.CacheQuery.Value {
+			es.HitRate = es.CacheHits.Value / es.CacheQuery.Value
+		} else {
+			es.HitRateNote = fmt.Sprintf("prefix-cache hits (%s) exceed the tokens queried (%s) over the window: the counters do not describe one cache (a series missing from some scrapes, a reset of one and not the other); no hit rate", fmtNum(es.CacheHits.Value), fmtNum(es.CacheQuery.Value))
+		}
 	}
 	return es
 }

@@ -163,33 +163,66 @@ func (a *aggregator) seconds() float64 {
 	return float64(a.s.scrapes[a.i1].t-a.s.scrapes[a.i0].t) / 1e9
 }
 
-// increase is a counter column's increase over the bracket: the sum of the
-// rises between consecutive scrapes holding it, a fall counting as a
-// restart from zero (Prometheus' increase()). A series absent from the
-// bracket's first scrape (a page that was read) was born during it, as a
-// server creates a labelled series on its first event (a model's first
-// request): it counts from 0, not from the first value seen.
+// increase is a counter column's increase over the bracket (increases).
 func (a *aggregator) increase(c int) (total float64, resets int, seen bool) {
-	prev := math.NaN()
-	if math.IsNaN(a.s.value(a.i0, c)) {
-		prev = 0
-	}
-	for k := a.i0; k <= a.i1; k++ {
-		v := a.s.value(k, c)
-		if math.IsNaN(v) {
-			continue
+	totals, resets, seen := a.increases([]int{c})
+	return totals[0], resets, seen
+}
+
+// increases is the increase over the bracket of each of the columns of
+// one series (a counter's value; a histogram's buckets, count and sum):
+// the sum of the rises between consecutive scrapes holding it, a fall
+// counting as a restart from zero (Prometheus' increase()). A restart is
+// the series': when any column falls at a scrape, every column counts its
+// value there from zero (a restarted server's histogram may fall in its
+// count and not in a bucket that happens to have grown past its old value;
+// per-column counting would then mix lifetimes). A column's start is its
+// last value at or before the bracket's first scrape, so one left out of
+// that page alone keeps its earlier value; one no scrape held before (a
+// page that was read) was born during the bracket, as a server creates a
+// labelled series on its first event (a model's first request): it counts
+// from 0, not from the first value seen.
+func (a *aggregator) increases(cols []int) (totals []float64, resets int, seen bool) {
+	totals = make([]float64, len(cols))
+	prev := make([]float64, len(cols))
+	for j, c := range cols {
+		prev[j] = 0 // born in the bracket
+		for k := a.i0; k >= 0; k-- {
+			if v := a.s.value(k, c); !math.IsNaN(v) {
+				prev[j] = v
+				break
+			}
 		}
-		switch {
-		case math.IsNaN(prev):
-		case v >= prev:
-			total += v - prev
-		default:
-			total += v
+	}
+	for k := a.i0 + 1; k <= a.i1; k++ {
+		reset := false
+		for j, c := range cols {
+			if v := a.s.value(k, c); v < prev[j] {
+				reset = true
+			}
+		}
+		if reset {
 			resets++
 		}
-		prev, seen = v, true
+		for j, c := range cols {
+			v := a.s.value(k, c)
+			if math.IsNaN(v) {
+				continue
+			}
+			if reset {
+				totals[j] += v
+			} else {
+				totals[j] += v - prev[j]
+			}
+			prev[j] = v
+		}
 	}
-	return total, resets, seen
+	for _, c := range cols {
+		for k := a.i0; k <= a.i1 && !seen; k++ {
+			seen = !math.IsNaN(a.s.value(k, c))
+		}
+	}
+	return totals, resets, seen
 }
 
 // gaugeValues are column c's values inside the window.
@@ -292,19 +325,26 @@ func (a *aggregator) hist(buckets []int, sum, count int) *HistStats {
 		}
 		return 0
 	})
-	for _, b := range buckets {
-		d, r, _ := a.increase(b)
-		h.Bounds = append(h.Bounds, a.s.cols[b].le)
-		h.Cumulative = append(h.Cumulative, d)
-		h.Resets = max(h.Resets, r)
+	cols := slices.Clone(buckets)
+	for _, c := range []int{count, sum} {
+		if c >= 0 {
+			cols = append(cols, c)
+		}
 	}
+	totals, resets, _ := a.increases(cols)
+	h.Resets = resets
+	for i, b := range buckets {
+		h.Bounds = append(h.Bounds, a.s.cols[b].le)
+		h.Cumulative = append(h.Cumulative, totals[i])
+	}
+	rest := totals[len(buckets):]
 	if count >= 0 {
-		h.Count, _, _ = a.increase(count)
+		h.Count, rest = rest[0], rest[1:]
 	} else if n := len(h.Cumulative); n > 0 {
 		h.Count = h.Cumulative[n-1]
 	}
 	if sum >= 0 {
-		h.Sum, _, _ = a.increase(sum)
+		h.Sum = rest[0]
 	}
 	h.finish()
 	return h
