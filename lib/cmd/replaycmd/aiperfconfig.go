@@ -12,16 +12,29 @@ import (
 	"github.com/aiperf/toolkit/lib/result"
 )
 
+// reportMade is what a report's exports were made with in place of the
+// run's settings: the SLOs applied (its --goodput, or the run's) and its
+// --slice-duration (0: the run's). The rest, the artifact folder
+// included, stays the run's: the exports describe the run.
+type reportMade struct {
+	goodput string
+	slice   time.Duration
+}
+
 // aiperfInputConfig writes a run's settings (its records' run info) as
-// aiperf's UserConfig. slice, when above 0, is the time-slice duration the
-// exports are written with (report's --slice-duration); else the run's.
-// id is the exports' benchmark_id (the run's, or a merge's). The same run
-// info gives the same bytes, so `report` over a run's records writes the
-// input_config the run wrote.
-func aiperfInputConfig(ri *result.RunInfo, slice time.Duration, id string) json.RawMessage {
+// aiperf's UserConfig, with what a report made its exports with (made; nil
+// for the run's own). id is the exports' benchmark_id (the run's, or a
+// merge's). The same run info gives the same bytes, so `report` over a
+// run's records, with the run's SLOs, writes the input_config the run
+// wrote.
+func aiperfInputConfig(ri *result.RunInfo, made *reportMade, id string) json.RawMessage {
 	var c flatConfig
 	if len(ri.Config) > 0 {
 		json.Unmarshal(ri.Config, &c) // a member of another type reads as zero
+	}
+	var slice time.Duration
+	if made != nil {
+		c.Goodput, slice = made.goodput, made.slice
 	}
 	u := aiperfUserConfig{
 		Endpoint: aiperfEndpoint{
@@ -166,7 +179,7 @@ func runConfig(recPath string, p *replay.Plan, st *replay.Stats) (inputConfig, r
 			Streaming: p.Streaming, Schedule: p.Schedule, Offered: p.Offered, Config: p.Options.Config,
 		}
 	}
-	return aiperfInputConfig(ri, 0, st.RunID), aiperfRunInfo(ri, st.RunID)
+	return aiperfInputConfig(ri, nil, st.RunID), aiperfRunInfo(ri, st.RunID)
 }
 
 // aiperfRunInfo is the exports' "run_info": the Python aiperf's newer

@@ -21,7 +21,7 @@ func FuzzAiperfInputConfig(f *testing.F) {
 			return
 		}
 		ri := &result.RunInfo{ID: "id", URL: "http://h", Endpoint: "chat", Model: "m", Schedule: schedule, Config: cfg}
-		for _, b := range []json.RawMessage{aiperfInputConfig(ri, time.Second, "id"), aiperfRunInfo(ri, "id")} {
+		for _, b := range []json.RawMessage{aiperfInputConfig(ri, &reportMade{slice: time.Second}, "id"), aiperfRunInfo(ri, "id")} {
 			if b == nil {
 				continue
 			}
@@ -51,7 +51,7 @@ func TestAiperfInputConfig(t *testing.T) {
 			`{"endpoint":{"model_names":["m"],"type":"chat","streaming":false,"url":"http://h","urls":["http://h"]},"loadgen":{"concurrency":1,"arrival_pattern":"concurrency_burst"},"benchmark_id":"id","aiperf_replay":{"store":{"path":"","records":0,"sessions":0},"schedule":"concurrency","settings":{"connection_reuse":"pooled"}}}`},
 	} {
 		ri := &result.RunInfo{ID: "id", URL: "http://h", Path: "/v1/chat/completions", Endpoint: "chat", Model: "m", Schedule: tc.schedule, Config: []byte(tc.cfg)}
-		if got := string(aiperfInputConfig(ri, 0, "id")); got != tc.want {
+		if got := string(aiperfInputConfig(ri, nil, "id")); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/htmlreport"
@@ -45,7 +44,7 @@ func reportCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "allow-missing", Usage: "merge the shards given even when some of the replay's are missing (with a warning naming them)", Destination: &ro.allowMissing},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "also write the export files into `DIR`", Destination: &ro.out},
-			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"`", Destination: &ro.goodput},
+			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` (default: the run's, as its records say; \"\" for none)", Destination: &ro.goodput},
 			&cli.StringFlag{Name: "streaming", Value: "auto", Usage: "streaming metrics (TTFT, ITL, ...): `auto` (from the records), true or false", Destination: &ro.streaming},
 			sliceDurationFlag(&ro.sliceDuration),
 			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained HTML page to `FILE` (summary, latencies over time, CDFs, load, lateness, errors)", Destination: &ro.html},
@@ -71,8 +70,7 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 	if slice > 0 && ro.out == "" {
 		return base.UsageError("--slice-duration writes %s and .csv: it needs -o DIR", timeslicesJSONFile)
 	}
-	gp, err := parseGoodput(ro.goodput)
-	if err != nil {
+	if _, err := parseGoodput(ro.goodput); err != nil {
 		return base.UsageError("--goodput: %v", err)
 	}
 	tap := &warnTap{w: c.App.ErrWriter} // the page shows the warnings
@@ -81,7 +79,12 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 		return err
 	}
 	defer cleanup()
-	mo := metrics.Options{Goodput: gp}
+	made := &reportMade{goodput: ro.goodput, slice: slice}
+	if !c.IsSet("goodput") {
+		made.goodput = runsGoodput(tap, runs)
+	}
+	mo := metrics.Options{}
+	mo.Goodput, _ = parseGoodput(made.goodput)
 	if mo.Streaming, err = reportStreaming(ro.streaming, files, runs); err != nil {
 		return err
 	}
@@ -97,14 +100,14 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 	if sum.Requests+sum.ErrorRequests == 0 {
 		fmt.Fprintf(tap, "aiperf-replay: no profiling records in %s; the metrics are empty\n", displayNames(files))
 	}
-	run := reportRun(runs, slice)
+	run := reportRun(runs, made)
 	srv, err := rebuildServer(tap, c.Args().Slice(), files, runs, ro.out, sum, run) // smreport.go
 	if err != nil {
 		return err
 	}
 	parts := renderParts(sum, ro.showTrace, srv.ps, srv.rep, files)
 	parts.note, err = shardNote(tap, files, runs)
-	if werr := writeReportOutputs(ro, files, runs, sum, col, mo, slice, srv, &parts, tap); werr != nil {
+	if werr := writeReportOutputs(ro, files, runs, sum, col, mo, made, srv, &parts, tap); werr != nil {
 		return werr
 	}
 	if ferr := exp.finish(); ferr != nil {
@@ -189,13 +192,13 @@ func reportStreaming(flag string, files []string, runs []*result.RunInfo) (bool,
 
 // writeReportOutputs writes, with -o, the exports and time slices (with
 // the prefix figures), and with --html the page.
-func writeReportOutputs(ro *reportOptions, files []string, runs []*result.RunInfo, sum *metrics.Summary, col *htmlreport.Collector, mo metrics.Options, slice time.Duration, srv *serverRebuild, parts *consoleParts, tap *warnTap) error {
+func writeReportOutputs(ro *reportOptions, files []string, runs []*result.RunInfo, sum *metrics.Summary, col *htmlreport.Collector, mo metrics.Options, made *reportMade, srv *serverRebuild, parts *consoleParts, tap *warnTap) error {
 	if ro.out != "" { // made by startReportExport, which writes profile_export.jsonl
-		slices, err := summarizeSlices(files, mo, slice)
+		slices, err := summarizeSlices(files, mo, made.slice)
 		if err != nil {
 			return err
 		}
-		run := reportRun(runs, slice)
+		run := reportRun(runs, made)
 		if run.Sections, err = srv.sections(); err != nil {
 			return err
 		}
@@ -207,7 +210,7 @@ func writeReportOutputs(ro *reportOptions, files []string, runs []*result.RunInf
 		}
 	}
 	if ro.html != "" {
-		return writeHTML(ro.html, col, sum, reportRun(runs, slice).BenchmarkID, files, parts, tap)
+		return writeHTML(ro.html, col, sum, reportRun(runs, made).BenchmarkID, files, parts, tap)
 	}
 	return nil
 }

@@ -3,12 +3,12 @@ package replaycmd
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/metrics"
@@ -63,10 +63,10 @@ func streamingOf(files []string, runs []*result.RunInfo) (bool, error) {
 }
 
 // reportRun describes the merged runs for profile_export_aiperf.json: the
-// run's id and settings (aiperfInputConfig, with report's slice duration
-// when it has one) when the files are one run's (or the shards of one),
-// else an id made from theirs and the first run's settings.
-func reportRun(runs []*result.RunInfo, slice time.Duration) metrics.Run {
+// run's id and settings (aiperfInputConfig, with what the report made its
+// exports with) when the files are one run's (or the shards of one), else
+// an id made from theirs and the first run's settings.
+func reportRun(runs []*result.RunInfo, made *reportMade) metrics.Run {
 	run := metrics.Run{Version: "aiperf-replay " + base.Version}
 	var ids []string
 	var first *result.RunInfo
@@ -91,7 +91,7 @@ func reportRun(runs []*result.RunInfo, slice time.Duration) metrics.Run {
 		run.BenchmarkID = "merged-" + hex.EncodeToString(h[:8])
 	}
 	if first != nil {
-		run.InputConfig = aiperfInputConfig(first, slice, run.BenchmarkID)
+		run.InputConfig = aiperfInputConfig(first, made, run.BenchmarkID)
 		run.RunInfo = aiperfRunInfo(first, run.BenchmarkID)
 	}
 	return run
@@ -109,4 +109,23 @@ func storeName(path string) string {
 		return abs
 	}
 	return path
+}
+
+// runsGoodput is the SLOs the first run recorded (--goodput), which
+// report applies unless given its own: its table is then the run's. SLOs
+// that no longer parse are left out, with a warning on w.
+func runsGoodput(w io.Writer, runs []*result.RunInfo) string {
+	for _, r := range runs {
+		if r == nil || len(r.Config) == 0 {
+			continue
+		}
+		var c flatConfig
+		json.Unmarshal(r.Config, &c) // a member of another type reads as zero
+		if _, err := parseGoodput(c.Goodput); err != nil {
+			fmt.Fprintf(w, "aiperf-replay: warning: the run's --goodput %q: %v: no goodput (give --goodput)\n", c.Goodput, err)
+			return ""
+		}
+		return c.Goodput
+	}
+	return ""
 }
