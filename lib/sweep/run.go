@@ -35,10 +35,13 @@ type Measured struct {
 	CeilingMaxWait time.Duration
 	// Ends are the end times (ns) of the profiling requests that succeeded.
 	Ends []int64
-	// FirstTurns counts those that were a session's first turn: over
-	// len(Ends), the sessions a request of what the step sent (its own mix,
-	// which a store's first sessions may not share with the whole store).
-	FirstTurns int64
+	// SessionsPerRequest is the sessions a request of the sessions the
+	// step played, each counted whole (as the store holds it, however much
+	// of it the step sent), or 0 when unknown. A step plays the store's
+	// first sessions, whose mix of turns need not be the store's; and a
+	// short closed-loop step cuts its sessions, so counting what it sent
+	// (first turns over requests) would favour first turns.
+	SessionsPerRequest float64
 }
 
 // StepFunc runs one step (aiperf-replay's runs the replay engine into
@@ -65,12 +68,13 @@ type Sweep struct {
 	// was not offered.
 	MaxLateness time.Duration
 	// SessionsPerRequest turns achieved requests/s into sessions/s for a
-	// step that does not say (Measured.FirstTurns 0): the whole store's.
+	// step that does not say (Measured.SessionsPerRequest 0): the whole
+	// store's.
 	SessionsPerRequest float64
-	// SessionRequests, when set, is the number of requests the first n
-	// sessions the schedule starts hold: a rate step's size for
-	// MinDuration. Without it the size is n / SessionsPerRequest.
-	SessionRequests func(n int64) int64
+	// SessionRequests, when set, is the number of requests the n sessions
+	// the schedule starts after warmup requests hold: a rate step's size
+	// for MinDuration. Without it the size is n / SessionsPerRequest.
+	SessionRequests func(warmup, n int64) int64
 	// OnStep, when set, is called with every step as it is decided
 	// (reused ones included), before the state is saved.
 	OnStep func(s Step, reused bool)
@@ -150,8 +154,8 @@ func (sw *Sweep) step(ctx context.Context, p Probe, f StepFunc) (Step, error) {
 		return Step{}, err
 	}
 	perRequest := sw.SessionsPerRequest
-	if m.FirstTurns > 0 && len(m.Ends) > 0 {
-		perRequest = float64(m.FirstTurns) / float64(len(m.Ends))
+	if m.SessionsPerRequest > 0 {
+		perRequest = m.SessionsPerRequest
 	}
 	stp := stepOf(m.Summary, m.Elapsed, perRequest)
 	if rate := steadyRate(m.Ends); rate > 0 {
@@ -191,7 +195,7 @@ func (sw *Sweep) size(p Probe) StepRun {
 		if sr.Duration > 0 {
 			sr.Duration = max(sr.Duration, sw.MinDuration)
 		} else {
-			sr.Requests = max(sr.Requests, sw.requestsFor(int64(math.Ceil(p.Load*sw.MinDuration.Seconds()))))
+			sr.Requests = max(sr.Requests, sw.requestsFor(sr.Warmup, int64(math.Ceil(p.Load*sw.MinDuration.Seconds()))))
 		}
 	}
 	if sr.Duration > 0 {
@@ -200,10 +204,11 @@ func (sw *Sweep) size(p Probe) StepRun {
 	return sr
 }
 
-// requestsFor is the number of requests n sessions hold.
-func (sw *Sweep) requestsFor(n int64) int64 {
+// requestsFor is the number of requests n sessions hold, after warmup
+// requests.
+func (sw *Sweep) requestsFor(warmup, n int64) int64 {
 	if sw.SessionRequests != nil {
-		return sw.SessionRequests(n)
+		return sw.SessionRequests(warmup, n)
 	}
 	perRequest := sw.SessionsPerRequest
 	if !(perRequest > 0) {

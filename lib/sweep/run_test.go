@@ -194,7 +194,7 @@ func TestMinStepDuration(t *testing.T) {
 	}
 	// the sessions the schedule starts first, as the store holds them: here
 	// single-turn sessions first (a store-wide ratio would size it at 1316)
-	sw.SessionRequests = func(n int64) int64 { return n }
+	sw.SessionRequests = func(_, n int64) int64 { return n }
 	if s := sw.size(Probe{N: 3, Kind: KindSearch, By: ByRate, Load: 65.71}); s.Requests != 658 {
 		t.Errorf("65.71 sessions/s of 1 request for 10 s: %+v, want 658", s)
 	}
@@ -263,11 +263,12 @@ func TestResultUnended(t *testing.T) {
 	}
 }
 
-// TestStepSessionMix: a step's sessions/s come from the sessions it sent
-// (its first turns over its requests), not from the whole store's ratio:
+// TestStepSessionMix: a step's sessions/s come from the sessions it
+// played (Measured.SessionsPerRequest), not from the whole store's ratio:
 // a store of single-turn sessions followed by long ones has a store-wide
-// 0.457 sessions a request, while a step playing its first sessions sends
-// one a request (a review found the answer halved).
+// 0.457 sessions a request, while a step playing its first sessions plays
+// one a request (a review found the answer halved); without the step's,
+// the store's.
 func TestStepSessionMix(t *testing.T) {
 	sw := newSweep(t.TempDir())
 	sw.SessionsPerRequest = 160.0 / 350
@@ -277,18 +278,18 @@ func TestStepSessionMix(t *testing.T) {
 	}
 	sum := &metrics.Summary{Requests: 100, StartNS: 0, EndNS: 1e9}
 	for _, c := range []struct {
-		first int64
-		want  float64
-	}{{100, 100}, {50, 50}, {0, 100 * 160.0 / 350}} {
+		perRequest float64
+		want       float64
+	}{{1, 100}, {0.5, 50}, {0, 100 * 160.0 / 350}} {
 		f := func(context.Context, StepRun) (*Measured, error) {
-			return &Measured{Summary: sum, Elapsed: time.Second, Ends: slices.Clone(ends), FirstTurns: c.first}, nil
+			return &Measured{Summary: sum, Elapsed: time.Second, Ends: slices.Clone(ends), SessionsPerRequest: c.perRequest}, nil
 		}
 		stp, err := sw.step(context.Background(), Probe{N: 3, Kind: KindSearch, By: ByRate, Load: 40}, f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if math.Abs(stp.SessionRate-c.want) > 1e-6*c.want {
-			t.Errorf("%d first turns of 100: %v sessions/s, want %v", c.first, stp.SessionRate, c.want)
+			t.Errorf("%v sessions a request: %v sessions/s, want %v", c.perRequest, stp.SessionRate, c.want)
 		}
 	}
 }

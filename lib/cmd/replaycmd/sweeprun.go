@@ -139,12 +139,16 @@ func (r *sweepRun) step(ctx context.Context, sr sweep.StepRun) (*sweep.Measured,
 	plan.Options.Cut = base.SecondSignal(r.c.Context)
 	plan.Options.StoreName = storeName(r.storePath)
 	m := &sweep.Measured{}
+	played := map[uint32]bool{} // the store's sessions the step played
 	plan.Options.Observe = func(rec *result.Record) {
-		if rec.Phase != result.PhaseWarmup && rec.OK() {
+		if rec.Phase == result.PhaseWarmup {
+			return
+		}
+		if rec.Record >= 0 && rec.Record < r.st.Len() {
+			played[r.st.Entry(rec.Record).Session] = true
+		}
+		if rec.OK() {
 			m.Ends = append(m.Ends, rec.EndNS)
-			if rec.Turn == 0 {
-				m.FirstTurns++
-			}
 		}
 	}
 	plan.Options.Config = r.stepConfig(plan, sr.Duration)
@@ -162,6 +166,7 @@ func (r *sweepRun) step(ctx context.Context, sr sweep.StepRun) (*sweep.Measured,
 		return nil, err
 	}
 	m.Elapsed, m.CeilingWaits, m.CeilingMaxWait = stats.Elapsed, stats.CeilingWaits, stats.CeilingMaxWait
+	m.SessionsPerRequest = sessionsPerRequest(r.st, played)
 	m.Summary, err = r.writeStep(sr.Dir, plan, stats, recPath)
 	return m, err
 }
@@ -195,16 +200,35 @@ func (r *sweepRun) writeStep(dir string, plan *replay.Plan, stats *replay.Stats,
 	return sum, writeOutputs(dir, sum, mo, run, files)
 }
 
-// sessionRequests is the number of requests the first n sessions a rate
-// schedule starts hold: the store's sessions in order, around again when
-// n passes them.
-func sessionRequests(st *store.Reader) func(n int64) int64 {
-	ns := int64(st.NumSessions())
-	return func(n int64) int64 {
-		total := n / ns * int64(st.Len())
-		for s := range n % ns {
-			total += int64(st.SessionLen(uint32(s)))
+// sessionRequests is the number of requests the n sessions a rate
+// schedule starts after warmup requests hold: the store's sessions in
+// order (around again past its end), from the first one the warmup does
+// not use up.
+func sessionRequests(st *store.Reader) func(warmup, n int64) int64 {
+	ns, nr := int64(st.NumSessions()), int64(st.Len())
+	length := func(k int64) int64 { return int64(st.SessionLen(uint32(k % ns))) }
+	return func(warmup, n int64) int64 {
+		first := warmup / nr * ns
+		for used := warmup / nr * nr; used < warmup; first++ {
+			used += length(first)
+		}
+		total := n / ns * nr
+		for k := range n % ns {
+			total += length(first + k)
 		}
 		return total
 	}
+}
+
+// sessionsPerRequest is the sessions a request of the store's sessions
+// played, each counted whole; 0 for none.
+func sessionsPerRequest(st *store.Reader, played map[uint32]bool) float64 {
+	var reqs int64
+	for s := range played {
+		reqs += int64(st.SessionLen(s))
+	}
+	if reqs == 0 {
+		return 0
+	}
+	return float64(len(played)) / float64(reqs)
 }
