@@ -158,7 +158,10 @@ func (t *Table) errorRate(old, new Side) {
 	ro := 100 * float64(old.Failed) / float64(old.Requests)
 	rn := 100 * float64(new.Failed) / float64(new.Requests)
 	p := stats.FisherExact(old.Failed, old.Requests-old.Failed, new.Failed, new.Requests-new.Failed)
-	minP := stats.FisherMinP(old.Requests, new.Requests, old.Failed+new.Failed)
+	// the smallest p of these sizes, not of these failures: every request
+	// of new failed and none of old (conditioning on the failures seen
+	// would call 0 against 3 failures of 300 too few: review finding)
+	minP := stats.FisherMinP(old.Requests, new.Requests, new.Requests)
 	t.add(Row{Metric: ErrorRate, Stat: StatRate, Unit: "%", Old: ro, New: rn, Test: TestFisher,
 		NOld: int(old.Requests), NNew: int(new.Requests), MinP: &minP}, p, rn-ro)
 }
@@ -272,7 +275,8 @@ func (t *Table) add(r Row, p, dir float64) {
 	} else {
 		r.P = &p
 		r.Significant = p < t.Alpha
-		r.Underpowered = r.MinP != nil && *r.MinP >= t.Alpha
+		// (a statistic that did not move needs no power: it is past no limit)
+		r.Underpowered = r.MinP != nil && *r.MinP >= t.Alpha && r.New != r.Old
 		if change := r.New - r.Old; r.Significant && (change == 0 || (change > 0) != (dir > 0)) {
 			r.Significant = false
 			larger, moved := "new", "rose"

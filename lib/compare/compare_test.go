@@ -205,6 +205,19 @@ func TestJudgeUnderpowered(t *testing.T) {
 			t.Errorf("%s: failed %q, err %v; want a pass", spec, failed, err)
 		}
 	}
+	// the error rate's power is that of its sizes, not of the failures
+	// seen: 0 against 3 failures of 300 is judged (not significant: a
+	// pass), and at 2 requests a side nothing could be
+	old.Requests, new.Requests, new.Failed = 300, 300, 3
+	ger, _ := ParseGate("error_rate.rate:+50%")
+	if failed, err := Compare(ms[:1], old, new, Options{}).Judge([]Gate{ger}); err != nil || len(failed) > 0 {
+		t.Errorf("0 against 3 failures of 300: failed %q, err %v; want a pass", failed, err)
+	}
+	old.Requests, new.Requests, new.Failed = 2, 2, 1
+	if _, err := Compare(ms[:1], old, new, Options{}).Judge([]Gate{ger}); err == nil {
+		t.Error("2 requests a side: want the error-rate gate refused")
+	}
+	old.Requests, new.Requests, new.Failed = 0, 0, 0
 	g50, _ := ParseGate("time_to_first_token.p50:+5%")
 	if _, err := tab.Judge([]Gate{g50}); err != nil {
 		t.Errorf("the p50 gate: %v", err)

@@ -14,8 +14,8 @@ const (
 
 // MannWhitney uses the exact distribution of U, when there are no ties,
 // for samples whose sizes multiply to at most MaxExact² (50 against 50, 6
-// against 400), the larger at most 8·MaxExact: the distribution then costs
-// at most about 1.6 million additions and a few MB. Past that the normal
+// against 400, 1 against 2,500): the distribution then costs at most about
+// 1.6 million additions and 2 MB. Past that the normal
 // approximation is used. Where the exact p-value lies between 0.005 and
 // 0.1, the approximation is off by 0.0005 at 50 against 51 and by at most
 // 0.003 for sizes just past the bound (6 against 417), more only when one
@@ -25,9 +25,7 @@ const MaxExact = 50
 
 // exactSize reports whether samples of m and n values take the exact
 // distribution (without ties).
-func exactSize(m, n int) bool {
-	return m*n <= MaxExact*MaxExact && max(m, n) <= 8*MaxExact
-}
+func exactSize(m, n int) bool { return m*n <= MaxExact*MaxExact }
 
 // UResult is the outcome of a Mann–Whitney U test.
 type UResult struct {
@@ -42,9 +40,10 @@ type UResult struct {
 	// Ties reports tied values across or within the samples.
 	Ties bool
 	// MinP is the smallest P the test can give for samples of these sizes
-	// (and, by the normal approximation, these ties): that of the samples
-	// lying wholly apart. When MinP >= α no difference, however large, is
-	// significant.
+	// (and, by the normal approximation, these pooled values with their
+	// ties): that of the most extreme split, x taking the smallest or the
+	// largest of the values. When MinP >= α no difference, however large,
+	// is significant.
 	MinP float64
 }
 
@@ -80,8 +79,10 @@ func MannWhitney(x, y []float64) UResult {
 		}
 		return 0
 	})
-	// Midranks (1-based) and the tie term sum(t^3 - t).
-	var r1, tie float64
+	// Midranks (1-based) and the tie term sum(t^3 - t); lo and hi are the
+	// rank sums of the n1 smallest and the n1 largest positions: x's at
+	// the two most extreme splits of these values, ties as they are.
+	var r1, tie, lo, hi float64
 	for i := 0; i < len(all); {
 		j := i + 1
 		for j < len(all) && all[j].v == all[i].v {
@@ -91,6 +92,12 @@ func MannWhitney(x, y []float64) UResult {
 		for k := i; k < j; k++ {
 			if all[k].inX {
 				r1 += rank
+			}
+			if k < n1 {
+				lo += rank
+			}
+			if k >= len(all)-n1 {
+				hi += rank
 			}
 		}
 		if t := float64(j - i); t > 1 {
@@ -118,7 +125,8 @@ func MannWhitney(x, y []float64) UResult {
 		z := (math.Abs(u-mu) - 0.5) / math.Sqrt(v)
 		return min(1, 2*NormalSF(max(z, 0)))
 	}
-	res.P, res.MinP = p(res.U), p(0)
+	base := fn1 * (fn1 + 1) / 2
+	res.P, res.MinP = p(res.U), min(p(lo-base), p(hi-base))
 	return res
 }
 
@@ -175,26 +183,30 @@ func cachedUDist(m, n int) []float64 {
 // Every term is a positive probability, so the tails keep full relative
 // precision (a count of arrangements would not fit in a float64 exactly).
 func uDist(m, n int) []float64 {
-	prev := make([][]float64, n+1)
-	for mm := 0; mm <= m; mm++ {
-		cur := make([][]float64, n+1)
-		for nn := 0; nn <= n; nn++ {
-			if mm == 0 || nn == 0 {
-				cur[nn] = []float64{1}
-				continue
-			}
+	if m > n {
+		m, n = n, m // the same distribution; the rows kept are the smaller side's
+	}
+	// prev[mm] is P_{mm,nn-1}, cur[mm] P_{mm,nn}: about m²n values held.
+	prev := make([][]float64, m+1)
+	for mm := range prev {
+		prev[mm] = []float64{1} // P_{mm,0}
+	}
+	for nn := 1; nn <= n; nn++ {
+		cur := make([][]float64, m+1)
+		cur[0] = []float64{1}
+		for mm := 1; mm <= m; mm++ {
 			c := make([]float64, mm*nn+1)
 			fa := float64(mm) / float64(mm+nn)
-			for u, p := range prev[nn] {
+			for u, p := range cur[mm-1] {
 				c[u+nn] += fa * p
 			}
 			fb := float64(nn) / float64(mm+nn)
-			for u, p := range cur[nn-1] {
+			for u, p := range prev[mm] {
 				c[u] += fb * p
 			}
-			cur[nn] = c
+			cur[mm] = c
 		}
 		prev = cur
 	}
-	return prev[n]
+	return prev[m]
 }

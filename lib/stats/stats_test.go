@@ -404,13 +404,21 @@ func TestMinP(t *testing.T) {
 			t.Errorf("quantile test, %d a side: MinP %.4f (P %.4f), want %.4f", c.n, q.MinP, q.P, c.want)
 		}
 	}
+	// with ties, the most extreme split of the values as they are: {1,1,2}
+	// against {2,2,2} is it already (U=0 cannot be reached: review finding)
+	if u := MannWhitney([]float64{1, 1, 2}, []float64{2, 2, 2}); u.MinP != u.P || u.P < 0.05 {
+		t.Errorf("ties: MinP %v, P %v; want equal, above 0.05", u.MinP, u.P)
+	}
+	if u := MannWhitney([]float64{1, 1, 1}, []float64{2, 2, 2}); u.MinP != u.P {
+		t.Errorf("ties, apart: MinP %v, P %v; want equal", u.MinP, u.P)
+	}
 	if got := FisherMinP(10, 10, 0); got != 1 {
 		t.Errorf("FisherMinP without a failure = %v, want 1", got)
 	}
 	for _, c := range []struct {
 		m, n int
 		want float64
-	}{{3, 3, 0.1}, {1, 60, 2.0 / 61}, {5, 5, 2.0 / 252}} {
+	}{{3, 3, 0.1}, {1, 60, 2.0 / 61}, {5, 5, 2.0 / 252}, {1, 2500, 2.0 / 2501}} {
 		u := MannWhitney(seq(c.m, 0), seq(c.n, 0.5))
 		if u.Method != MethodExact || math.Abs(u.MinP-c.want) > 1e-12 {
 			t.Errorf("U %d against %d: MinP %v by %s, want %v exact", c.m, c.n, u.MinP, u.Method, c.want)
