@@ -59,9 +59,12 @@ func (p storePrompts) PromptTokens(record int) int64 {
 }
 
 // StorePrefix computes the prefix figures of the requests in files (no
-// LRU) against the store their first run info names, when that store
-// opens at its path with the same SHA-256: nil and a note when it does
-// not, nil alone when the records name none or it has no hash_ids.
+// LRU) against the store their first run info names, when a store with
+// its SHA-256 opens at its path, or else (shards run on other machines, a
+// folder moved) under its name in the working folder or beside the run
+// directories: nil and a note when none does, nil alone when the records
+// name none or it has no hash_ids. A store found elsewhere than its path
+// is said in the note.
 func StorePrefix(files []string, runs []*result.RunInfo) (s *prefix.Summary, note string, err error) {
 	var first *result.RunInfo
 	for _, r := range runs {
@@ -73,16 +76,49 @@ func StorePrefix(files []string, runs []*result.RunInfo) (s *prefix.Summary, not
 	if first == nil || first.Store.Path == "" || first.Store.SHA256 == "" {
 		return nil, "", nil
 	}
-	st, err := store.Open(first.Store.Path, store.DefaultOpenOptions())
-	if err != nil {
-		return nil, fmt.Sprintf("the store %s the records name does not open here (%v): no prefix-cache figures against the trace", ShowPath(first.Store.Path), err), nil
+	st, at, why := findStore(first.Store.Path, first.Store.SHA256, files)
+	if st == nil {
+		return nil, why + ": no prefix-cache figures against the trace", nil
 	}
 	defer st.Close()
-	if sum := st.Sum(); hex.EncodeToString(sum[:]) != first.Store.SHA256 {
-		return nil, fmt.Sprintf("%s is not the store the records name (its sha256 differs): no prefix-cache figures against the trace", ShowPath(first.Store.Path)), nil
+	if at != first.Store.Path {
+		note = fmt.Sprintf("the store the records name (%s) is at %s, by its sha256", ShowPath(first.Store.Path), at)
 	}
 	s, err = Prefix(st, files, 0)
-	return s, "", err
+	return s, note, err
+}
+
+// findStore opens the store of SHA-256 sum: at path, else under path's
+// name in the working folder, else beside the run directories of files
+// (their parent folders). It returns the store and where, or nil and why.
+func findStore(path, sum string, files []string) (*store.Reader, string, string) {
+	cands := []string{path, filepath.Base(path)}
+	for _, f := range files {
+		cands = append(cands, filepath.Join(filepath.Dir(filepath.Dir(f)), filepath.Base(path)))
+	}
+	why := ""
+	seen := map[string]bool{}
+	for i, c := range cands {
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		st, err := store.Open(c, store.DefaultOpenOptions())
+		if err != nil {
+			if i == 0 {
+				why = fmt.Sprintf("the store %s the records name does not open here (%v)", ShowPath(path), err)
+			}
+			continue
+		}
+		if got := st.Sum(); hex.EncodeToString(got[:]) == sum {
+			return st, c, ""
+		}
+		st.Close()
+		if i == 0 {
+			why = fmt.Sprintf("%s is not the store the records name (its sha256 differs)", ShowPath(path))
+		}
+	}
+	return nil, "", why
 }
 
 // ShowPath is a path the records name (a store's, absolute since

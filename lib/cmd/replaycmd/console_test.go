@@ -1,6 +1,8 @@
 package replaycmd
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -31,5 +33,27 @@ func TestWarnTap(t *testing.T) {
 	want := []string{"one cut in three", "after the live line", "two in", "one write"}
 	if !reflect.DeepEqual(tap.warnings, want) {
 		t.Errorf("kept %q, want %q", tap.warnings, want)
+	}
+}
+
+// TestStoreName: the records name the store by its absolute path with
+// links resolved: from a linked folder, ../s.aipk is the link target's
+// sibling, which Abs alone (cleaning by text) would miss.
+func TestStoreName(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.MkdirAll(filepath.Join(real, "a"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "s.aipk"), nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(real, "a"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Join(dir, "link"))
+	want, _ := filepath.EvalSymlinks(filepath.Join(real, "s.aipk"))
+	if got := storeName("../s.aipk"); got != want {
+		t.Errorf("storeName(../s.aipk) = %q, want %q", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,10 +106,24 @@ var outputSettings = rundir.OutputSettings
 // that report, run from another folder, finds the store for the
 // prefix-cache figures (a relative path named a different file there).
 func storeName(path string) string {
-	if abs, err := filepath.Abs(path); err == nil {
-		return abs
+	// As the kernel resolves it: a relative path from the working folder's
+	// physical path (Getwd may give the logical one, through a link, and
+	// ".." would then be cleaned by text to another folder), links
+	// resolved.
+	if !filepath.IsAbs(path) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return path
+		}
+		if real, err := filepath.EvalSymlinks(wd); err == nil {
+			wd = real
+		}
+		path = filepath.Join(wd, path)
 	}
-	return path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return filepath.Clean(path)
 }
 
 // runsGoodput is the SLOs the first run recorded (--goodput), which
