@@ -29,6 +29,18 @@ func writeWarnings(b *strings.Builder, warnings []string) {
 	b.WriteString("</ul>\n</div>\n")
 }
 
+// writeNotes writes the notes the command printed as a plain list.
+func writeNotes(b *strings.Builder, notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "<h2>%s</h2>\n<ul class=\"notes\">\n", plural(len(notes), "Note"))
+	for _, n := range notes {
+		fmt.Fprintf(b, "<li>%s</li>\n", esc(n))
+	}
+	b.WriteString("</ul>\n")
+}
+
 // writeTexts writes each non-empty text under its heading, preformatted.
 func writeTexts(b *strings.Builder, texts []Text) {
 	for _, t := range texts {

@@ -41,6 +41,8 @@ type Page struct {
 	// Warnings are the warnings the command printed (without its name),
 	// shown above the summary.
 	Warnings []string
+	// Notes are the notes the command printed, shown below the warnings.
+	Notes []string
 	// Texts are the console's parts after the table, shown after it.
 	Texts []Text
 }
@@ -120,6 +122,7 @@ func Write(w io.Writer, p Page, c *Collector) error {
 		b.WriteString(".</p>\n")
 	}
 	writeWarnings(&b, p.Warnings)
+	writeNotes(&b, p.Notes)
 
 	writeSummary(&b, s)
 	writeTexts(&b, p.Texts)
@@ -328,6 +331,6 @@ pre { font-size: 11px; overflow-x: auto; background: #f8f8f8; padding: 8px; }
 pre.console { font-size: 12px; }
 div.warn { border: 1px solid #e0b252; background: #fff8e6; padding: 2px 14px; margin: 12px 0; }
 div.warn h2 { border: 0; margin: 8px 0 4px; color: #8a5a00; }
-div.warn li { font-size: 13px; line-height: 1.45; }
+div.warn li, ul.notes li { font-size: 13px; line-height: 1.45; }
 </style>
 `

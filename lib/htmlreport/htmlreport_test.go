@@ -74,6 +74,7 @@ func TestGolden(t *testing.T) {
 	recs := readRecords(t, "testdata/tiny.jsonl")
 	got := page(t, recs, metrics.Options{Streaming: true}, Page{Sources: []string{"tiny.jsonl"}, RunID: "golden",
 		Warnings: []string{"shard 1/2 <b>: the clock is not synchronized"},
+		Notes:    []string{"the store the records name (s.aipk) is at other/s.aipk, by its sha256"},
 		Texts: []Text{
 			{Title: "Server metrics", Body: "Server metrics http://127.0.0.1:1/metrics (vllm): 4 scrapes\n  requests running  avg 2  max 4\n"},
 			{Title: "Shards", Body: ""}, // an empty part has no heading
@@ -98,6 +99,9 @@ func TestGolden(t *testing.T) {
 	server := bytes.Index(got, []byte("<h2>Server metrics</h2>\n<pre class=\"console\">Server metrics http://127.0.0.1:1/metrics (vllm): 4 scrapes\n  requests running  avg 2  max 4</pre>"))
 	if warn < 0 || summary < 0 || server < 0 || !(warn < summary && summary < server) {
 		t.Errorf("want the warning (at %d) before the summary (at %d) before the server metrics (at %d)", warn, summary, server)
+	}
+	if !bytes.Contains(got, []byte("<h2>Note</h2>\n<ul class=\"notes\">\n<li>the store the records name (s.aipk) is at other/s.aipk, by its sha256</li>")) {
+		t.Error("the page lacks the note")
 	}
 	if bytes.Contains(got, []byte("<h2>Shards</h2>")) {
 		t.Error("an empty text has a heading")
@@ -262,13 +266,17 @@ func checkPage(t *testing.T, page []byte, want int) {
 	if !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) || !bytes.HasSuffix(page, []byte("</html>\n")) {
 		t.Error("not a whole HTML page")
 	}
-	// a URL in the text (the server's) is not a reference: only what a
-	// browser would load or follow counts
+	// a URL in the text (the server's) is not a reference; inside a tag
+	// (an attribute: src, href, data, a refresh's url) it is
 	outside := svgRE.ReplaceAll(page, nil)
-	for _, m := range externalRE.FindAll(outside, -1) {
-		if s := strings.ToLower(string(m)); s != "http://" && s != "https://" {
-			t.Errorf("the page refers to something outside it: %q", m)
+	for _, loc := range externalRE.FindAllIndex(outside, -1) {
+		m := outside[loc[0]:loc[1]]
+		if s := strings.ToLower(string(m)); s == "http://" || s == "https://" {
+			if bytes.LastIndexByte(outside[:loc[0]], '<') <= bytes.LastIndexByte(outside[:loc[0]], '>') {
+				continue // in text
+			}
 		}
+		t.Errorf("the page refers to something outside it: %q", m)
 	}
 	svgs := svgRE.FindAll(page, -1)
 	if len(svgs) != want {

@@ -235,6 +235,6 @@ func writeMissing(w io.Writer, ts *TrialsSummary) {
 	}
 	for _, k := range sets {
 		n := ts.Trials - strings.Count(k, ", ") - 1
-		fmt.Fprintf(w, "note: %s: over %d of %d trials (%s had no value: no request succeeded there)\n", strings.Join(figs[k], ", "), n, ts.Trials, k)
+		fmt.Fprintf(w, "note: %s: over %d of %d trials (%s had no value: no request succeeded there, or none had the metric)\n", strings.Join(figs[k], ", "), n, ts.Trials, k)
 	}
 }

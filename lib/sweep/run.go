@@ -87,12 +87,16 @@ type SettingsError struct {
 	Path       string
 	Names      []string // the settings that differ, sorted
 	There, Now map[string]string
+	Why        string // set when the sweep cannot resume whatever the settings
 }
 
 func (e *SettingsError) Error() string {
 	var parts []string
 	for _, k := range e.Names {
 		parts = append(parts, fmt.Sprintf("%s (%q there, %q now)", k, e.There[k], e.Now[k]))
+	}
+	if e.Why != "" {
+		return fmt.Sprintf("%s holds a sweep of version %s, not %s: %s; use another -o", e.Path, e.There["v"], e.Now["v"], e.Why)
 	}
 	return fmt.Sprintf("%s holds a sweep with other settings: %s; use another -o, or the same settings to resume it",
 		e.Path, strings.Join(parts, ", "))
@@ -111,6 +115,10 @@ func (sw *Sweep) Resume() error {
 	}
 	if diff := DiffSettings(prior.Settings, sw.Settings); len(diff) > 0 {
 		return &SettingsError{Path: sw.StatePath(), Names: diff, There: prior.Settings, Now: sw.Settings}
+	}
+	if prior.V < StateVersion {
+		return &SettingsError{Path: sw.StatePath(), Names: []string{"v"}, There: map[string]string{"v": fmt.Sprint(prior.V)},
+			Now: map[string]string{"v": fmt.Sprint(StateVersion)}, Why: "its steps were judged by an older aiperf-replay's rules"}
 	}
 	sw.prior = prior
 	return nil

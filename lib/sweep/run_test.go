@@ -1,9 +1,11 @@
 package sweep
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -105,6 +107,28 @@ func TestSweepRun(t *testing.T) {
 	})
 	if err != nil || !reflect.DeepEqual(state2.Steps, state.Steps) || state2.Answer.Load != ans.Load {
 		t.Errorf("rerun: %v", err)
+	}
+
+	// a sweep.json of version 1 reads, but does not resume: its steps
+	// were judged by other rules
+	old, err := LoadState(sw.StatePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := filepath.Join(t.TempDir(), "v1")
+	os.MkdirAll(v1, 0o777)
+	if err := old.Save(filepath.Join(v1, File)); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(v1, File)) // Save writes the current version
+	b = bytes.Replace(b, []byte(`"v": 2`), []byte(`"v": 1`), 1)
+	os.WriteFile(filepath.Join(v1, File), b, 0o666)
+	if st, err := LoadState(filepath.Join(v1, File)); err != nil || st.V != 1 {
+		t.Fatalf("version 1 state: %+v, %v", st, err)
+	}
+	resumed := newSweep(v1)
+	if err := resumed.Resume(); err == nil || !strings.Contains(err.Error(), "holds a sweep of version 1, not 2") {
+		t.Errorf("resuming version 1: %v", err)
 	}
 
 	other := newSweep(dir)

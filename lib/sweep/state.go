@@ -13,8 +13,12 @@ import (
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
 )
 
-// StateVersion is the "v" of sweep.json.
-const StateVersion = 1
+// StateVersion is the "v" of sweep.json. Version 2 (2026-12) judges rate
+// steps held back by the --max-concurrency ceiling by their SLOs, counts a
+// step's sessions over the sessions it played, and tries the synchronous
+// probe's rate as arrivals: version 1's steps read (sweep report), but a
+// sweep does not resume from them.
+const StateVersion = 2
 
 // State is a sweep's sweep.json: the settings that decide its steps, the
 // steps so far and, once the search ended, the answer. It is rewritten
@@ -60,8 +64,8 @@ func ParseState(b []byte, name string) (*State, error) {
 		}
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	if s.V != StateVersion {
-		return nil, fmt.Errorf("%s: field v: version %d, want %d", name, s.V, StateVersion)
+	if s.V < 1 || s.V > StateVersion {
+		return nil, fmt.Errorf("%s: field v: version %d, want 1 to %d", name, s.V, StateVersion)
 	}
 	for i, st := range s.Steps {
 		if st.N != i+1 {

@@ -316,7 +316,10 @@ func (s *Search) Run(ctx context.Context, r Runner) ([]Step, Answer, error) {
 		}
 		if st.Verdict == Pass {
 			hi = max(hi, sync)
-			note = "no rate above the synchronous probe's met the SLOs; a rate step at it did"
+			note = "a rate step at the synchronous probe's rate met the SLOs; the throughput probe's bound is within the tolerance above it"
+			if tried := len(steps) - 3; tried > 0 {
+				note = fmt.Sprintf("no rate above the synchronous probe's met the SLOs (%d tried); a rate step at it did", tried)
+			}
 		} else {
 			lo, hi, hiLimit = 0, sync, limitOf(st)
 			if err := bisect(sync / 64); err != nil {

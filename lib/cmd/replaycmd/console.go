@@ -11,11 +11,17 @@ import (
 	"github.com/aiperf/toolkit/lib/servermetrics"
 )
 
-// warningPrefix starts every warning a command prints.
-const warningPrefix = "aiperf-replay: warning: "
+// What starts every warning and note a command prints, and the line that
+// says --stop-on-saturation ended a run.
+const (
+	warningPrefix  = "aiperf-replay: warning: "
+	notePrefix     = "aiperf-replay: note: "
+	stoppingPrefix = "aiperf-replay: stopping: "
+)
 
 // warnTap passes everything written through to w and keeps the warnings
-// among its lines, for the HTML page. A line longer than maxTapLine is
+// (and the line saying the run was stopped early) and the notes among its
+// lines, for the HTML page. A line longer than maxTapLine is
 // passed on and not kept (a progress line that never ends).
 type warnTap struct {
 	w        io.Writer
@@ -23,6 +29,7 @@ type warnTap struct {
 	line     []byte
 	long     bool
 	warnings []string
+	notes    []string
 }
 
 const maxTapLine = 64 << 10
@@ -39,8 +46,15 @@ func (t *warnTap) Write(p []byte) (int, error) {
 		}
 		t.keep(rest[:i])
 		// a live line is cleared (\r, ESC [K) before what follows it
-		if s := strings.TrimPrefix(string(t.line), "\033[K"); !t.long && strings.HasPrefix(s, warningPrefix) {
-			t.warnings = append(t.warnings, strings.TrimPrefix(s, warningPrefix))
+		if s := strings.TrimPrefix(string(t.line), "\033[K"); !t.long {
+			switch {
+			case strings.HasPrefix(s, warningPrefix):
+				t.warnings = append(t.warnings, strings.TrimPrefix(s, warningPrefix))
+			case strings.HasPrefix(s, stoppingPrefix): // --stop-on-saturation ended the run
+				t.warnings = append(t.warnings, strings.TrimPrefix(s, "aiperf-replay: "))
+			case strings.HasPrefix(s, notePrefix):
+				t.notes = append(t.notes, strings.TrimPrefix(s, notePrefix))
+			}
 		}
 		t.line, t.long, rest = t.line[:0], false, rest[i+1:]
 	}
@@ -61,6 +75,7 @@ type consoleParts struct {
 	table, timing, prefix, server string
 	serverWarnings                []string // printed before the server summary
 	note                          string   // the shards' note, if any
+	noteWarnings                  []string // the shards' warnings, printed after the server summary
 }
 
 // renderParts renders sum's table (with --show-trace-timing's section),
@@ -100,21 +115,24 @@ func (p *consoleParts) print(w, errw io.Writer, quiet bool) {
 	if !quiet {
 		io.WriteString(w, p.server)
 	}
+	warnAll(errw, p.noteWarnings)
 }
 
 // page describes the parts to the HTML page: the warnings printed so far
 // (tap) with the server's, and the texts after the table.
-func (p *consoleParts) page(tap *warnTap) ([]string, []htmlreport.Text) {
-	var warns []string
+func (p *consoleParts) page(tap *warnTap) ([]string, []string, []htmlreport.Text) {
+	var warns, notes []string
 	if tap != nil {
 		warns = append(warns, tap.warnings...)
+		notes = tap.notes
 	}
 	warns = append(warns, p.serverWarnings...)
+	warns = append(warns, p.noteWarnings...)
 	texts := []htmlreport.Text{
 		{Title: "Trace timing", Body: p.timing},
 		{Title: "Prefix cache: the reuse the trace offers", Body: p.prefix},
 		{Title: "Server metrics", Body: p.server},
 		{Title: "Shards", Body: p.note},
 	}
-	return warns, texts
+	return warns, notes, texts
 }

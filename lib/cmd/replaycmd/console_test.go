@@ -19,6 +19,8 @@ func TestWarnTap(t *testing.T) {
 		"aiperf-replay: warn", "ing: one cut ", "in three\n",
 		"\r\033[Ksent 3  done 2", "\r\033[K", "aiperf-replay: warning: after the live line\n",
 		"aiperf-replay: note: not a warning\naiperf-replay: warning: two in\naiperf-replay: warning: one write\n",
+		"aiperf-replay: stopping: the server is saturated: x\n",
+		"aiperf-replay: sent 3\n",
 		"aiperf-replay: warning: " + strings.Repeat("x", maxTapLine) + "\n",
 		"aiperf-replay: warning: unfinished",
 	}
@@ -30,9 +32,12 @@ func TestWarnTap(t *testing.T) {
 	if got, want := out.String(), strings.Join(writes, ""); got != want {
 		t.Errorf("passed through %q, want %q", got, want)
 	}
-	want := []string{"one cut in three", "after the live line", "two in", "one write"}
+	want := []string{"one cut in three", "after the live line", "two in", "one write", "stopping: the server is saturated: x"}
 	if !reflect.DeepEqual(tap.warnings, want) {
 		t.Errorf("kept %q, want %q", tap.warnings, want)
+	}
+	if !reflect.DeepEqual(tap.notes, []string{"not a warning"}) {
+		t.Errorf("notes %q", tap.notes)
 	}
 }
 

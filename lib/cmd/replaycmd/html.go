@@ -92,7 +92,7 @@ func writeHTML(path string, col *htmlreport.Collector, s *metrics.Summary, runID
 	}
 	defer f.Abort()
 	page := htmlreport.Page{Sources: names, RunID: runID, Summary: s, Console: console.String()}
-	page.Warnings, page.Texts = parts.page(tap)
+	page.Warnings, page.Notes, page.Texts = parts.page(tap)
 	for _, r := range readRuns(files) {
 		if r != nil {
 			c := *r

@@ -106,7 +106,7 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 		return err
 	}
 	parts := renderParts(sum, ro.showTrace, srv.ps, srv.rep, files)
-	parts.note, err = shardNote(tap, files, runs)
+	parts.note, parts.noteWarnings, err = rundir.ShardNote(files, runs) // printed after the server summary
 	if werr := writeReportOutputs(ro, files, runs, sum, col, mo, made, srv, &parts, tap); werr != nil {
 		return werr
 	}

@@ -27,14 +27,6 @@ func checkShardsOf(w io.Writer, files []string, runs []*result.RunInfo, allowMis
 	return err
 }
 
-// shardNote describes a merge of shards for the summary (rundir.ShardNote),
-// printing its warnings on ew.
-func shardNote(ew io.Writer, files []string, runs []*result.RunInfo) (string, error) {
-	note, warns, err := rundir.ShardNote(files, runs)
-	warnAll(ew, warns)
-	return note, err
-}
-
 // warnAll prints warnings on w, one a line.
 func warnAll(w io.Writer, warnings []string) {
 	for _, m := range warnings {
