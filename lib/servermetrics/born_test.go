@@ -213,3 +213,34 @@ func TestHitRateAboveOne(t *testing.T) {
 		t.Errorf("console prints the rate:\n%s", b.String())
 	}
 }
+
+// The series' edges (diff review findings): a column out of the page at
+// the restart counts from zero when back (not a second restart); a bucket
+// new to a series that was there starts at its first value (from zero it
+// would count its whole past: cumulative 95 under a +Inf of 10).
+func TestHistogramColumnEdges(t *testing.T) {
+	hist := func(b01 string, inf, sum float64) string {
+		s := "# TYPE x_seconds histogram\n"
+		if b01 != "" {
+			s += "x_seconds_bucket{le=\"0.1\"} " + b01 + "\n"
+		}
+		return s + "x_seconds_bucket{le=\"+Inf\"} " + formatFloat(inf) + "\n" +
+			"x_seconds_sum " + formatFloat(sum) + "\nx_seconds_count " + formatFloat(inf) + "\n"
+	}
+	get := func(c *Collector, w Window) *HistStats {
+		for _, f := range c.Report(w).Targets[0].Families {
+			if f.Name == "x_seconds" {
+				return f.Series[0].Hist
+			}
+		}
+		return nil
+	}
+	h := get(loadTyped(t, hist("90", 100, 50), hist("", 5, 1), hist("6", 8, 2)), Window{Start: 110, End: 300})
+	if h == nil || h.Count != 8 || h.Sum != 2 || h.Resets != 1 || h.Cumulative[0] != 6 {
+		t.Errorf("missing at the restart: %+v, want count 8, sum 2, one reset, 6 under 0.1", h)
+	}
+	h = get(loadTyped(t, hist("", 100, 50), hist("95", 110, 60)), Window{Start: 110, End: 200})
+	if h == nil || h.Count != 10 || h.Cumulative[0] != 0 || h.Cumulative[1] != 10 {
+		t.Errorf("bucket new to the series: %+v, want 0 under 0.1 of 10", h)
+	}
+}

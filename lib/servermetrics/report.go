@@ -176,22 +176,33 @@ func (a *aggregator) increase(c int) (total float64, resets int, seen bool) {
 // the series': when any column falls at a scrape, every column counts its
 // value there from zero (a restarted server's histogram may fall in its
 // count and not in a bucket that happens to have grown past its old value;
-// per-column counting would then mix lifetimes). A column's start is its
-// last value at or before the bracket's first scrape, so one left out of
-// that page alone keeps its earlier value; one no scrape held before (a
-// page that was read) was born during the bracket, as a server creates a
-// labelled series on its first event (a model's first request): it counts
-// from 0, not from the first value seen.
+// per-column counting would then mix lifetimes), and a column out of the
+// page at that scrape counts from zero when it is back. A column's start is
+// its last value at or before the bracket's first scrape, so one left out
+// of that page alone keeps its earlier value. A series no scrape held
+// before (a page that was read) was born during the bracket, as a server
+// creates a labelled series on its first event (a model's first request):
+// it counts from 0, not from the first value seen. A column new to a
+// series that was there (a bucket the page had left out) starts at its
+// first value seen: from 0 it would count its whole past. A restart shows
+// only as a fall: a series that restarts while out of the pages and comes
+// back above its old value is counted from its old value.
 func (a *aggregator) increases(cols []int) (totals []float64, resets int, seen bool) {
 	totals = make([]float64, len(cols))
 	prev := make([]float64, len(cols))
+	born := true // no column of the series before the bracket
 	for j, c := range cols {
-		prev[j] = 0 // born in the bracket
+		prev[j] = math.NaN() // no start yet: the first value seen is one
 		for k := a.i0; k >= 0; k-- {
 			if v := a.s.value(k, c); !math.IsNaN(v) {
-				prev[j] = v
+				prev[j], born = v, false
 				break
 			}
+		}
+	}
+	if born {
+		for j := range prev {
+			prev[j] = 0
 		}
 	}
 	for k := a.i0 + 1; k <= a.i1; k++ {
@@ -206,15 +217,19 @@ func (a *aggregator) increases(cols []int) (totals []float64, resets int, seen b
 		}
 		for j, c := range cols {
 			v := a.s.value(k, c)
-			if math.IsNaN(v) {
-				continue
-			}
-			if reset {
+			switch {
+			case math.IsNaN(v) && reset:
+				prev[j] = 0 // restarted while out of the page: from zero when back
+			case math.IsNaN(v):
+			case reset:
 				totals[j] += v
-			} else {
+				prev[j] = v
+			case math.IsNaN(prev[j]):
+				prev[j] = v
+			default:
 				totals[j] += v - prev[j]
+				prev[j] = v
 			}
-			prev[j] = v
 		}
 	}
 	for _, c := range cols {

@@ -315,11 +315,15 @@ func (s *Search) Run(ctx context.Context, r Runner) ([]Step, Answer, error) {
 			return steps, ans, err
 		}
 		if st.Verdict == Pass {
-			hi = max(hi, sync)
-			note = "a rate step at the synchronous probe's rate met the SLOs; the throughput probe's bound is within the tolerance above it"
-			if tried := len(steps) - 3; tried > 0 {
+			switch tried := len(steps) - 3; {
+			case tried > 0:
 				note = fmt.Sprintf("no rate above the synchronous probe's met the SLOs (%d tried); a rate step at it did", tried)
+			case hi <= sync:
+				note = "the throughput probe completed no more sessions per second than the synchronous probe; a rate step at the synchronous probe's rate met the SLOs"
+			default:
+				note = "a rate step at the synchronous probe's rate met the SLOs; the throughput probe's bound is within the tolerance above it"
 			}
+			hi = max(hi, sync)
 		} else {
 			lo, hi, hiLimit = 0, sync, limitOf(st)
 			if err := bisect(sync / 64); err != nil {

@@ -2,6 +2,7 @@ package replaycmd
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/rundir"
@@ -9,12 +10,14 @@ import (
 
 // reportExport is report -o's per-record export, written while the
 // summary reads the records (rundir.StartRecordExport): it is committed
-// by finish once every other output is written, and dropped otherwise,
-// with the folder when report made it and it stayed empty.
+// by finish once every other output is written. When report fails it is
+// dropped, and so is the folder when report made it (the highest folder
+// it made, with every output written there): nothing is left half done.
+// In a folder that was there, the outputs already written stay, each
+// whole (each is written atomically).
 type reportExport struct {
 	rec     *rundir.RecordExport
-	dir     string
-	made    bool
+	made    string // the highest folder report made, or ""
 	settled bool
 }
 
@@ -24,9 +27,15 @@ func startReportExport(dir string, mo metrics.Options, files []string) (*reportE
 	if dir == "" {
 		return nil, nil
 	}
-	e := &reportExport{dir: dir}
-	if _, err := os.Stat(dir); os.IsNotExist(err) {
-		e.made = true
+	e := &reportExport{}
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !os.IsNotExist(err) {
+			break
+		}
+		e.made = d
+		if filepath.Dir(d) == d {
+			break
+		}
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
@@ -40,13 +49,18 @@ func startReportExport(dir string, mo metrics.Options, files []string) (*reportE
 	return e, nil
 }
 
-// finish commits the export.
+// finish commits the export (and, when that fails, drops what report
+// made).
 func (e *reportExport) finish() error {
 	if e == nil || e.settled {
 		return nil
 	}
 	e.settled = true
-	return e.rec.Finish(true)
+	err := e.rec.Finish(true)
+	if err != nil {
+		e.removeDir()
+	}
+	return err
 }
 
 // drop drops an export not finished (report failed).
@@ -60,7 +74,7 @@ func (e *reportExport) drop() {
 }
 
 func (e *reportExport) removeDir() {
-	if e.made {
-		os.Remove(e.dir) // only when empty
+	if e.made != "" {
+		os.RemoveAll(e.made) // report made it: it holds report's outputs only
 	}
 }

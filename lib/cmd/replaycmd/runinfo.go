@@ -130,17 +130,26 @@ func storeName(path string) string {
 // report applies unless given its own: its table is then the run's. SLOs
 // that no longer parse are left out, with a warning on w.
 func runsGoodput(w io.Writer, runs []*result.RunInfo) string {
+	var seen []string // the runs' --goodput, each once, in order
 	for _, r := range runs {
 		if r == nil || len(r.Config) == 0 {
 			continue
 		}
 		var c flatConfig
 		json.Unmarshal(r.Config, &c) // a member of another type reads as zero
-		if _, err := parseGoodput(c.Goodput); err != nil {
-			fmt.Fprintf(w, "aiperf-replay: warning: the run's --goodput %q: %v: no goodput (give --goodput)\n", c.Goodput, err)
-			return ""
+		if !slices.Contains(seen, c.Goodput) {
+			seen = append(seen, c.Goodput)
 		}
-		return c.Goodput
 	}
-	return ""
+	if len(seen) == 0 {
+		return ""
+	}
+	if len(seen) > 1 {
+		fmt.Fprintf(w, "aiperf-replay: warning: the runs had different --goodput (%q): the first run's applies (give --goodput to choose)\n", seen)
+	}
+	if _, err := parseGoodput(seen[0]); err != nil {
+		fmt.Fprintf(w, "aiperf-replay: warning: the run's --goodput %q: %v: no goodput (give --goodput)\n", seen[0], err)
+		return ""
+	}
+	return seen[0]
 }
