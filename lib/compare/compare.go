@@ -359,8 +359,15 @@ func ParseGate(s string) (Gate, error) {
 // metric is absent from the old side or from both, its row has no test
 // (one trial a side), or it moved past the limit while its test cannot
 // reach α at its sizes (Row.Underpowered): a gate that cannot fail must
-// not pass in silence.
+// not pass in silence. The error is then an *UnjudgedError naming every
+// such gate, and failed still lists the others' failures.
 func (t *Table) Judge(gates []Gate) (failed []string, err error) {
+	var unjudged []string
+	defer func() {
+		if len(unjudged) > 0 {
+			err = &UnjudgedError{Gates: unjudged}
+		}
+	}()
 	for _, g := range gates {
 		r := t.Find(g.Metric, g.Stat)
 		if r == nil {
@@ -372,15 +379,18 @@ func (t *Table) Judge(gates []Gate) (failed []string, err error) {
 			if slices.Contains(t.Missing, g.Metric+": no values in old") {
 				why = " (no values in old)"
 			}
-			return nil, fmt.Errorf("%s: the comparison has no %s of %s%s", g.Spec, g.Stat, g.Metric, why)
+			unjudged = append(unjudged, fmt.Sprintf("%s: the comparison has no %s of %s%s", g.Spec, g.Stat, g.Metric, why))
+			continue
 		}
 		if r.P == nil {
-			return nil, fmt.Errorf("%s: %s.%s cannot be judged: no test (%s, n=%d+%d)", g.Spec, g.Metric, g.Stat, r.NoTest, r.NOld, r.NNew)
+			unjudged = append(unjudged, fmt.Sprintf("%s: %s.%s cannot be judged: no test (%s, n=%d+%d)", g.Spec, g.Metric, g.Stat, r.NoTest, r.NOld, r.NNew))
+			continue
 		}
 		past := g.past(r)
 		if past && r.Underpowered {
-			return nil, fmt.Errorf("%s: %s.%s cannot be judged at n=%d+%d: it moved past the limit, but its test's smallest p-value there is %.3f, not below α %g, so no change could fail the gate (%s)",
-				g.Spec, g.Metric, g.Stat, r.NOld, r.NNew, *r.MinP, t.Alpha, underpoweredHint(r.Stat))
+			unjudged = append(unjudged, fmt.Sprintf("%s: %s.%s cannot be judged at n=%d+%d: it moved past the limit, but its test's smallest p-value there is %.3f, not below α %g, so no change could fail the gate (%s)",
+				g.Spec, g.Metric, g.Stat, r.NOld, r.NNew, *r.MinP, t.Alpha, underpoweredHint(r.Stat)))
+			continue
 		}
 		if !past || !r.Significant {
 			continue
@@ -405,6 +415,12 @@ func (g Gate) past(r *Row) bool {
 	d := *r.DeltaPct
 	return !rise && d < g.Limit || rise && d > g.Limit
 }
+
+// UnjudgedError lists the gates a table cannot judge, each with why. Judge
+// judges the others all the same: their failures are not lost.
+type UnjudgedError struct{ Gates []string }
+
+func (e *UnjudgedError) Error() string { return strings.Join(e.Gates, "; ") }
 
 // underpoweredHint says what an underpowered row of stat needs.
 func underpoweredHint(stat string) string {

@@ -137,6 +137,8 @@ type Report struct {
 	*Table
 	// Failed lists the gates broken (--fail-on), empty when none.
 	Failed []string `json:"failed"`
+	// Unjudged lists the gates the table cannot judge, with why.
+	Unjudged []string `json:"unjudged,omitempty"`
 }
 
 // SideInfo names a side's inputs.

@@ -1,6 +1,7 @@
 package replaycmd
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -90,12 +91,25 @@ func runCompare(c *cli.Context, o *compareOptions) error {
 	failures := tab.FailureWarnings()
 	warnAll(c.App.ErrWriter, failures)
 	warnings = append(warnings, failures...)
-	failed, err := tab.Judge(gates)
-	if err != nil {
-		return base.UsageError("--fail-on %v", err)
+	return judgeCompare(c, o, sides, warnings, tab, gates)
+}
+
+// judgeCompare judges every gate that can be and prints the table (or the
+// JSON) before a gate that cannot be judged is an error (exit 2): the
+// failures of the others are not lost; a failed gate is exit 1.
+func judgeCompare(c *cli.Context, o *compareOptions, sides [2]*rundir.Side, warnings []string, tab *compare.Table, gates []compare.Gate) error {
+	var err error
+	failed, jerr := tab.Judge(gates)
+	var unjudged *compare.UnjudgedError
+	if jerr != nil && !errors.As(jerr, &unjudged) {
+		return jerr
+	}
+	rep := &compare.Report{Old: sides[0].Info(), New: sides[1].Info(), Warnings: warnings, Table: tab, Failed: failed}
+	if unjudged != nil {
+		rep.Unjudged = unjudged.Gates
 	}
 	if o.json {
-		err = compare.WriteJSON(c.App.Writer, &compare.Report{Old: sides[0].Info(), New: sides[1].Info(), Warnings: warnings, Table: tab, Failed: failed})
+		err = compare.WriteJSON(c.App.Writer, rep)
 	} else {
 		err = compare.WriteText(c.App.Writer, tab, "old", "new")
 	}
@@ -104,6 +118,12 @@ func runCompare(c *cli.Context, o *compareOptions) error {
 	}
 	for _, f := range failed {
 		fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: --fail-on: %s\n", f)
+	}
+	if unjudged != nil {
+		for _, g := range unjudged.Gates[1:] {
+			fmt.Fprintf(c.App.ErrWriter, "aiperf-replay: --fail-on %s\n", g)
+		}
+		return base.UsageError("--fail-on %s", unjudged.Gates[0])
 	}
 	if len(failed) > 0 {
 		return base.No("%d of %d --fail-on gates failed", len(failed), len(gates))
