@@ -329,7 +329,10 @@ func WriteSweep(w io.Writer, p SweepPage) error {
 		// the bracket as sweep.json holds it (Lo and Hi are not saved)
 		lo, hi := a.Bracket[0], a.Bracket[1]
 		above := "none above it failed"
-		if hi > 0 {
+		switch {
+		case hi > 0 && a.Limit == "throughput":
+			above = fmtNum(hi) + " is the throughput probe's completion rate, the most the server completes"
+		case hi > 0:
 			above = fmtNum(hi) + " did not"
 		}
 		fmt.Fprintf(&b, ", bracket [%s, %s]: %s met the SLOs, %s. ", fmtNum(lo), fmtNum(math.Max(hi, lo)), fmtNum(lo), above)
@@ -337,9 +340,12 @@ func WriteSweep(w io.Writer, p SweepPage) error {
 		if t := limitText[a.Limit]; t != "" {
 			fmt.Fprintf(&b, ": %s", esc(t))
 		}
-		if a.Converged {
+		switch {
+		case a.Converged && a.By == "concurrency" && hi > 0 && hi-lo <= 1:
+			b.WriteString("; converged (no whole number of sessions lies between)")
+		case a.Converged:
 			b.WriteString("; converged (the bracket is within the tolerance)")
-		} else {
+		default:
 			b.WriteString("; not converged")
 		}
 		fmt.Fprintf(&b, "; after %d steps.", a.Steps)

@@ -151,6 +151,11 @@ func (s *Summary) WriteBox(w io.Writer) error {
 			l += fmt.Sprintf(" (%.0f%% of the LRU's)", 100**m.OfLRU)
 		}
 		lines = append(lines, l)
+		if m.OfIdeal != nil && *m.OfIdeal > 1 {
+			// the ideal starts from an empty cache and counts only these requests
+			lines = append(lines, "  above the trace's ideal: the cache held these prefixes before the run",
+				"  (an earlier run, warmup requests) or serves requests of others")
+		}
 	}
 	title := " Prefix reuse the trace offers "
 	width := len(title) + 4

@@ -49,4 +49,11 @@ func TestOffered(t *testing.T) {
 			t.Errorf("line %q is not as wide as the box", l)
 		}
 	}
+	// above the ideal (a cache warm before the run): said, not left as 2128 %
+	s.AddMeasured("server b", 0.9)
+	b.Reset()
+	s.WriteBox(&b)
+	if !strings.Contains(b.String(), "150% of the reuse the trace offers") || !strings.Contains(b.String(), "above the trace's ideal: the cache held these prefixes before the run") {
+		t.Errorf("box:\n%s", b.String())
+	}
 }

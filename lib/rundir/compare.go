@@ -156,6 +156,14 @@ func CompareWarnings(old, new *Side) []string {
 	if a, b := old.Runs[0], new.Runs[0]; a != nil && b != nil {
 		diff("old and new", a, b, "url")
 	}
+	for _, a := range old.Runs {
+		for _, b := range new.Runs {
+			if a != nil && b != nil && a.ID != "" && a.ID == b.ID {
+				out = append(out, fmt.Sprintf("old and new both hold run %s: a run against itself shows no change", a.ID))
+				return out
+			}
+		}
+	}
 	return out
 }
 

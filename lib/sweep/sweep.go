@@ -332,6 +332,9 @@ func (s *Search) Run(ctx context.Context, r Runner) ([]Step, Answer, error) {
 			if !passed {
 				ans.Hi, ans.Limit = hi, hiLimit
 				ans.Note = fmt.Sprintf("no rate met the SLOs: the synchronous probe's %s sessions/s, sent as arrivals, %s, and no rate tried below it down to %s did", fmtLoad(sync), missed(st), fmtLoad(hi))
+				if len(steps) >= s.MaxSteps && hi/2 >= sync/64 {
+					ans.Note += fmt.Sprintf(" before --max-steps %d ended the search (a larger one goes on below)", s.MaxSteps)
+				}
 				return finish()
 			}
 			note = fmt.Sprintf("the synchronous probe's %s sessions/s, sent as arrivals, %s: the answer is below it", fmtLoad(sync), missed(st))

@@ -31,6 +31,9 @@ func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, 
 	if o.shard != "" || o.startAt != "" {
 		return base.UsageError("--trials: not with --shard or --start-at (a sharded replay's trials would need one start per trial)")
 	}
+	if o.html != "" { // it was the last trial's page, said nowhere (fresh-user finding)
+		return base.UsageError("--trials: not with --html (each trial is a run directory: aiperf-replay report --html FILE DIR/trial-K writes one trial's page, report over several trials' directories a page of them merged)")
+	}
 	pause, err := duration("--trial-pause", o.trialPause)
 	if err != nil {
 		return err
