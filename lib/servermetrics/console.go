@@ -149,6 +149,9 @@ func WriteConsole(w io.Writer, r *Report, c ClientFigures) error {
 			if h != nil && h.Stats.HaveP {
 				st := &h.Stats
 				s = fmt.Sprintf("server avg %s p50 %s p90 %s p99 %s", fmtMS(st.Avg), fmtMS(st.P[4]), fmtMS(st.P[6]), fmtMS(st.P[8]))
+				if lo, hi, ok := st.OneBucket(); ok {
+					s += fmt.Sprintf(" (p50 to p99 in one bucket, %s to %s ms: interpolated)", fmtMS(lo), fmtMS(hi))
+				}
 			}
 			if cl != nil {
 				s += fmt.Sprintf("  client avg %s p50 %s p90 %s p99 %s", fmtNum(cl.Avg), fmtNum(cl.P50), fmtNum(cl.P90), fmtNum(cl.P99))
