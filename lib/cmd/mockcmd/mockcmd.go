@@ -36,8 +36,9 @@ func New() *cli.App {
 	var o options
 	return &cli.App{
 		Name:  "aiperf-mock",
-		Usage: "an OpenAI-compatible test server: chat and completions, streamed (SSE) or not",
-		Description: "Serves POST /v1/chat/completions and /v1/completions, GET /v1/models and /health. Prints its base\n" +
+		Usage: "an OpenAI-compatible test server: chat, completions, responses, messages and embeddings, streamed (SSE) or not",
+		Description: "Serves POST /v1/chat/completions, /v1/completions, /v1/responses (OpenAI Responses), /v1/messages\n" +
+			"(Anthropic Messages) and /v1/embeddings, GET /v1/models, /metrics (vLLM's) and /health. Prints its base\n" +
 			"URL on stdout once it listens (with --listen 127.0.0.1:0 the port is picked free), then serves until\n" +
 			"SIGINT or SIGTERM. Replies are max_tokens tokens long (0.8-1.2x the prompt without it); usage counts\n" +
 			"prompt tokens with the tokenizer. Latencies take a Go duration (20ms, 1.5s) or a number of ms.\n\n" +

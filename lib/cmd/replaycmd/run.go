@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
@@ -228,9 +229,20 @@ func printRun(w io.Writer, o *options, fin *finished) {
 	if stats.Sent > 0 && stats.CPU > 0 {
 		cpu = fmt.Sprintf(", client CPU %.1f µs a request", float64(stats.CPU.Nanoseconds())/1e3/float64(stats.Sent))
 	}
-	fmt.Fprintf(w, "aiperf-replay: %d requests sent (%d failed) in %v, schedule %s%s; outputs in %s/ (%s, %s, %s, %s)\n",
-		stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, cpu, o.out,
-		recordsFile, exportJSONFile, exportCSVFile, exportRecordFile)
+	fmt.Fprintf(w, "aiperf-replay: %d requests sent (%d failed) in %v, schedule %s%s; outputs in %s/ (%s)\n",
+		stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, cpu, o.out, strings.Join(runOutputs(o, fin), ", "))
+}
+
+// runOutputs names the files a run wrote into its folder.
+func runOutputs(o *options, fin *finished) []string {
+	out := []string{recordsFile, exportJSONFile, exportCSVFile, exportRecordFile}
+	if fin.slices != nil {
+		out = append(out, timeslicesJSONFile, timeslicesCSVFile)
+	}
+	if fin.smReport != nil {
+		out = append(out, servermetrics.JSONFile, servermetrics.CSVFile, servermetrics.JSONLFile)
+	}
+	return out
 }
 
 // judgeRun says when nothing was profiled, and judges --max-error-rate
