@@ -115,6 +115,10 @@ func (o *smOptions) resolve(ctx context.Context, serverURL string) ([]string, ti
 // include their work (there is no scrape at the end of the warmup).
 func warmupWarnings(rep *servermetrics.Report, files []string) []string {
 	var out []string
+	whose := ""
+	if runs := readRuns(files); len(runs) == 1 && runs[0] != nil && runs[0].Shards > 1 {
+		whose = fmt.Sprintf(" (this shard's; the other %d shards' warmups are in the deltas too)", runs[0].Shards-1)
+	}
 	for _, t := range rep.Targets {
 		if t.Scrapes == 0 {
 			continue
@@ -123,7 +127,7 @@ func warmupWarnings(rep *servermetrics.Report, files []string) []string {
 		if err != nil || n == 0 {
 			continue
 		}
-		out = append(out, fmt.Sprintf("server metrics %s: %d warmup requests ended after the scrape that opens the deltas: the server's counters include their work (a shorter --server-metrics-interval, or fewer warmup requests, narrows this)", t.URL, n))
+		out = append(out, fmt.Sprintf("server metrics %s: %d warmup requests%s ended after the scrape that opens the deltas: the server's counters include their work (a shorter --server-metrics-interval, or fewer warmup requests, narrows this)", t.URL, n, whose))
 	}
 	return out
 }
