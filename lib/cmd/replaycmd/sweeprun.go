@@ -70,6 +70,7 @@ func runSweep(c *cli.Context, o *sweepOptions) error {
 	}
 	state, err := sw.Run(c.Context, r.step)
 	if err != nil {
+		printInterrupted(c, o, sw)
 		return err
 	}
 	if o.page != "" {
@@ -85,6 +86,24 @@ func runSweep(c *cli.Context, o *sweepOptions) error {
 		return base.No("no load meets the SLOs: %s", ans.Note)
 	}
 	return nil
+}
+
+// printInterrupted prints, when the sweep was interrupted, the table of
+// the steps done and writes its --html page, as sweep report would.
+func printInterrupted(c *cli.Context, o *sweepOptions, sw *sweep.Sweep) {
+	if c.Context.Err() == nil {
+		return
+	}
+	st, err := sweep.LoadState(sw.StatePath())
+	if err != nil || st == nil {
+		return
+	}
+	sweep.WriteTable(c.App.Writer, st.Steps, st.Result(), st.ElapsedSec)
+	if o.page != "" {
+		if err := writeSweepHTML(o.page, sw.StatePath(), st); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "aiperf-replay sweep: %v\n", err)
+		}
+	}
 }
 
 // announceSweep says how a step covers a store of n requests, when it
