@@ -315,7 +315,7 @@ type Gate struct {
 	Limit  float64 // signed percent: positive limits a rise, negative a fall
 }
 
-// ParseGate reads "METRIC[.STAT]:(+|-)PCT[%]". STAT is p50, p99, avg or
+// ParseGate reads "METRIC[.STAT]:(+|-)PCT%". STAT is p50, p99, avg or
 // mean (the trials' mean of a run-level figure, also meant when STAT is
 // left out). The sign is required: it says which direction is a
 // regression.
@@ -337,13 +337,15 @@ func ParseGate(s string) (Gate, error) {
 	if g.Metric == "" {
 		return g, errors.New("want METRIC[.STAT]:+PCT% or METRIC[.STAT]:-PCT%")
 	}
-	lim = strings.TrimSuffix(strings.TrimSpace(lim), "%")
-	if lim == "" || (lim[0] != '+' && lim[0] != '-') {
-		return g, fmt.Errorf("limit %q: want a signed percentage (+5%% fails on a rise past 5%%, -5%% on a fall)", lim)
+	given := strings.TrimSpace(lim)
+	lim, pct := strings.CutSuffix(given, "%")
+	if lim == "" || (lim[0] != '+' && lim[0] != '-') || !pct {
+		// (a bare +5 could be read as 5 ms as well as 5 %)
+		return g, fmt.Errorf("limit %q: want a signed percentage (+5%% fails on a rise past 5%%, -5%% on a fall)", given)
 	}
 	v, err := strconv.ParseFloat(lim, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return g, fmt.Errorf("limit %q: not a number", lim)
+		return g, fmt.Errorf("limit %q: not a number", given)
 	}
 	g.Limit = v
 	if lim[0] == '-' && v == 0 {

@@ -114,7 +114,8 @@ func TestParseGate(t *testing.T) {
 		err    string
 	}{
 		{"time_to_first_token.p99:+5%", "time_to_first_token", "p99", 5, ""},
-		{"request_throughput:-3", "request_throughput", "mean", -3, ""},
+		{"request_throughput:-3", "", "", 0, "want a signed percentage"}, // a bare number could be ms
+		{"request_throughput:-3%", "request_throughput", "mean", -3, ""},
 		{"inter_token_latency.avg:+0%", "inter_token_latency", "avg", 0, ""},
 		{"time_to_first_token.p99:5%", "", "", 0, "signed percentage"},
 		{"time_to_first_token.p98:+5%", "", "", 0, `statistic "p98"`},
