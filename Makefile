@@ -44,8 +44,10 @@ test: fmt-check tidy-check vet lint
 	 echo "go test -count=1 ./lib/replay"; cat $(REPLAY_LOG); \
 	 [ $$rc -eq 0 ] && [ $$rrc -eq 0 ]
 	@# a -race binary sleeps 1 s before it exits (GORACE atexit_sleep_ms=1000): once per test
-	@# binary and once per command the testscripts exec; races are still reported and fail
-	GORACE=$${GORACE:-atexit_sleep_ms=10} go test -race -timeout 30m ./...
+	@# binary and once per command the testscripts exec; races are still reported and fail.
+	@# The checks that just ran in full without -race skip their trimmed -race run
+	@# (AIPERF_FIXTURE_CHECKS_RAN=1: lib/internal/fixture.SkipChecked; ~30 s of CPU)
+	AIPERF_FIXTURE_CHECKS_RAN=1 GORACE=$${GORACE:-atexit_sleep_ms=10} go test -race -timeout 30m ./...
 	@n=$$(grep -c 'fixture missing: ' $(FIXTURE_LOG)); if [ "$$n" -gt 0 ]; then \
 	  echo "make test: passed, but $$n checks were skipped: their tokenizer files are absent (make tokenizers fetches them; CI=true fails instead):"; \
 	  grep -o 'fixture missing: .*' $(FIXTURE_LOG) | sed 's/^fixture missing: /  /; s/; scripts\/golden\/fetch.sh.*//' | sort; fi

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aiperf/toolkit/lib/internal/fixture"
 	"github.com/aiperf/toolkit/lib/jsonx"
 	"github.com/aiperf/toolkit/lib/tokenizer"
 )
@@ -75,6 +76,7 @@ func mooncake(t testing.TB) []row {
 // TestExactLengthMooncake re-encodes synthesized prompts for the real Mooncake
 // sample and requires the exact input_length for every row.
 func TestExactLengthMooncake(t *testing.T) {
+	fixture.SkipChecked(t, raceEnabled)
 	c := corpus(t)
 	s, err := New(c, Options{Seed: 42})
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/aiperf/toolkit/lib/internal/fixture"
 )
 
 var scannerPatterns = []struct {
@@ -32,6 +34,7 @@ var scanSamples = []string{
 }
 
 func TestScannersMatchRegex(t *testing.T) {
+	fixture.SkipChecked(t, raceSlowdown > 1)
 	t.Parallel()
 	samples := slices.Clone(scanSamples)
 	for i, g := range readGolden(t, "qwen3") {

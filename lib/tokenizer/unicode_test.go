@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/aiperf/toolkit/lib/internal/fixture"
 	"github.com/aiperf/toolkit/lib/tokenizer/internal/ucd"
 )
 
@@ -119,6 +120,7 @@ func diffRanges(got, want ucd.Ranges) string {
 // toRegexp2 defines it, with the code points Oniguruma matched in Hugging
 // Face; and the scanners' classes with \p{L}, \p{N}, \s and o200k's cases.
 func TestUnicodeClasses(t *testing.T) {
+	fixture.SkipChecked(t, raceSlowdown > 1)
 	t.Parallel()
 	golden := readUnicodeGolden(t)
 	byPattern := map[string]ucd.Ranges{}
@@ -166,6 +168,7 @@ func TestUnicodeClasses(t *testing.T) {
 // compileRegex writes it, on a sample of code points around the class's
 // edges, and compares what matches with Hugging Face.
 func TestUnicodeClassesRegexp2(t *testing.T) {
+	fixture.SkipChecked(t, raceSlowdown > 1)
 	t.Parallel()
 	for _, g := range readUnicodeGolden(t) {
 		if g.Kind != "class" {
@@ -216,6 +219,7 @@ func TestUnicodeClassesRegexp2(t *testing.T) {
 // every code point on its own, and the Digits pre-tokenizer's digits, with
 // Hugging Face.
 func TestUnicodeNormalizers(t *testing.T) {
+	fixture.SkipChecked(t, raceSlowdown > 1)
 	t.Parallel()
 	for _, g := range readUnicodeGolden(t) {
 		switch g.Kind {
