@@ -126,29 +126,38 @@ type Server struct {
 	prefix  *prefixCache   // nil without a prefix cache (prefix.go)
 }
 
-// New checks cfg and prepares a server.
-func New(cfg Config) (*Server, error) {
+// Check reports what New would refuse in cfg, without the tokenizer: a
+// command checks its flags before it loads one.
+func (cfg Config) Check() error {
 	if cfg.ErrorRate < 0 || cfg.ErrorRate > 1 {
-		return nil, fmt.Errorf("mock: error rate %v outside [0, 1]", cfg.ErrorRate)
+		return fmt.Errorf("mock: error rate %v outside [0, 1]", cfg.ErrorRate)
 	}
 	if cfg.FaultRate < 0 || cfg.FaultRate > 1 {
-		return nil, fmt.Errorf("mock: fault rate %v outside [0, 1]", cfg.FaultRate)
+		return fmt.Errorf("mock: fault rate %v outside [0, 1]", cfg.FaultRate)
+	}
+	if err := checkFault(cfg.Fault); err != nil {
+		return err
+	}
+	if cfg.TTFT < 0 || cfg.ITL < 0 || cfg.TTFTJitter < 0 || cfg.ITLJitter < 0 || cfg.ReasoningTokens < 0 ||
+		cfg.PrefixCacheBlocks < 0 || cfg.BlockBytes < 0 || cfg.PrefillPerToken < 0 {
+		return fmt.Errorf("mock: negative latency or token count")
+	}
+	if cfg.Slots < 0 || cfg.TokenRate < 0 || cfg.TokenRate != cfg.TokenRate {
+		return fmt.Errorf("mock: negative slots or token rate")
+	}
+	return nil
+}
+
+// New checks cfg and prepares a server.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
 	}
 	if cfg.FaultRate == 0 {
 		cfg.FaultRate = 1
 	}
 	if cfg.FaultDelay == 0 {
 		cfg.FaultDelay = 2 * time.Second
-	}
-	if err := checkFault(cfg.Fault); err != nil {
-		return nil, err
-	}
-	if cfg.TTFT < 0 || cfg.ITL < 0 || cfg.TTFTJitter < 0 || cfg.ITLJitter < 0 || cfg.ReasoningTokens < 0 ||
-		cfg.PrefixCacheBlocks < 0 || cfg.BlockBytes < 0 || cfg.PrefillPerToken < 0 {
-		return nil, fmt.Errorf("mock: negative latency or token count")
-	}
-	if cfg.Slots < 0 || cfg.TokenRate < 0 || cfg.TokenRate != cfg.TokenRate {
-		return nil, fmt.Errorf("mock: negative slots or token rate")
 	}
 	if step := cfg.decodeStep(); step > 0 {
 		cfg.ITL = step

@@ -122,6 +122,9 @@ func (o *options) config() (mock.Config, error) {
 	if err := o.engine.apply(&cfg); err != nil {
 		return cfg, err
 	}
+	if err := cfg.Check(); err != nil { // before a tokenizer is loaded
+		return cfg, err
+	}
 	switch o.tokenizer {
 	case "none":
 	case "", "builtin":
