@@ -462,7 +462,7 @@ wait:
 	r.workers.Wait()
 	close(ctxDone)
 	r.pool.close()
-	werr := r.sink.close()
+	werr := r.sink.close(&result.End{RunID: r.runID, Interrupted: interrupted.Load()})
 
 	st := &Stats{
 		RunID:          r.runID,

@@ -89,9 +89,14 @@ func (s *sink) put(rec *result.Record, line []byte) {
 	s.mu.Unlock()
 }
 
-// close writes what is buffered and waits for the writer.
-func (s *sink) close() error {
+// close writes what is buffered, then the run's end line (end, with the
+// count of lines written; none when end is nil), and waits for the writer.
+func (s *sink) close(end *result.End) error {
 	s.mu.Lock()
+	if end != nil {
+		end.Results = s.n
+		s.buf = result.AppendEnd(s.buf, end)
+	}
 	if len(s.buf) > 0 {
 		s.full <- s.buf
 		s.buf = nil

@@ -22,11 +22,17 @@ const MaxChunks = 1 << 22
 // chunk of a 100,000-token stream is about 1 MB.
 const MaxLine = 256 << 20
 
-// Decoder reads records JSONL. Blank lines are skipped.
+// Decoder reads records JSONL. Blank lines are skipped, and so are runs'
+// end lines (End), which are not requests: End returns the last one read.
 type Decoder struct {
 	lr   *jsonl.Reader
 	name string
+	end  *End
 }
+
+// End returns the end line read last (nil before one): after io.EOF, the
+// end of the file's last run, or nil when that run wrote none.
+func (d *Decoder) End() *End { return d.end }
 
 // NewDecoder reads from r; name is used in error messages.
 func NewDecoder(r io.Reader, name string) *Decoder {
@@ -38,6 +44,19 @@ func (d *Decoder) LineNo() int64 { return d.lr.Line() }
 
 // Next decodes the next record into r; it returns io.EOF at the end.
 func (d *Decoder) Next(r *Record) error {
+	for {
+		err := d.next(r)
+		if err != nil || r.End == nil {
+			if err == nil && r.Run != nil {
+				d.end = nil // a new run: the end read before was another's
+			}
+			return err
+		}
+		d.end = r.End
+	}
+}
+
+func (d *Decoder) next(r *Record) error {
 	line, n, err := d.lr.Record()
 	if err == io.EOF {
 		return io.EOF
@@ -50,6 +69,14 @@ func (d *Decoder) Next(r *Record) error {
 		return fmt.Errorf("read %s: %w", d.name, err)
 	}
 	if err := Parse(line, r); err != nil {
+		if d.lr.Unterminated() && n > 1 {
+			// The last line, cut: its writer was killed mid-line (a
+			// partial line is never valid JSON). The records before it
+			// stand; rundir.Ends names the cut for report's warning. (A
+			// file of one cut line holds no record: an error.)
+			*r = Record{}
+			return io.EOF
+		}
 		var de *DecodeError
 		if errors.As(err, &de) {
 			de.File, de.Line = d.name, n
@@ -91,6 +118,8 @@ type lineParser struct {
 	r               *Record
 	haveV           bool
 	haveFirstOutput bool
+	isEnd           bool // "end":true: the run's end line (End)
+	end             End
 }
 
 // field decodes one member: one case per key, unknown keys ignored. Keys
@@ -99,8 +128,16 @@ type lineParser struct {
 func (p *lineParser) field(key, v []byte, _ int) error {
 	k := string(key[1 : len(key)-1])
 	r := p.r
+	if ok, err := endField(&p.end, k, v); ok {
+		return err
+	}
 	var err error
 	switch k {
+	case "end":
+		if string(v) != "true" {
+			return fieldErr(k, "not true: %s (only a run's end line carries it)", clip(v))
+		}
+		p.isEnd = true
 	case "v":
 		err = checkVersion(v)
 		p.haveV = true
@@ -183,6 +220,11 @@ func (p *lineParser) field(key, v []byte, _ int) error {
 func (p *lineParser) finish() error {
 	if !p.haveV {
 		return fieldErr("v", "missing (every replay records line carries \"v\":1)")
+	}
+	if p.isEnd {
+		end := p.end
+		p.r.End = &end
+		return nil
 	}
 	if !p.haveFirstOutput {
 		p.r.FirstOutputNS = p.r.FirstTokenNS

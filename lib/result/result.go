@@ -14,7 +14,9 @@
 //	 "usage":{"prompt_tokens":512,"completion_tokens":64,"total_tokens":576,"cached_tokens":448}}
 //
 // The first record of a run also carries "run", the run's identity and
-// settings (see RunInfo); a streamed answer's record carries "streamed":true.
+// settings (see RunInfo); after its last record a run writes an end line,
+// which is not a request ({"v":1,"end":true,…}, see End); a streamed
+// answer's record carries "streamed":true.
 // A failed request carries "error":{"code":…,"type":"…","message":"…"}; a
 // cancelled one also "cancelled":true. "session_num" and "x_correlation_id"
 // carry what aiperf's profile_export.jsonl names so; "client_output_tokens"
@@ -131,6 +133,10 @@ type Record struct {
 	// Run describes the run; the first record a run writes carries it, the
 	// others leave it nil ("run", see RunInfo).
 	Run *RunInfo
+
+	// End is set, and nothing else, when Parse read a run's end line
+	// ("end":true, see End), which is not a request. Decoder skips those.
+	End *End
 }
 
 // Usage is the server's own token accounting.

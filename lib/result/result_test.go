@@ -194,6 +194,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"v":1,"error":null,"usage":null,"chunk_offsets_ns":[]}`))
 	f.Add(Append(nil, &Record{Run: sampleRun(), Streamed: true}))
 	f.Add(Append(nil, &Record{HTTP: sampleHTTP()}))
+	f.Add(AppendEnd(Append(nil, &Record{Run: sampleRun(), SentNS: 5}), &End{RunID: "r", Results: 1, Interrupted: true}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d := NewDecoder(bytes.NewReader(b), "f")
 		for i := 0; i < 100; i++ {

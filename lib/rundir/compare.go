@@ -143,6 +143,10 @@ func CompareWarnings(old, new *Side) []string {
 		}
 	}
 	for _, s := range []*Side{old, new} {
+		ends, _ := EndWarnings(s.Trials, s.Runs, Ends(s.Trials, s.Runs), false)
+		for _, w := range ends {
+			out = append(out, s.Name+": "+w)
+		}
 		for i, r := range s.Runs {
 			if r == nil {
 				out = append(out, fmt.Sprintf("%s: %s has no run info (written before records carried it): its store and settings are not checked", s.Name, s.Trials[i]))

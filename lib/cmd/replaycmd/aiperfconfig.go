@@ -19,6 +19,9 @@ import (
 type reportMade struct {
 	goodput string
 	slice   time.Duration
+	// cancelled: a run merged was interrupted (its end line says so), and
+	// the exports say was_cancelled as the run's own did.
+	cancelled bool
 }
 
 // aiperfInputConfig writes a run's settings (its records' run info) as

@@ -79,7 +79,7 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 		return err
 	}
 	defer cleanup()
-	made := &reportMade{goodput: ro.goodput, slice: slice}
+	made := &reportMade{goodput: ro.goodput, slice: slice, cancelled: checkEnds(tap, files, runs)}
 	if !c.IsSet("goodput") {
 		made.goodput = runsGoodput(tap, runs)
 	}

@@ -55,6 +55,16 @@ func checkRuns(w io.Writer, files []string, runs []*result.RunInfo) error {
 	return nil
 }
 
+// checkEnds warns about the runs that did not end (no end line) or were
+// interrupted (rundir.EndWarnings), and reports whether one was.
+func checkEnds(w io.Writer, files []string, runs []*result.RunInfo) (interrupted bool) {
+	warnings, interrupted := rundir.EndWarnings(files, runs, rundir.Ends(files, runs), len(files) > 1)
+	for _, m := range warnings {
+		fmt.Fprintf(w, "aiperf-replay: warning: %s\n", m)
+	}
+	return interrupted
+}
+
 func short(sum string) string { return rundir.ShortSum(sum) }
 
 func knownRuns(runs []*result.RunInfo) bool { return rundir.KnownRuns(runs) }
@@ -68,7 +78,7 @@ func streamingOf(files []string, runs []*result.RunInfo) (bool, error) {
 // exports with) when the files are one run's (or the shards of one), else
 // an id made from theirs and the first run's settings.
 func reportRun(runs []*result.RunInfo, made *reportMade) metrics.Run {
-	run := metrics.Run{Version: "aiperf-replay " + base.Version}
+	run := metrics.Run{Version: "aiperf-replay " + base.Version, WasCancelled: made != nil && made.cancelled}
 	var ids []string
 	var first *result.RunInfo
 	for _, r := range runs {

@@ -242,6 +242,11 @@ func (l *LimitLines) Read(p []byte) (int, error) {
 // Line returns the number of the last line read (0 before the first).
 func (l *Reader) Line() int64 { return l.n }
 
+// Unterminated reports that the line returned last did not end with "\n":
+// the input's last line, cut there (a writer killed mid-line) or written
+// without one.
+func (l *Reader) Unterminated() bool { return !l.term }
+
 // AfterEnd reads what follows a format's end line: nil when it is only
 // blank lines, an *Error naming file and the first other line and wrapping
 // ErrAfterEnd (or a *LineTooLongError), or the read error that stopped it.
