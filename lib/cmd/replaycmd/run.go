@@ -199,20 +199,6 @@ func summarizeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, 
 	return fin, nil
 }
 
-// writeRunOutputs writes the exports, the time slices and the HTML page.
-func writeRunOutputs(o *options, fin *finished, tap *warnTap) error {
-	if err := rundir.WriteSummaryExports(o.out, fin.sum, fin.run); err != nil {
-		return err
-	}
-	if err := writeTimeslices(o.out, fin.slices, fin.run); err != nil {
-		return err
-	}
-	if o.html != "" {
-		return writeHTML(o.html, fin.col, fin.sum, fin.stats.RunID, fin.files, &fin.parts, tap)
-	}
-	return nil
-}
-
 // printRun prints the console's parts (the table, the prefix box, the
 // server summary; its warnings even when quiet), the shards' note and
 // the run's last line.
@@ -231,18 +217,6 @@ func printRun(w io.Writer, o *options, fin *finished) {
 	}
 	fmt.Fprintf(w, "aiperf-replay: %d requests sent (%d failed) in %v, schedule %s%s; outputs in %s/ (%s)\n",
 		stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, cpu, o.out, strings.Join(runOutputs(o, fin), ", "))
-}
-
-// runOutputs names the files a run wrote into its folder.
-func runOutputs(o *options, fin *finished) []string {
-	out := []string{recordsFile, exportJSONFile, exportCSVFile, exportRecordFile}
-	if fin.slices != nil {
-		out = append(out, timeslicesJSONFile, timeslicesCSVFile)
-	}
-	if fin.smReport != nil {
-		out = append(out, servermetrics.JSONFile, servermetrics.CSVFile, servermetrics.JSONLFile)
-	}
-	return out
 }
 
 // judgeRun says when nothing was profiled, and judges --max-error-rate
