@@ -1,6 +1,7 @@
 package replaycmd
 
 import (
+	"github.com/aiperf/toolkit/lib/cmd/base"
 	"os"
 	"path/filepath"
 
@@ -26,6 +27,9 @@ type reportExport struct {
 func startReportExport(dir string, mo metrics.Options, files []string) (*reportExport, error) {
 	if dir == "" {
 		return nil, nil
+	}
+	if err := checkReportOut(dir, files); err != nil {
+		return nil, err
 	}
 	e := &reportExport{}
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
@@ -77,4 +81,22 @@ func (e *reportExport) removeDir() {
 	if e.made != "" {
 		os.RemoveAll(e.made) // report made it: it holds report's outputs only
 	}
+}
+
+// checkReportOut refuses, when report merges several results files, an
+// -o folder that holds one of them: the merged exports would replace that
+// run's own beside its results, and the folder would contradict itself.
+// (One run's folder is fine: report rewrites its exports from its results,
+// with --slice-duration, say.)
+func checkReportOut(dir string, files []string) error {
+	di, err := os.Stat(dir)
+	if err != nil || len(files) < 2 {
+		return nil
+	}
+	for _, f := range files {
+		if fi, err := os.Stat(filepath.Dir(f)); err == nil && os.SameFile(di, fi) {
+			return base.UsageError("-o %s holds the input %s: the merge's exports would replace that run's own; choose another folder", dir, displayName(f))
+		}
+	}
+	return nil
 }
