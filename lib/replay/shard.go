@@ -95,6 +95,15 @@ func share(n int64, k, shards int) int64 {
 	return q
 }
 
+// noneFrom says that shards from..shards-1 get none ("shard 3 has none",
+// "shards 3 to 5 have none").
+func noneFrom(from, shards int) string {
+	if from == shards-1 {
+		return fmt.Sprintf("shard %d has none", from)
+	}
+	return fmt.Sprintf("shards %d to %d have none", from, shards-1)
+}
+
 // shard selects the plan's sessions and gives this shard its share of the
 // whole replay's figures. Offered says, for the summary, what this shard
 // offers of what the whole replay does.
@@ -104,8 +113,12 @@ func (p *Plan) shard(o *Options) error {
 	}
 	st := p.Store
 	ns := st.NumSessions()
-	if o.Shard >= ns {
-		return optErr("shard", " %d/%d: the store has %d sessions, so this shard has none (use fewer shards)", o.Shard, o.Shards, ns)
+	// Every shard checks every shard's part, not only its own, so that the
+	// N shards of a replay all refuse it before sending, or none does: one
+	// that refused alone left the others to send their parts of a replay
+	// whose merge is then refused for the missing shard.
+	if o.Shards > ns {
+		return optErr("shard", " %d/%d: the store has %d sessions, so %s (use at most %d shards)", o.Shard, o.Shards, ns, noneFrom(ns, o.Shards), ns)
 	}
 	p.sessions = make([]uint32, 0, (ns-o.Shard+o.Shards-1)/o.Shards)
 	for s := o.Shard; s < ns; s += o.Shards {
@@ -124,8 +137,8 @@ func (p *Plan) shard(o *Options) error {
 	}
 	if o.Concurrency > 0 {
 		c := share(int64(o.Concurrency), o.Shard, o.Shards)
-		if c == 0 {
-			return optErr("concurrency", " %d over %d shards leaves shard %d none (give at least one session per shard, or --per-shard)", o.Concurrency, o.Shards, o.Shard)
+		if o.Concurrency < o.Shards {
+			return optErr("concurrency", " %d over %d shards: %s (give at least one session per shard, or --per-shard)", o.Concurrency, o.Shards, noneFrom(o.Concurrency, o.Shards))
 		}
 		parts = append(parts, fmt.Sprintf("concurrency %d of %d", c, o.Concurrency))
 		o.Concurrency = int(c)
@@ -136,8 +149,8 @@ func (p *Plan) shard(o *Options) error {
 		// The fixed schedule (which auto picks without a rate on a timed
 		// store) recounts in fixedShare.
 		fixed := o.Schedule == ScheduleFixed || (o.Schedule == "" || o.Schedule == ScheduleAuto) && o.Rate == 0 && st.HasTimestamps()
-		if c == 0 && !fixed {
-			return optErr("request-count", " %d over %d shards leaves shard %d none", o.RequestCount, o.Shards, o.Shard)
+		if o.RequestCount < int64(o.Shards) && !fixed {
+			return optErr("request-count", " %d over %d shards: %s", o.RequestCount, o.Shards, noneFrom(int(o.RequestCount), o.Shards))
 		}
 		parts = append(parts, fmt.Sprintf("request count %d of %d", c, o.RequestCount))
 		o.RequestCount = c

@@ -143,9 +143,14 @@ func TestPlanShardRefusals(t *testing.T) {
 		want   string
 	}{
 		{"index past N", Options{Shard: 3, Shards: 3}, "shard", "shard 3/3: want i/N"},
-		{"more shards than sessions", Options{Shard: 3, Shards: 4}, "shard", "the store has 3 sessions, so this shard has none"},
+		{"more shards than sessions", Options{Shard: 3, Shards: 4}, "shard", "the store has 3 sessions, so shard 3 has none (use at most 3 shards)"},
+		// every shard refuses what leaves another shard nothing, so that
+		// none sends its part of a replay whose merge would be refused
+		{"more shards than sessions, shard 0", Options{Shard: 0, Shards: 5}, "shard", "the store has 3 sessions, so shards 3 to 4 have none"},
 		{"per-shard unsharded", Options{PerShard: true}, "per-shard", "only a sharded run"},
-		{"concurrency below shards", Options{Shard: 2, Shards: 3, Concurrency: 2}, "concurrency", "concurrency 2 over 3 shards leaves shard 2 none"},
+		{"concurrency below shards", Options{Shard: 2, Shards: 3, Concurrency: 2}, "concurrency", "concurrency 2 over 3 shards: shard 2 has none"},
+		{"concurrency below shards, shard 0", Options{Shard: 0, Shards: 3, Concurrency: 2}, "concurrency", "concurrency 2 over 3 shards: shard 2 has none"},
+		{"request count below shards, shard 1", Options{Shard: 1, Shards: 3, Schedule: ScheduleConcurrency, Concurrency: 3, RequestCount: 1}, "request-count", "request-count 1 over 3 shards: shards 1 to 2 have none"},
 		{"start in the past", Options{StartAt: time.Now().Add(-90 * time.Second)}, "start-at", "was 1.5 minutes ago"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
