@@ -39,15 +39,17 @@ func CheckShards(files []string, runs []*result.RunInfo, allowMissing bool) (war
 // past MaxShardSpread. note is "" when the files are not shards.
 func ShardNote(files []string, runs []*result.RunInfo) (note string, warnings []string, err error) {
 	firsts := map[int]int64{}
-	shards, offered := 0, ""
+	shards, offered, by := 0, "", -1
 	for i, f := range files {
 		r := runs[i]
 		if r == nil || r.Shards == 0 {
 			continue
 		}
 		shards = r.Shards
-		if offered == "" {
-			offered = r.Offered
+		// the lowest shard's, named by its number (the files may come in
+		// any order, and shard 0 may be missing)
+		if r.Offered != "" && (by < 0 || r.Shard < by) {
+			offered, by = r.Offered, r.Shard
 		}
 		first, err := scheduleStart(f, r.StartNS)
 		if err != nil {
@@ -62,7 +64,7 @@ func ShardNote(files []string, runs []*result.RunInfo) (note string, warnings []
 	}
 	note = fmt.Sprintf("Shards: %d of %d merged", len(firsts), shards)
 	if offered != "" {
-		note += "; shard 0 offered " + offered
+		note += fmt.Sprintf("; shard %d offered %s", by, offered)
 	}
 	if spread, early, late := result.ShardSpread(firsts); len(firsts) > 1 {
 		d := time.Duration(spread)
