@@ -43,7 +43,7 @@ func CheckShards(files []RunFile, allowMissing bool) (warnings []string, err err
 	if len(sharded) == 0 {
 		for i := 1; i < len(whole); i++ {
 			if whole[i].Run.ID != whole[0].Run.ID {
-				warnings = append(warnings, fmt.Sprintf("%s and %s are two runs of the whole store, not shards of one replay (aiperf-replay --shard): the summary counts the requests of both",
+				warnings = append(warnings, fmt.Sprintf("%s and %s are two runs of the whole store, not shards of one replay (aiperf-replay --shard): the summary counts the requests of both, and its throughputs are over the span from the first's start to the last's end, pauses between them included",
 					whole[0].Name, whole[i].Name))
 				break
 			}

@@ -76,7 +76,10 @@ func Resolve(args []string) ([]string, error) {
 
 // Expand expands one argument into results files: a file is itself, a
 // run directory its results, a trials directory (--trials N -o DIR) the
-// results of its trial-K folders in K's order.
+// results of its trials: those its trials.json lists (trial_dirs), else
+// its trial-K folders in K's order. (A folder reused by a run of fewer
+// trials keeps the earlier run's later trial-K folders, which are not
+// this run's.)
 func Expand(arg string) ([]string, error) {
 	fi, err := os.Stat(arg)
 	if err != nil {
@@ -88,7 +91,10 @@ func Expand(arg string) ([]string, error) {
 	if p, ok := Results(arg); ok {
 		return []string{p}, nil
 	}
-	trials, err := TrialDirs(arg)
+	trials, err := listedTrials(arg)
+	if trials == nil && err == nil {
+		trials, err = TrialDirs(arg)
+	}
 	if err != nil {
 		return nil, err
 	}

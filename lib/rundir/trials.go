@@ -3,9 +3,12 @@ package rundir
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -237,4 +240,30 @@ func writeMissing(w io.Writer, ts *TrialsSummary) {
 		n := ts.Trials - strings.Count(k, ", ") - 1
 		fmt.Fprintf(w, "note: %s: over %d of %d trials (%s had no value: no request succeeded there, or none had the metric)\n", strings.Join(figs[k], ", "), n, ts.Trials, k)
 	}
+}
+
+// listedTrials returns the trial folders dir's trials.json lists, or nil
+// when it has none.
+func listedTrials(dir string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, TrialsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ts struct {
+		Dirs []string `json:"trial_dirs"`
+	}
+	if err := json.Unmarshal(b, &ts); err != nil {
+		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, TrialsFile), err)
+	}
+	out := make([]string, 0, len(ts.Dirs))
+	for _, d := range ts.Dirs {
+		if d != filepath.Base(d) || !strings.HasPrefix(d, TrialPrefix) {
+			return nil, fmt.Errorf("%s: trial_dirs: %q is not a trial folder's name", filepath.Join(dir, TrialsFile), d)
+		}
+		out = append(out, filepath.Join(dir, d))
+	}
+	return out, nil
 }

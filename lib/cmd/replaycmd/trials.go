@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
@@ -32,13 +35,14 @@ func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, 
 		return base.UsageError("--trials: not with --shard or --start-at (a sharded replay's trials would need one start per trial)")
 	}
 	if o.html != "" { // it was the last trial's page, said nowhere (fresh-user finding)
-		return base.UsageError("--trials: not with --html (each trial is a run directory: aiperf-replay report --html FILE DIR/trial-K writes one trial's page, report over several trials' directories a page of them merged)")
+		return base.UsageError("--trials: not with --html (each trial is a run directory: aiperf-replay report --html FILE DIR/trial-K writes one trial's page; the trials' figures side by side are DIR/trials.json, and compare takes DIR as a side)")
 	}
 	pause, err := duration("--trial-pause", o.trialPause)
 	if err != nil {
 		return err
 	}
 	w := c.App.ErrWriter
+	staleTrials(w, o.out, o.trials)
 	var done []string // the finished trials' records files
 	var no error
 	for k := 1; k <= o.trials; k++ {
@@ -74,6 +78,18 @@ func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, 
 		return c.Context.Err()
 	}
 	return no
+}
+
+// staleTrials warns about trial folders in dir past the n this run makes:
+// an earlier run's, which compare and report leave out (they read the
+// trials trials.json lists).
+func staleTrials(w io.Writer, dir string, n int) {
+	dirs, _ := rundir.TrialDirs(dir)
+	for _, d := range dirs {
+		if k, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), rundir.TrialPrefix)); k > n {
+			fmt.Fprintf(w, "aiperf-replay: warning: %s is an earlier run's, not one of these %d trials: compare and report read the trials %s lists\n", d, n, rundir.TrialsFile)
+		}
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
