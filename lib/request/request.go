@@ -243,6 +243,8 @@ type Formatter struct {
 	so      []byte // the stream_options value being built
 	batch   []byte // the input array of an embeddings batch
 	tmpl    []byte // a rendered template body
+	capNum  []byte // a payload's overridden cap (capPayload)
+	capIns  []byte // the cap member added to a payload without one
 }
 
 var (
@@ -303,9 +305,16 @@ func (f *Formatter) Format(rec *record.Record) (Body, error) {
 		return f.formatTemplate(rec)
 	}
 	if rec.Kind == record.KindPayload {
-		b := Body{Parts: append(f.parts[:0], rec.Raw), Len: len(rec.Raw), MaxTokens: rec.MaxTokens, HasMaxTokens: rec.HasMaxTokens}
-		if !b.HasMaxTokens {
+		// The row's output length (or --max-osl) is the body's cap, as in
+		// aiperf; without one, the body's own.
+		b := Body{Parts: append(f.parts[:0], rec.Raw), MaxTokens: rec.MaxTokens, HasMaxTokens: rec.HasMaxTokens && rec.MaxTokens > 0}
+		if b.HasMaxTokens {
+			b.Parts = f.capPayload(b.Parts[:0], rec.Raw, rec.MaxTokens)
+		} else {
 			b.MaxTokens, b.HasMaxTokens = MaxTokensOf(rec.Raw)
+		}
+		for _, p := range b.Parts {
+			b.Len += len(p)
 		}
 		f.parts = b.Parts
 		return b, nil

@@ -60,8 +60,9 @@ const (
 	// BodyVersion: lib/request, the formatting of request bodies (key
 	// order, extras, max-token fields), and the metadata aiperf-pack writes
 	// beside them. 2: the store records the settings it was built with
-	// (store.MetaSettings).
-	BodyVersion = 2
+	// (store.MetaSettings). 3: a payload row's output length (or
+	// --max-osl) is its body's cap, as in aiperf (request.capPayload).
+	BodyVersion = 3
 	// CompressVersion: the zstd stream of --compress (the encoder, its level
 	// and the library version writing it).
 	CompressVersion = 1
