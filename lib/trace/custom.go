@@ -46,6 +46,12 @@ func (d *customDecoder) next() (*Row, error) {
 			return nil, at(d.name, line, fe)
 		}
 		d.place(row, line)
+		if row.SessionID != "" && !row.SessionGenerated {
+			// The Python aiperf sends a single_turn session's entries one
+			// after another, each as it is, without history: as stored,
+			// which is what this mode tells replay (no splicing).
+			row.ContextMode = ContextMessageArray
+		}
 		return row, nil
 	}
 	rows, fe := d.parseMulti(rec, line)

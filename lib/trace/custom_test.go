@@ -87,9 +87,10 @@ func TestSingleTurnSessions(t *testing.T) {
 `
 	got := mustRead(t, f, input, Options{Type: TypeSingleTurn, StartOffsetNS: i64(5)}) // ignored: not a trace format
 	want := []Row{
-		{Source: f, Line: 1, Seq: 0, SessionID: "s", Turn: 0, HasText: true, Text: "a", Messages: json.RawMessage(`[{"role":"user","content":"a"}]`)},
+		// a session's entries go out as they are, without history, as the Python aiperf sends them
+		{Source: f, Line: 1, Seq: 0, SessionID: "s", Turn: 0, HasText: true, Text: "a", Messages: json.RawMessage(`[{"role":"user","content":"a"}]`), ContextMode: ContextMessageArray},
 		{Source: f, Line: 2, Seq: 1, HasText: true, Text: "b", Messages: json.RawMessage(`[{"role":"user","content":"b"}]`)},
-		{Source: f, Line: 3, Seq: 2, SessionID: "s", Turn: 1, HasText: true, Text: "c", Messages: json.RawMessage(`[{"role":"user","content":"c"}]`)},
+		{Source: f, Line: 3, Seq: 2, SessionID: "s", Turn: 1, HasText: true, Text: "c", Messages: json.RawMessage(`[{"role":"user","content":"c"}]`), ContextMode: ContextMessageArray},
 	}
 	compareRows(t, "sessions", got, want)
 }

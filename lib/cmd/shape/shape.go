@@ -50,7 +50,8 @@ const (
 	// and the records stream around them. 2: the end line carries the
 	// settings of aiperf-tokenize (settings.go). 3: records of rows with
 	// hash_ids carry them and the block size (pack keeps them in the store).
-	TraceVersion = 3
+	// 4: single_turn sessions are sent as stored (their context_mode).
+	TraceVersion = 4
 	// SynthesisVersion: lib/synth, exact-length prompts from input_length
 	// and hash_ids (block layout, seeding, token choice).
 	SynthesisVersion = 1
@@ -60,8 +61,7 @@ const (
 	// BodyVersion: lib/request, the formatting of request bodies (key
 	// order, extras, max-token fields), and the metadata aiperf-pack writes
 	// beside them. 2: the store records the settings it was built with
-	// (store.MetaSettings). 3: a payload row's output length (or
-	// --max-osl) is its body's cap, as in aiperf (request.capPayload).
+	// (store.MetaSettings). 3: a payload's cap is its record's (capPayload).
 	BodyVersion = 3
 	// CompressVersion: the zstd stream of --compress (the encoder, its level
 	// and the library version writing it).
