@@ -95,6 +95,10 @@ func (s *Tokenize) traceOptions() (trace.Options, error) {
 			return o, fmt.Errorf("%s must not be negative", v.nm)
 		}
 	}
+	if o.StartOffsetNS != nil && o.EndOffsetNS != nil && *o.EndOffsetNS < *o.StartOffsetNS {
+		// it would drop every timestamped row and keep the others
+		return o, fmt.Errorf("--end-offset %v is before --start-offset %v: no timestamp is in between", s.End, s.Start)
+	}
 	if s.MaxISL < 0 || s.MaxOSL < 0 || s.BlockSize < 0 {
 		return o, errors.New("--max-isl, --max-osl and --block-size must not be negative")
 	}
