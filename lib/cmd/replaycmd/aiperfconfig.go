@@ -14,14 +14,18 @@ import (
 
 // reportMade is what a report's exports were made with in place of the
 // run's settings: the SLOs applied (its --goodput, or the run's) and its
-// --slice-duration (0: the run's). The rest, the artifact folder
-// included, stays the run's: the exports describe the run.
+// --slice-duration (0: the run's), and for a merge its folder. The rest
+// stays the run's: the exports describe the run.
 type reportMade struct {
 	goodput string
 	slice   time.Duration
 	// cancelled: a run merged was interrupted (its end line says so), and
 	// the exports say was_cancelled as the run's own did.
 	cancelled bool
+	// merged: the exports are several runs' (shards), written to out (-o):
+	// their artifact folder is out, and no one shard's index describes them.
+	merged bool
+	out    string
 }
 
 // aiperfInputConfig writes a run's settings (its records' run info) as
@@ -69,6 +73,9 @@ func aiperfInputConfig(ri *result.RunInfo, made *reportMade, id string) json.Raw
 	if ri.Shards > 0 {
 		shard := ri.Shard
 		u.Replay.Shard, u.Replay.Shards = &shard, ri.Shards
+		if made != nil && made.merged {
+			u.Replay.Shard = nil
+		}
 	}
 
 	u.Loadgen = aiperfLoadgenOf(ri.Schedule, &c)
@@ -78,6 +85,9 @@ func aiperfInputConfig(ri *result.RunInfo, made *reportMade, id string) json.Raw
 		u.Input = &in
 	}
 	out := aiperfOutput{ArtifactDirectory: c.Output, SliceDuration: seconds(c.SliceDuration)}
+	if made != nil && made.merged && made.out != "" {
+		out.ArtifactDirectory = made.out
+	}
 	if slice > 0 {
 		out.SliceDuration = slice.Seconds()
 	}

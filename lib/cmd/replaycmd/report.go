@@ -79,7 +79,7 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 		return err
 	}
 	defer cleanup()
-	made := &reportMade{goodput: ro.goodput, slice: slice, cancelled: checkEnds(tap, files, runs)}
+	made := &reportMade{goodput: ro.goodput, slice: slice, cancelled: checkEnds(tap, files, runs), merged: len(files) > 1, out: ro.out}
 	if !c.IsSet("goodput") {
 		made.goodput = runsGoodput(tap, runs)
 	}
