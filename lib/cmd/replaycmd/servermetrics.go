@@ -127,7 +127,7 @@ func warmupWarnings(rep *servermetrics.Report, files []string) []string {
 		if err != nil || n == 0 {
 			continue
 		}
-		out = append(out, fmt.Sprintf("server metrics %s: %d warmup requests%s ended after the scrape that opens the deltas: the server's counters include their work (a shorter --server-metrics-interval, or fewer warmup requests, narrows this)", t.URL, n, whose))
+		out = append(out, fmt.Sprintf("server metrics %s: %s%s ended after the scrape that opens the deltas: the server's counters include their work (a shorter --server-metrics-interval, or fewer warmup requests, narrows this)", t.URL, plural(int(n), "warmup request"), whose))
 	}
 	return out
 }
