@@ -124,6 +124,9 @@ func newRunner(tr *trace.Reader, w io.Writer, o Options) *runner {
 func (r *runner) row(row *trace.Row) error {
 	r.st.Rows++
 	sess, turn, err := r.sessions.place(row.SessionID)
+	if err == nil {
+		err = r.sessions.name(row, sess)
+	}
 	if err != nil {
 		return &trace.Error{File: row.Source, Line: row.Line, Field: "session_id", Err: err}
 	}
@@ -164,7 +167,7 @@ func (r *runner) checkOnly(row *trace.Row) error {
 func (r *runner) record(row *trace.Row, sess int64, turn uint32) (*record.Record, error) {
 	rec := &record.Record{Line: uint64(r.st.Rows), Session: sess, Turn: turn, SessionID: row.SessionID}
 	if rec.SessionID == "" || row.SessionGenerated {
-		rec.SessionID = "session_" + strconv.FormatInt(sess, 10)
+		rec.SessionID = generatedName(sess)
 	}
 	if row.HasTimestamp {
 		rec.HasTimestamp, rec.TimestampNS = true, row.TimestampNS
@@ -364,10 +367,38 @@ type sessionNumbers struct {
 	byID  map[string]int64
 	turns map[int64]uint32
 	next  int64
+	// names holds the session ids the records carry (the trace's, and the
+	// ones generatedName makes for sessions without), for name's check.
+	names map[string]int64
 }
 
 func newSessionNumbers() sessionNumbers {
-	return sessionNumbers{byID: map[string]int64{}, turns: map[int64]uint32{}}
+	return sessionNumbers{byID: map[string]int64{}, turns: map[int64]uint32{}, names: map[string]int64{}}
+}
+
+// generatedName is the session id of session sess when the trace gives it
+// none.
+func generatedName(sess int64) string { return "session_" + strconv.FormatInt(sess, 10) }
+
+// name refuses a session id that two sessions would carry: a trace's
+// "session_1" beside a session without an id numbered 1 (the id this
+// package gives it). inputs.json and the exports key sessions by id, and
+// would merge the two.
+func (s *sessionNumbers) name(row *trace.Row, sess int64) error {
+	id, given := row.SessionID, true
+	if id == "" || row.SessionGenerated {
+		id, given = generatedName(sess), false
+	}
+	prev, ok := s.names[id]
+	switch {
+	case !ok:
+		s.names[id] = sess
+	case prev != sess && given:
+		return fmt.Errorf("%q is also the id this tool gives the trace's session %d, which has none: rename it", id, prev)
+	case prev != sess:
+		return fmt.Errorf("this row's session has no id, and the one it would get, %q, names another session of the trace: rename that one", id)
+	}
+	return nil
 }
 
 func (s *sessionNumbers) place(id string) (sess int64, turn uint32, err error) {
