@@ -321,7 +321,7 @@ func (sn *sessionNumbers) number(rec *record.Record) (uint32, error) {
 			sn.n++
 			return sn.w.AddSession(id), nil
 		default:
-			return 0, fmt.Errorf("%d skips ahead of the %d sessions seen so far (sessions are numbered densely in order of first appearance)", rec.Session, sn.n)
+			return 0, fmt.Errorf("%d skips ahead of the %d sessions seen so far (sessions are numbered densely in order of first appearance; the records of aiperf-tokenize --shard i/N begin at session i: pack every shard's records)", rec.Session, sn.n)
 		}
 	}
 	id := rec.SessionID

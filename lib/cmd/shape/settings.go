@@ -118,9 +118,47 @@ func mergeShards(records []Records) (cachekey.Description, error) {
 		}
 	}
 	if merged != nil {
+		if err := completeShards(records, shards); err != nil {
+			return nil, err
+		}
 		merged["tokenize.shard"] = strconv.Quote(combineShards(shards))
 	}
 	return merged, nil
+}
+
+// completeShards refuses streams that are several of a trace's shards but
+// not all (aiperf-tokenize --shard i/N): their store would lack the missing
+// shards' sessions without a word, and no key names it. One shard alone
+// packs into a store of its own, which its key names.
+func completeShards(records []Records, shards []string) error {
+	if len(shards) < 2 {
+		return nil
+	}
+	count := 0
+	seen := map[int]bool{}
+	for k, s := range shards {
+		i, n, err := ParseShard(s)
+		if err != nil || n <= 1 {
+			continue
+		}
+		if count != 0 && n != count {
+			return fmt.Errorf("%s holds shard %s, %s another shard count (%d): they are not the shards of one trace", records[k].Name, s, records[0].Name, count)
+		}
+		count, seen[i] = n, true
+	}
+	var missing []string
+	for i := range count {
+		if !seen[i] {
+			missing = append(missing, fmt.Sprintf("%d/%d", i, count))
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("the records are shards of a trace, and shard %s is missing: the store would lack its sessions (pack every shard's records)", missing[0])
+	}
+	return fmt.Errorf("the records are shards of a trace, and shards %s are missing: the store would lack their sessions (pack every shard's records)", strings.Join(missing, ", "))
 }
 
 // combineShards names the shards a store holds: "0/1" for a whole trace
