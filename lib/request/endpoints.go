@@ -116,6 +116,8 @@ func (f *Formatter) bodyMaxTokens(rec *record.Record) (uint32, bool) {
 		return 0, false
 	case f.o.Endpoint == Messages && !rec.HasMaxTokens:
 		return DefaultMessagesMaxTokens, true
+	case f.o.Endpoint == Completions && rec.MaxTokens == 0:
+		return 0, false // no cap member (members)
 	}
 	return rec.MaxTokens, rec.HasMaxTokens
 }

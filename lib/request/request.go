@@ -374,7 +374,7 @@ func (f *Formatter) members(rec *record.Record) (fs []member, maxSet bool, err e
 			return nil, false, fmt.Errorf("the completions endpoint needs a prompt record, got %s", rec.Kind)
 		}
 		fs = append(fs, member{key: "prompt", value: rec.Raw}, member{key: "model", value: f.model}, member{key: "stream", value: boolJSON(f.o.Streaming)})
-		if rec.HasMaxTokens {
+		if rec.HasMaxTokens && rec.MaxTokens > 0 { // aiperf's completions sends a falsy cap not at all
 			fs = append(fs, member{key: "max_tokens", value: f.num})
 		}
 	default:

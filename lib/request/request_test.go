@@ -234,3 +234,34 @@ func TestStreamOptionsMerge(t *testing.T) {
 		}
 	}
 }
+
+// An output length of 0 (BurstGPT rows of failed requests have one) gives
+// completions no cap member, as aiperf's completions endpoint sends a falsy
+// max_tokens not at all; chat sends it, as aiperf's chat does.
+func TestZeroMaxTokens(t *testing.T) {
+	for _, tc := range []struct {
+		ep   string
+		want string
+		has  bool
+	}{
+		{Completions, `{"prompt":"hi","model":"m","stream":false}`, false},
+		{Chat, `{"messages":[{"role":"user","content":"hi"}],"model":"m","stream":false,"max_completion_tokens":0}`, true},
+	} {
+		f, err := NewFormatter(Options{Endpoint: tc.ep, Model: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &record.Record{Kind: record.KindPrompt, Raw: []byte(`"hi"`), HasMaxTokens: true}
+		b, err := f.Format(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		for _, p := range b.Parts {
+			got = append(got, p...)
+		}
+		if string(got) != tc.want || b.HasMaxTokens != tc.has || b.MaxTokens != 0 {
+			t.Errorf("%s: %s (cap %d %v), want %s (%v)", tc.ep, got, b.MaxTokens, b.HasMaxTokens, tc.want, tc.has)
+		}
+	}
+}
