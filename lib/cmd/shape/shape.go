@@ -61,7 +61,7 @@ const (
 	// BodyVersion: lib/request, the formatting of request bodies (key
 	// order, extras, max-token fields), and the metadata aiperf-pack writes
 	// beside them. 2: the store records the settings it was built with
-	// (store.MetaSettings). 3: a payload's cap is its record's; a 0 one none.
+	// (store.MetaSettings). 3: a payload's cap is its record's; completions omit a 0.
 	BodyVersion = 3
 	// CompressVersion: the zstd stream of --compress (the encoder, its level
 	// and the library version writing it).
