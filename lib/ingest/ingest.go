@@ -233,6 +233,9 @@ func (r *runner) body(row *trace.Row, rec *record.Record) error {
 			r.ver.submit(row.Source, row.Line, r.lit, row.InputLength)
 		}
 	default:
+		if r.tr.Type() == trace.TypeBurstGPT {
+			return &trace.Error{File: row.Source, Line: row.Line, Field: `"Request tokens"`, Err: errors.New("must be greater than 0 (a prompt of 0 tokens)")}
+		}
 		return &trace.Error{File: row.Source, Line: row.Line, Field: "input_length", Err: errors.New("the row has no prompt: give input_length, text, messages or payload")}
 	}
 	return nil
