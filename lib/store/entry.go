@@ -2,7 +2,7 @@ package store
 
 // Entry is one index row (one turn of one session).
 type Entry struct {
-	Line        uint64 // source trace line number (1-based), informational
+	Line        uint64 // the record's line field: the row's place among the trace rows kept (1-based), informational
 	Session     uint32 // dense session number 0..NumSessions-1
 	Turn        uint32 // turn number within its session, 0-based
 	TimeNS      int64  // timestamp (FlagTimestamp) or delay (FlagDelay) in nanoseconds, else 0
