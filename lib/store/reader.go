@@ -119,6 +119,9 @@ func parse(b []byte) (*Reader, error) {
 		return nil, formatError(0, "file is %d bytes, shorter than a header and a trailer (%d)", size, headerSize+trailerSize)
 	}
 	if string(b[:len(Magic)]) != Magic {
+		if string(b[:4]) == "\x28\xb5\x2f\xfd" { // zstd's frame magic
+			return nil, formatError(0, "a zstd stream, not a store: aiperf-pack --compress wrote it; aiperf-pack unpack -o STORE FILE gives the store")
+		}
 		return nil, formatError(0, "magic is %q, want %q: not a store file", b[:len(Magic)], Magic)
 	}
 	r := &Reader{b: b}
