@@ -50,6 +50,7 @@ type Options struct {
 // Stats summarise a run.
 type Stats struct {
 	Rows, Emitted, Sessions int64
+	ShardSessions           int64 // of Sessions, this shard's (all of them unsharded)
 	PromptTokens            int64 // tokens of emitted synthesized and text prompts
 	Blocks                  int
 	Verified                int64
@@ -292,6 +293,9 @@ func (r *runner) loadSynth() error {
 // end line.
 func (r *runner) end() error {
 	r.st.Sessions = r.sessions.next
+	if i, n := int64(r.o.ShardIndex), int64(r.o.ShardCount); r.st.Sessions > i {
+		r.st.ShardSessions = (r.st.Sessions - i + n - 1) / n // sessions i, i+n, ...
+	}
 	if r.syn != nil {
 		r.st.Blocks = r.syn.Blocks()
 	}

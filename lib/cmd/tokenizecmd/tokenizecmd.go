@@ -170,8 +170,13 @@ func summary(o options, name string, tr *trace.Reader, st ingest.Stats, took tim
 	if len(gone) > 0 {
 		fmt.Fprintf(w, " (%s)", strings.Join(gone, ", "))
 	}
-	fmt.Fprintf(w, ", emitted %d records, %d sessions, %d prompt tokens, %d blocks, %.2fs (%.1fM tokens/s)",
-		st.Emitted, st.Sessions, st.PromptTokens, st.Blocks, el, float64(st.PromptTokens)/el/1e6)
+	// a shard's records, sessions and tokens; the blocks are the trace's
+	blocks := fmt.Sprintf("%d blocks", st.Blocks)
+	if st.ShardSessions != st.Sessions {
+		blocks = fmt.Sprintf("the trace's %d sessions and %d blocks", st.Sessions, st.Blocks)
+	}
+	fmt.Fprintf(w, ", emitted %d records, %d sessions, %d prompt tokens, %s, %.2fs (%.1fM tokens/s)",
+		st.Emitted, st.ShardSessions, st.PromptTokens, blocks, el, float64(st.PromptTokens)/el/1e6)
 	if o.Verify {
 		fmt.Fprintf(w, ", %d prompts verified", st.Verified)
 	}
