@@ -267,5 +267,5 @@ if ! skip 4 && [ "$RSS_REQUESTS" -gt 0 ]; then
 		sleep 10
 	done
 	wait "$rp"
-	echo "  done: $(wc -l < "$DIR/out/results.jsonl") records"
+	echo "  done: $(grep -c sent_unix_ns "$DIR/out/results.jsonl") records"
 fi

@@ -3,6 +3,9 @@
 # say MSG...: a diagnostic line on stderr, named after the script.
 say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { say "$@"; exit 1; }
+# requests RESULTS: a run's results.jsonl without its end line ({"v":1,"end":true,...}, not a
+# request), one request a line, for the checks that count or index them.
+requests() { jq -c 'select(.end != true)' "$1"; }
 
 # need_debs PKG...: install the Debian packages among PKG that are not installed yet.
 # Does nothing (and asks nothing of apt) when all of them are there.

@@ -80,7 +80,7 @@ TMPL
 passed=0 failed=0
 # expect NAME JQ-EXPR DIR: an assertion over the records ($r) of a run in DIR.
 expect() {
-	if jq -n -e --slurpfile r "$3/results.jsonl" "$2" >/dev/null 2>"$tmp/jq.err"; then
+	if jq -n -e --slurpfile r <(requests "$3/results.jsonl") "$2" >/dev/null 2>"$tmp/jq.err"; then
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1))

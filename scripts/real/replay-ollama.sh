@@ -86,7 +86,7 @@ passed=0 failed=0
 quiet=0
 expect() {
 	local ok=0
-	if jq -n -e --slurpfile r "$3/results.jsonl" --slurpfile p "$3/profile_export.jsonl" \
+	if jq -n -e --slurpfile r <(requests "$3/results.jsonl") --slurpfile p "$3/profile_export.jsonl" \
 		--slurpfile s "$3/profile_export_aiperf.json" --slurpfile e "$out/expect.json" '
 		$e[0] as $e | $s[0] as $s
 		| ($e | map({key: (.record | tostring), value: .}) | from_entries) as $m
@@ -160,7 +160,7 @@ run_replay() {
 
 # observe TAG DIR: figures of one run (stdout): medians, throughput, and chunks against tokens.
 observe() {
-	jq -n -r --arg t "$1" --slurpfile r "$2/results.jsonl" --slurpfile s "$2/profile_export_aiperf.json" '
+	jq -n -r --arg t "$1" --slurpfile r <(requests "$2/results.jsonl") --slurpfile s "$2/profile_export_aiperf.json" '
 		$s[0] as $s
 		| ([$r[] | .chunk_offsets_ns | length] | add) as $chunks
 		| ([$r[].output_tokens] | add) as $toks
@@ -195,7 +195,7 @@ nousage() {
 	expect "$t: every request succeeded (HTTP 200, no error)" 'all($r[]; .status == 200 and .error == null and (.cancelled | not))' "$d"
 	expect "$t: no usage; output tokens counted by the client, > 0" 'all($r[]; .usage == null and .output_tokens_source == "client" and .output_tokens > 0 and .max_tokens == $m[.record | tostring].max)' "$d"
 	expect "$t: TTFT < request latency" 'all($r[]; .sent_unix_ns < .first_token_unix_ns and .first_token_unix_ns < .end_unix_ns)' "$d"
-	jq -s -r --arg t "$t" '"observe \($t): client-counted output_tokens=\([.[].output_tokens] | add) for max_tokens=\([.[].max_tokens] | add); records where they differ: \([.[] | select(.output_tokens != .max_tokens)] | length)/\(length), ratio min \([.[] | .output_tokens / .max_tokens] | min * 100 | round / 100) max \([.[] | .output_tokens / .max_tokens] | max * 100 | round / 100)"' "$d/results.jsonl" || true
+	requests "$d/results.jsonl" | jq -s -r --arg t "$t" '"observe \($t): client-counted output_tokens=\([.[].output_tokens] | add) for max_tokens=\([.[].max_tokens] | add); records where they differ: \([.[] | select(.output_tokens != .max_tokens)] | length)/\(length), ratio min \([.[] | .output_tokens / .max_tokens] | min * 100 | round / 100) max \([.[] | .output_tokens / .max_tokens] | max * 100 | round / 100)"' || true
 }
 
 t0=$SECONDS
@@ -220,7 +220,9 @@ mutate() {
 	local d=$tmp/broken-$1 f=$2
 	rm -rf "$d"
 	cp -r "$out/mock-chat" "$d"
-	if [[ $f == *.jsonl ]]; then
+	if [[ $f == results.jsonl ]]; then # the requests rewritten; the end line kept, last
+		jq -s -c "([.[] | select(.end != true)] | $3 | .[]), (.[] | select(.end == true))" "$out/mock-chat/$f" >"$d/$f"
+	elif [[ $f == *.jsonl ]]; then
 		jq -s -c "$3 | .[]" "$out/mock-chat/$f" >"$d/$f"
 	else
 		jq -c "$3" "$out/mock-chat/$f" >"$d/$f"

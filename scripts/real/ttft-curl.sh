@@ -75,9 +75,8 @@ for ep in $endpoints; do
 			"$bindir/aiperf-replay" -q --url "$url" --schedule fixed --start-offset $(($1 * 1000)) \
 				--end-offset $(($1 * 1000)) --timeout 120s --max-error-rate 0 -o "$out" "$tmp/$ep.aipk" ||
 				die "aiperf-replay ($ep, record $1) failed"
-			jq -r -s 'if length == 1 and .[0].status == 200 then .[0] else error("not one record of HTTP 200") end
-				| "\((.first_byte_unix_ns - .sent_unix_ns) / 1e6) \((.first_token_unix_ns - .sent_unix_ns) / 1e6)"' \
-				"$out/results.jsonl"
+			requests "$out/results.jsonl" | jq -r -s 'if length == 1 and .[0].status == 200 then .[0] else error("not one record of HTTP 200") end
+				| "\((.first_byte_unix_ns - .sent_unix_ns) / 1e6) \((.first_token_unix_ns - .sent_unix_ns) / 1e6)"'
 		}
 		# curlit K: curl's first byte after the request was ready to go (ms) for record K.
 		curlit() {

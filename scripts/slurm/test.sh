@@ -64,7 +64,10 @@ cat "$tmp"/replay/replay/shard-*-of-3/results.jsonl >"$tmp/all.jsonl"
 python3 - "$tmp/all.jsonl" "$merged/profile_export_aiperf.json" "$records" <<'EOF'
 import json, sys
 
-recs = [json.loads(l) for l in open(sys.argv[1])]
+lines = [json.loads(l) for l in open(sys.argv[1])]
+recs = [r for r in lines if not r.get("end")]  # each shard's results end with its run's end line
+ends = [r for r in lines if r.get("end")]
+assert len(ends) == 3 and not any(e["interrupted"] for e in ends), f"end lines: {ends}"
 exp = json.load(open(sys.argv[2]))
 want = int(sys.argv[3])
 
