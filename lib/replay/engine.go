@@ -395,7 +395,9 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 
 	interrupted := atomic.Bool{}
 	ctxDone := make(chan struct{})
+	watched := make(chan struct{}) // the watcher below has returned
 	go func() {
+		defer close(watched)
 		stop := r.o.Stop
 		for {
 			select {
@@ -461,8 +463,10 @@ wait:
 	<-done
 	r.workers.Wait()
 	close(ctxDone)
+	<-watched // read the flag once it can no longer change: the end line and Stats agree
+	wasInterrupted := interrupted.Load()
 	r.pool.close()
-	werr := r.sink.close(&result.End{RunID: r.runID, Interrupted: interrupted.Load()})
+	werr := r.sink.close(&result.End{RunID: r.runID, Interrupted: wasInterrupted})
 
 	st := &Stats{
 		RunID:          r.runID,
@@ -476,7 +480,7 @@ wait:
 		CeilingMaxWait: time.Duration(r.ceilingMax.Load()),
 		Answered:       r.sink.ok,
 		Streamed:       r.sink.streamed,
-		Interrupted:    interrupted.Load(),
+		Interrupted:    wasInterrupted,
 		Elapsed:        time.Since(began),
 		CPU:            cpuTime() - cpu0,
 	}

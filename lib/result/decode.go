@@ -69,11 +69,13 @@ func (d *Decoder) next(r *Record) error {
 		return fmt.Errorf("read %s: %w", d.name, err)
 	}
 	if err := Parse(line, r); err != nil {
-		if d.lr.Unterminated() && n > 1 {
-			// The last line, cut: its writer was killed mid-line (a
-			// partial line is never valid JSON). The records before it
-			// stand; rundir.Ends names the cut for report's warning. (A
-			// file of one cut line holds no record: an error.)
+		if d.lr.Unterminated() && n > 1 && !jsonx.Valid(line) {
+			// The last line, cut short: not JSON, and no newline (a
+			// partial copy of the file; a replay commits its results
+			// whole). The records before it stand; rundir.Ends names the
+			// cut for report's warning. A complete line without its
+			// newline is read, or refused, as any line; a file of one
+			// cut line holds no record: an error.
 			*r = Record{}
 			return io.EOF
 		}
@@ -119,7 +121,10 @@ type lineParser struct {
 	haveV           bool
 	haveFirstOutput bool
 	isEnd           bool // "end":true: the run's end line (End)
-	end             End
+	// endv holds the values of the end line's other members, decoded
+	// (endField) only when the line is one: on a record they are foreign
+	// keys, ignored as every unknown key is.
+	endv [][2][]byte
 }
 
 // field decodes one member: one case per key, unknown keys ignored. Keys
@@ -128,16 +133,14 @@ type lineParser struct {
 func (p *lineParser) field(key, v []byte, _ int) error {
 	k := string(key[1 : len(key)-1])
 	r := p.r
-	if ok, err := endField(&p.end, k, v); ok {
-		return err
+	if isEndKey(k) {
+		p.endv = append(p.endv, [2][]byte{key, v})
+		return nil
 	}
 	var err error
 	switch k {
 	case "end":
-		if string(v) != "true" {
-			return fieldErr(k, "not true: %s (only a run's end line carries it)", clip(v))
-		}
-		p.isEnd = true
+		p.isEnd, err = flagField(k, v, p.isEnd) // false: a record
 	case "v":
 		err = checkVersion(v)
 		p.haveV = true
@@ -222,7 +225,12 @@ func (p *lineParser) finish() error {
 		return fieldErr("v", "missing (every replay records line carries \"v\":1)")
 	}
 	if p.isEnd {
-		end := p.end
+		var end End
+		for _, kv := range p.endv {
+			if err := endField(&end, string(kv[0][1:len(kv[0])-1]), kv[1]); err != nil {
+				return err
+			}
+		}
 		p.r.End = &end
 		return nil
 	}

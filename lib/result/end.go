@@ -11,12 +11,13 @@ import (
 //
 //	{"v":1,"end":true,"run_id":"9f…","results":1000,"interrupted":false}
 //
-// It is not a request: Decoder skips it (Decoder.End returns it). A file
-// whose run has no end line was cut short: the run was killed (SIGKILL,
-// a node lost), is still running, or was written before runs wrote one
-// (2026-12-04). `report` says so, and that an interrupted run's figures
-// cover the part it ran: a merge of shards would otherwise count a
-// stopped shard's requests over the whole span without a word.
+// It is not a request: Decoder skips it (Decoder.End returns it). A replay
+// commits its results file whole, end line included (a run killed with
+// SIGKILL leaves only its temporary file), so a run without an end line
+// was written before runs wrote one (2026-12-04), or its file was cut
+// short since (a partial copy). `report` says so, and that an interrupted
+// run's figures cover the part it ran: a merge of shards would otherwise
+// count a stopped shard's requests over the whole span without a word.
 type End struct {
 	RunID       string // "run_id": the run's id (RunInfo.ID); "" when it had none
 	Results     int64  // "results": the lines the run wrote before this one
@@ -37,10 +38,12 @@ func AppendEnd(dst []byte, e *End) []byte {
 	return append(dst, "}\n"...)
 }
 
-// endField decodes the members of an end line into e (the line parser
-// hands them over once it has seen "end":true, or before: keys may come in
-// any order).
-func endField(e *End, k string, v []byte) (bool, error) {
+// isEndKey reports whether k is a member of an end line besides "v" and
+// "end".
+func isEndKey(k string) bool { return k == "run_id" || k == "results" || k == "interrupted" }
+
+// endField decodes one member of an end line (isEndKey) into e.
+func endField(e *End, k string, v []byte) error {
 	var err error
 	switch k {
 	case "run_id":
@@ -49,8 +52,6 @@ func endField(e *End, k string, v []byte) (bool, error) {
 		e.Results, err = parseInt(k, v, 0, 1<<62)
 	case "interrupted":
 		e.Interrupted, err = flagField(k, v, false)
-	default:
-		return false, nil
 	}
-	return true, err
+	return err
 }

@@ -50,8 +50,14 @@ func TestEndLine(t *testing.T) {
 	if _, e, err = decodeAll(t, []byte(`{"interrupted":false,"results":0,"end":true,"v":1}`)); err != nil || e == nil || e.Interrupted {
 		t.Fatalf("reordered end line: %+v %v", e, err)
 	}
-	if _, _, err = decodeAll(t, []byte(`{"v":1,"end":1}`)); err == nil || !strings.Contains(err.Error(), "f:1: end: not true") {
+	if _, _, err = decodeAll(t, []byte(`{"v":1,"end":1}`)); err == nil || !strings.Contains(err.Error(), "f:1: end: not a boolean") {
 		t.Fatalf("end:1: %v", err)
+	}
+	// the end line's members are foreign keys on a record, ignored as any
+	// unknown key is
+	rec := `{"v":1,"sent_unix_ns":5,"results":"x","interrupted":3,"run_id":7,"end":false}`
+	if sent, e, err := decodeAll(t, []byte(rec)); err != nil || len(sent) != 1 || sent[0] != 5 || e != nil {
+		t.Fatalf("a record with the end line's keys: %v %+v %v", sent, e, err)
 	}
 }
 

@@ -6,17 +6,19 @@ import (
 	"io"
 	"os"
 
+	"github.com/aiperf/toolkit/lib/jsonx"
 	"github.com/aiperf/toolkit/lib/result"
 )
 
-// endTail is how much of a file's end Ends reads: an end line is under
-// 200 bytes, so a last line that does not begin within it is a record.
+// endTail is how much of a file's end Ends reads first: an end line is
+// under 200 bytes, so a complete last line that does not begin within it
+// is a record.
 const endTail = 64 << 10
 
 // Ends returns, for each results file (one run each: SplitRuns), how it
-// ends: with its run's end line (result.End), or without one (the run was
-// killed, is still running, or was written before runs wrote end lines),
-// its last line cut or not. An end line of another run than runs[i] says
+// ends: with its run's end line (result.End), or without one (written
+// before runs wrote end lines, or cut short: a replay commits its results
+// whole, end line included), its last line cut or not. An end line of another run than runs[i] says
 // (its run_id) counts as none. It reads the last 64 KiB of each file; a
 // file that cannot be read gives a zero RunEnd here (reading it for the
 // summary reports why).
@@ -36,15 +38,16 @@ func Ends(files []string, runs []*result.RunInfo) []RunEnd {
 }
 
 // RunEnd is how a results file ends: with its run's end line (End), or
-// without (nil), its last line cut mid-line (Cut: the writer was killed
-// while writing it; the decoder leaves it out) or not.
+// without (nil), its last line cut short (Cut: not JSON, no newline; the
+// decoder leaves it out) or not.
 type RunEnd struct {
 	End *result.End
 	Cut bool
 }
 
 // lastEnd returns the end line that is the file's last line, or nil, and
-// whether that line was cut (no newline, not JSON).
+// whether that line was cut short (no newline, not JSON: the decoder
+// leaves it out).
 func lastEnd(name string) (*result.End, bool, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -55,22 +58,38 @@ func lastEnd(name string) (*result.End, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	off := max(fi.Size()-endTail, 0)
-	b := make([]byte, fi.Size()-off)
-	if _, err := f.ReadAt(b, off); err != nil && err != io.EOF {
+	line, unterminated, err := lastLine(f, fi.Size())
+	if err != nil {
 		return nil, false, err
 	}
-	cut := len(b) > 0 && b[len(b)-1] != '\n'
-	b = bytes.TrimRight(b, " \t\r\n")
-	i := bytes.LastIndexByte(b, '\n')
-	if i < 0 && off > 0 {
-		return nil, false, nil // a last line longer than the tail: a record (or cut, which the decoder tells)
-	}
 	var r result.Record
-	if result.Parse(bytes.TrimSpace(b[i+1:]), &r) != nil {
-		return nil, cut, nil
+	if result.Parse(line, &r) != nil {
+		return nil, unterminated && !jsonx.Valid(line), nil
 	}
 	return r.End, false, nil
+}
+
+// lastLine returns the file's last non-blank line, trimmed, and whether it
+// ends without a newline. It reads the last 64 KiB, and further back only
+// when the last line is longer and has no newline (a cut record, which
+// takes reading whole to tell from a complete one).
+func lastLine(f *os.File, size int64) ([]byte, bool, error) {
+	for tail := int64(endTail); ; tail *= 4 {
+		off := max(size-tail, 0)
+		b := make([]byte, size-off)
+		if _, err := f.ReadAt(b, off); err != nil && err != io.EOF {
+			return nil, false, err
+		}
+		unterminated := len(b) > 0 && b[len(b)-1] != '\n'
+		b = bytes.TrimRight(b, " \t\r\n")
+		i := bytes.LastIndexByte(b, '\n')
+		switch {
+		case i >= 0 || off == 0:
+			return bytes.TrimSpace(b[i+1:]), unterminated, nil
+		case !unterminated || tail > result.MaxLine:
+			return nil, false, nil // a long complete last line: a record, not an end line
+		}
+	}
 }
 
 // EndWarnings says which runs did not end (no end line) and which were
@@ -94,9 +113,9 @@ func EndWarnings(files []string, runs []*result.RunInfo, ends []RunEnd, merged b
 		}
 		switch e := ends[i].End; {
 		case ends[i].Cut:
-			warnings = append(warnings, fmt.Sprintf("%s ends in a cut line, left out: its run was killed while writing it; %s", who, effect))
+			warnings = append(warnings, fmt.Sprintf("%s ends in a cut line, left out: the file was cut short (a partial copy: a replay commits its results whole); %s", who, effect))
 		case e == nil:
-			warnings = append(warnings, fmt.Sprintf("%s has no end line: its run was killed, is still running, or was written by an aiperf-replay before 2026-12-04; %s", who, effect))
+			warnings = append(warnings, fmt.Sprintf("%s has no end line: it was written by an aiperf-replay before 2026-12-04, or cut short (a replay commits its results whole, end line included); %s", who, effect))
 		case e.Interrupted:
 			interrupted = true
 			noun := "requests"
