@@ -170,6 +170,9 @@ func reportInputs(c *cli.Context, errw io.Writer, ro *reportOptions) (files []st
 	if err := checkShardsOf(errw, files, runs, ro.allowMissing); err != nil {
 		return fail(err)
 	}
+	if err := checkReportOut(ro.out, files, runs); err != nil {
+		return fail(err)
+	}
 	return files, runs, cleanup, nil
 }
 

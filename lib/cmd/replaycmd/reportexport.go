@@ -1,11 +1,12 @@
 package replaycmd
 
 import (
-	"github.com/aiperf/toolkit/lib/cmd/base"
 	"os"
 	"path/filepath"
 
+	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/metrics"
+	"github.com/aiperf/toolkit/lib/result"
 	"github.com/aiperf/toolkit/lib/rundir"
 )
 
@@ -27,9 +28,6 @@ type reportExport struct {
 func startReportExport(dir string, mo metrics.Options, files []string) (*reportExport, error) {
 	if dir == "" {
 		return nil, nil
-	}
-	if err := checkReportOut(dir, files); err != nil {
-		return nil, err
 	}
 	e := &reportExport{}
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
@@ -83,19 +81,31 @@ func (e *reportExport) removeDir() {
 	}
 }
 
-// checkReportOut refuses, when report merges several results files, an
-// -o folder that holds one of them: the merged exports would replace that
-// run's own beside its results, and the folder would contradict itself.
-// (One run's folder is fine: report rewrites its exports from its results,
+// checkReportOut refuses, when report merges several results, an -o
+// folder that holds one of their runs' results: the merged exports would
+// replace that run's own beside them, and the folder would contradict
+// itself. The folder's run is told by its id (stdin and concatenated
+// files name no folder), or, without run info, by the file itself. (One
+// run's own folder is fine: report rewrites its exports from its results,
 // with --slice-duration, say.)
-func checkReportOut(dir string, files []string) error {
-	di, err := os.Stat(dir)
-	if err != nil || len(files) < 2 {
+func checkReportOut(dir string, files []string, runs []*result.RunInfo) error {
+	if dir == "" || len(files) < 2 {
 		return nil
 	}
-	for _, f := range files {
-		if fi, err := os.Stat(filepath.Dir(f)); err == nil && os.SameFile(di, fi) {
-			return base.UsageError("-o %s holds the input %s: the merge's exports would replace that run's own; choose another folder", dir, displayName(f))
+	own, ok := rundir.Results(dir)
+	if !ok {
+		return nil
+	}
+	oi, err := os.Stat(own)
+	if err != nil {
+		return nil
+	}
+	ownRun := rundir.Runs([]string{own})[0]
+	for i, f := range files {
+		fi, err := os.Stat(f)
+		same := err == nil && os.SameFile(oi, fi)
+		if same || ownRun != nil && runs[i] != nil && ownRun.ID != "" && runs[i].ID == ownRun.ID && runs[i].Shard == ownRun.Shard {
+			return base.UsageError("-o %s holds the results of %s, one of the runs merged: the merge's exports would replace that run's own; choose another folder", dir, displayName(f))
 		}
 	}
 	return nil
