@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/rundir"
 	"github.com/aiperf/toolkit/lib/servermetrics"
 )
@@ -20,7 +21,7 @@ func writeRunOutputs(o *options, fin *finished, tap *warnTap) error {
 	if err := writeTimeslices(o.out, fin.slices, fin.run); err != nil {
 		return err
 	}
-	dropStale(tap, o.out, runOutputs(o, fin))
+	dropStale(tap, o.out, runOutputs(o, fin), "run")
 	if o.html != "" {
 		return writeHTML(o.html, fin.col, fin.sum, fin.stats.RunID, fin.files, &fin.parts, tap)
 	}
@@ -34,7 +35,24 @@ func runOutputs(o *options, fin *finished) []string {
 		out = append(out, timeslicesJSONFile, timeslicesCSVFile)
 	}
 	if fin.smReport != nil {
-		out = append(out, servermetrics.JSONFile, servermetrics.CSVFile, servermetrics.JSONLFile)
+		out = append(out, servermetrics.JSONFile, servermetrics.CSVFile)
+	}
+	if fin.scraped {
+		out = append(out, servermetrics.JSONLFile)
+	}
+	return out
+}
+
+// reportOutputs names the files report -o wrote into its folder. The
+// scrapes' JSONL is a run's, never report's: report reads it (from a run's
+// own folder, which report -o DIR DIR rewrites) and does not remove it.
+func reportOutputs(slices *metrics.Slices, srv *serverRebuild) []string {
+	out := []string{exportJSONFile, exportCSVFile, exportRecordFile, recordsFile, servermetrics.JSONLFile}
+	if slices != nil {
+		out = append(out, timeslicesJSONFile, timeslicesCSVFile)
+	}
+	if srv != nil && srv.rep != nil {
+		out = append(out, servermetrics.JSONFile, servermetrics.CSVFile)
 	}
 	return out
 }
@@ -47,7 +65,7 @@ var optionalOutputs = []string{timeslicesJSONFile, timeslicesCSVFile, servermetr
 // (wrote): left by an earlier run into the same folder, they would stand
 // beside this run's results as if they were its own, and report would
 // read another run's scrapes as this one's. It says what it removed.
-func dropStale(w io.Writer, dir string, wrote []string) {
+func dropStale(w io.Writer, dir string, wrote []string, who string) {
 	var gone []string
 	for _, name := range optionalOutputs {
 		if slices.Contains(wrote, name) {
@@ -58,12 +76,12 @@ func dropStale(w io.Writer, dir string, wrote []string) {
 			continue
 		}
 		if err := os.Remove(p); err != nil {
-			fmt.Fprintf(w, "aiperf-replay: warning: %s, left by an earlier run, is not this run's and could not be removed: %v\n", p, err)
+			fmt.Fprintf(w, "aiperf-replay: warning: %s, left by an earlier run, is not this %s's and could not be removed: %v\n", p, who, err)
 			continue
 		}
 		gone = append(gone, name)
 	}
 	if len(gone) > 0 {
-		fmt.Fprintf(w, "aiperf-replay: removed %s from %s: an earlier run's, which this run did not write\n", strings.Join(gone, ", "), dir)
+		fmt.Fprintf(w, "aiperf-replay: removed %s from %s: an earlier run's, which this %s did not write\n", strings.Join(gone, ", "), dir, who)
 	}
 }

@@ -211,6 +211,7 @@ func writeReportOutputs(ro *reportOptions, files []string, runs []*result.RunInf
 		if err := writeTimeslices(ro.out, slices, run); err != nil {
 			return err
 		}
+		dropStale(tap, ro.out, reportOutputs(slices, srv), "report")
 	}
 	if ro.html != "" {
 		return writeHTML(ro.html, col, sum, reportRun(runs, made).BenchmarkID, files, parts, tap)

@@ -126,6 +126,7 @@ type finished struct {
 	run      metrics.Run
 	slices   *metrics.Slices
 	smReport *servermetrics.Report
+	scraped  bool // the scrapes' JSONL is written (even when it could not be read back)
 	ps       *prefixSummary
 	parts    consoleParts // rendered once: the console and the page
 }
@@ -180,6 +181,7 @@ func summarizeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, 
 	if fin.slices, err = summarizeSlices(fin.files, mo, o.slice); err != nil {
 		return nil, err
 	}
+	fin.scraped = sm != nil
 	if fin.smReport, err = sm.write(w, fin.sum, servermetrics.Meta{Version: fin.run.Version, BenchmarkID: fin.run.BenchmarkID}); err != nil {
 		return nil, err
 	}
