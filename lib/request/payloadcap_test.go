@@ -45,3 +45,19 @@ func TestPayloadCap(t *testing.T) {
 		}
 	}
 }
+
+// An embeddings body has no output to cap: the record's cap is not added.
+func TestPayloadCapEmbeddings(t *testing.T) {
+	f, err := NewFormatter(Options{Endpoint: Embeddings, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"input":["a"],"model":"m"}`
+	b, err := f.Format(&record.Record{Kind: record.KindPayload, Raw: []byte(body), MaxTokens: 8, HasMaxTokens: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(bytes.Join(b.Parts, nil)); got != body || b.HasMaxTokens {
+		t.Errorf("got %s (cap %v), want %s without a cap", got, b.HasMaxTokens, body)
+	}
+}

@@ -307,7 +307,7 @@ func (f *Formatter) Format(rec *record.Record) (Body, error) {
 	if rec.Kind == record.KindPayload {
 		// The row's output length (or --max-osl) is the body's cap, as in
 		// aiperf; without one, the body's own.
-		b := Body{Parts: append(f.parts[:0], rec.Raw), MaxTokens: rec.MaxTokens, HasMaxTokens: rec.HasMaxTokens && rec.MaxTokens > 0}
+		b := Body{Parts: append(f.parts[:0], rec.Raw), MaxTokens: rec.MaxTokens, HasMaxTokens: rec.HasMaxTokens && rec.MaxTokens > 0 && f.o.Endpoint != Embeddings}
 		if b.HasMaxTokens {
 			b.Parts = f.capPayload(b.Parts[:0], rec.Raw, rec.MaxTokens)
 		} else {
