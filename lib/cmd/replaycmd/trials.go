@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,6 +45,11 @@ func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, 
 	}
 	w := c.App.ErrWriter
 	staleTrials(w, o.out, o.trials)
+	// an earlier run's summary would name these folders while this run
+	// rewrites them (and stay, were this run to die before its own)
+	if err := os.Remove(filepath.Join(o.out, rundir.TrialsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	var done []string // the finished trials' records files
 	var no error
 	for k := 1; k <= o.trials; k++ {
