@@ -318,15 +318,21 @@ func (p *Plan) fixedOrder() error {
 		p.zero = int64(*o.StartOffset)
 	}
 	if o.Shards > 0 {
+		// every shard refuses offsets that leave some shard nothing, so
+		// that none sends its part of a replay that cannot merge
+		held := make([]bool, o.Shards)
+		for _, f := range firsts {
+			held[int(f.s)%o.Shards] = true
+		}
+		if k := slices.Index(held, false); k >= 0 {
+			return optErr("shard", " %d/%d: none of shard %d/%d's sessions starts within the offsets (use fewer shards or wider offsets)", o.Shard, o.Shards, k, o.Shards)
+		}
 		if err := p.fixedShare(firsts); err != nil {
 			return err
 		}
 		// Every shard plays the trace on one clock: the zero is the whole
 		// trace's, so a shard whose first session starts later waits for it.
 		firsts = slices.DeleteFunc(firsts, func(f sessionStart) bool { return !p.inShard(f.s) })
-		if len(firsts) == 0 {
-			return optErr("shard", " %d/%d: none of this shard's sessions starts within the offsets", o.Shard, o.Shards)
-		}
 	}
 	p.order = make([]uint32, len(firsts))
 	p.times = make([]int64, len(firsts))

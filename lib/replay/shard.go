@@ -189,24 +189,24 @@ func (p *Plan) fixedShare(firsts []sessionStart) error {
 	}
 	order, exact := p.intendedOrder(firsts)
 	whole := int64(len(order))
-	var ours int64
-	for _, in := range order {
-		if in {
-			ours++
-		}
-	}
 	if p.wholeWarmup >= whole {
 		return optErr("warmup", " %d takes all %d requests of the fixed schedule (it plays the trace once): none would be measured", p.wholeWarmup, whole)
 	}
-	// mine counts this shard's requests among the trace's [from, to).
-	mine := func(from, to int64) int64 {
+	// of counts shard k's requests among the trace's [from, to); mine,
+	// this shard's.
+	of := func(k int, from, to int64) int64 {
 		var n int64
-		for _, in := range order[from:to] {
-			if in {
+		for _, sh := range order[from:to] {
+			if int(sh) == k {
 				n++
 			}
 		}
 		return n
+	}
+	mine := func(from, to int64) int64 { return of(o.Shard, from, to) }
+	ours := mine(0, whole)
+	if err := p.everyShardSends(of, whole); err != nil {
+		return err
 	}
 	how := ""
 	if !exact {
@@ -235,17 +235,34 @@ func (p *Plan) fixedShare(firsts []sessionStart) error {
 				p.wholeCount, whole, p.wholeWarmup, to, satAdd(p.wholeWarmup, p.wholeCount))
 			note = fmt.Sprintf("; the trace holds %d after the warmup", to-from)
 		}
-		if c == 0 {
-			if w == 0 {
-				return optErr("request-count", " %d: the trace's requests %d to %d (after a warmup of %d) hold none of shard %d/%d's sessions, and its warmup none either: it would send nothing (use fewer shards or a larger count)",
-					p.wholeCount, from+1, to, p.wholeWarmup, o.Shard, o.Shards)
-			}
+		if c == 0 { // with warmup: everyShardSends refused a shard with neither
 			p.noneMeasured = true
 			note = "; it sends its warmup only: it measures nothing, the other shards do"
 		}
 		p.Offered = strings.Replace(p.Offered, fmt.Sprintf("request count %d of %d", o.RequestCount, p.wholeCount),
 			fmt.Sprintf("request count %d of %d (the trace's requests %d to %d, this shard's among them%s%s)", c, p.wholeCount, from+1, to, note, how), 1)
 		o.RequestCount = c
+	}
+	return nil
+}
+
+// everyShardSends refuses, in every shard alike, a fixed schedule's
+// warmup and request count that leave some shard nothing to send: one
+// that refused alone left the others to send their parts of a replay whose
+// merge is then refused for the missing shard. of counts shard k's
+// requests among the trace's [from, to) in send order.
+func (p *Plan) everyShardSends(of func(k int, from, to int64) int64, whole int64) error {
+	o := &p.Options
+	w := min(p.wholeWarmup, whole)
+	from, to := p.wholeWarmup, whole
+	if p.wholeCount > 0 {
+		to = min(satAdd(from, p.wholeCount), whole)
+	}
+	for k := range o.Shards {
+		if of(k, 0, w) == 0 && of(k, from, to) == 0 {
+			return optErr("request-count", " %d: the trace's requests %d to %d (after a warmup of %d) hold none of shard %d/%d's sessions, and its warmup none either: it would send nothing (use fewer shards or a larger count)",
+				p.wholeCount, from+1, to, p.wholeWarmup, k, o.Shards)
+		}
 	}
 	return nil
 }
@@ -260,16 +277,16 @@ func (p *Plan) fixedShare(firsts []sessionStart) error {
 // is exact when every session has one turn or every later turn's
 // timestamp comes after the answer before it; exact is false when a later
 // turn waits for an answer by the trace's own rule (a delay, or no time).
-func (p *Plan) intendedOrder(firsts []sessionStart) (order []bool, exact bool) {
+func (p *Plan) intendedOrder(firsts []sessionStart) (order []int32, exact bool) {
 	st := p.Store
 	type req struct {
-		t  int64
-		in bool
+		t     int64
+		shard int32
 	}
 	var reqs []req
 	exact = true
 	for _, f := range firsts {
-		in := p.inShard(f.s)
+		sh := int32(int(f.s) % p.Options.Shards)
 		t := f.ts
 		for turn := range st.SessionLen(f.s) {
 			if turn > 0 {
@@ -284,13 +301,13 @@ func (p *Plan) intendedOrder(firsts []sessionStart) (order []bool, exact bool) {
 					exact = false
 				}
 			}
-			reqs = append(reqs, req{t, in})
+			reqs = append(reqs, req{t, sh})
 		}
 	}
 	slices.SortStableFunc(reqs, func(a, b req) int { return cmpInt(a.t, b.t) })
-	order = make([]bool, len(reqs))
+	order = make([]int32, len(reqs))
 	for i, r := range reqs {
-		order[i] = r.in
+		order[i] = r.shard
 	}
 	return order, exact
 }

@@ -243,17 +243,20 @@ func TestFixedShardsWarmupIsTheTracesFirst(t *testing.T) {
 // The fixed schedule's --request-count is the whole trace's next requests
 // after the warmup, as unsharded: trace times 0, 300, 100, 400 ms and
 // --request-count 2 measure sessions 0 and 2 (both shard 0 of 2), where an
-// even split sent sessions 0 and 1; shard 1, holding none, is refused.
+// even split sent sessions 0 and 1; shard 1, holding none, is refused, by
+// every shard (none sends its part of a replay that cannot merge).
 func TestFixedShardsRequestCountIsTheTraces(t *testing.T) {
 	st := timedSessions(t, 0, 300, 100, 400)
-	p, err := NewPlan(st, Options{URL: planURL, RequestCount: 2, Shard: 0, Shards: 2})
-	if err != nil || p.Schedule != ScheduleFixed || p.Options.RequestCount != 2 || !strings.Contains(p.Offered, "request count 2 of 2 (the trace's requests 1 to 2") {
-		t.Errorf("shard 0/2: %v, %s, count %d, %q; want the fixed schedule, 2", err, p.Schedule, p.Options.RequestCount, p.Offered)
+	for k := range 2 {
+		_, err := NewPlan(st, Options{URL: planURL, RequestCount: 2, Shard: k, Shards: 2})
+		var oe *OptionError
+		if !errors.As(err, &oe) || !strings.Contains(err.Error(), "request-count 2: the trace's requests 1 to 2 (after a warmup of 0) hold none of shard 1/2's sessions") {
+			t.Errorf("shard %d/2: %v, want a request-count refusal naming shard 1/2", k, err)
+		}
 	}
-	_, err = NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, RequestCount: 2, Shard: 1, Shards: 2})
-	var oe *OptionError
-	if !errors.As(err, &oe) || !strings.Contains(err.Error(), "request-count 2: the trace's requests 1 to 2 (after a warmup of 0) hold none of shard 1/2's sessions") {
-		t.Errorf("shard 1/2: %v, want a request-count refusal", err)
+	p, err := NewPlan(st, Options{URL: planURL, RequestCount: 3, Shard: 0, Shards: 2})
+	if err != nil || p.Schedule != ScheduleFixed || p.Options.RequestCount != 2 || !strings.Contains(p.Offered, "request count 2 of 3 (the trace's requests 1 to 3") {
+		t.Errorf("shard 0/2 of 3: %v, %s, count %d, %q; want the fixed schedule, 2", err, p.Schedule, p.Options.RequestCount, p.Offered)
 	}
 	// warmup 1, count 2: session 0 warms up, sessions 2 and 1 are measured
 	for k, want := range [][2]int64{{1, 1}, {0, 1}} {
@@ -318,9 +321,15 @@ func TestFixedShardsCountInSendOrder(t *testing.T) {
 	// a delay-based later turn: the order is an estimate, and said to be
 	spec.Records[1].Entry.Flags, spec.Records[1].Entry.TimeNS = store.FlagDelay, int64(50*time.Millisecond)
 	st = openSpec(t, spec)
-	p, err = NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, RequestCount: 2, Shard: 0, Shards: 2})
+	p, err = NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, RequestCount: 3, Shard: 0, Shards: 2})
 	if err != nil || p.Options.RequestCount != 2 || !strings.Contains(p.Offered, "the order is the trace's times without their latency") {
 		t.Errorf("delays: %v, count %d, %q; want s0's two turns (0 and 0+50 ms) before s1's (100 ms)", err, p.Options.RequestCount, p.Offered)
+	}
+	// --request-count 2 is then s0's two turns: shard 1 holds none, and both shards refuse it
+	for k := range 2 {
+		if _, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, RequestCount: 2, Shard: k, Shards: 2}); err == nil || !strings.Contains(err.Error(), "hold none of shard 1/2's sessions") {
+			t.Errorf("delays, --request-count 2, shard %d/2: %v; want a refusal naming shard 1/2", k, err)
+		}
 	}
 }
 
@@ -360,4 +369,17 @@ func timedSessions(t *testing.T, ms ...int64) *store.Reader {
 		spec.Records = append(spec.Records, store.Record{Entry: e, Payload: chatBody("q", 2, true)})
 	}
 	return openSpec(t, spec)
+}
+
+// Offsets that leave a shard no session are refused by every shard, not
+// only the empty one: none sends its part of a replay that cannot merge.
+func TestFixedShardsOffsetsEveryShard(t *testing.T) {
+	st := timedSessions(t, 0, 10, 20, 30)
+	zero := time.Duration(0)
+	for k := range 2 {
+		_, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, StartOffset: &zero, EndOffset: &zero, Shard: k, Shards: 2})
+		if err == nil || !strings.Contains(err.Error(), "none of shard 1/2's sessions starts within the offsets") {
+			t.Errorf("shard %d/2: %v; want a refusal naming shard 1/2", k, err)
+		}
+	}
 }
