@@ -53,13 +53,7 @@ func aiperfInputConfig(ri *result.RunInfo, made *reportMade, id string) json.Raw
 			ReuseStrategy:  aiperfReuseStrategy(c.Reuse),
 		},
 		BenchmarkID: id,
-		Replay: replayInfo{
-			Tool:     ri.Tool,
-			Store:    storeInfo(ri.Store),
-			Schedule: ri.Schedule,
-			Offered:  ri.Offered,
-			Settings: ri.Config,
-		},
+		Replay:      replayOf(ri, made),
 	}
 	if ri.Model != "" {
 		u.Endpoint.ModelNames = []string{ri.Model}
@@ -70,28 +64,13 @@ func aiperfInputConfig(ri *result.RunInfo, made *reportMade, id string) json.Raw
 	if ri.Path != "" && ri.Path != request.Path(ri.Endpoint) {
 		u.Endpoint.CustomEndpoint = ri.Path
 	}
-	if ri.Shards > 0 {
-		shard := ri.Shard
-		u.Replay.Shard, u.Replay.Shards = &shard, ri.Shards
-		if made != nil && made.merged {
-			u.Replay.Shard = nil
-		}
-	}
-
 	u.Loadgen = aiperfLoadgenOf(ri.Schedule, &c)
 
 	in := aiperfInput{RandomSeed: c.Seed, Goodput: goodputMap(c.Goodput)}
 	if in.RandomSeed != nil || in.Goodput != nil {
 		u.Input = &in
 	}
-	out := aiperfOutput{ArtifactDirectory: c.Output, SliceDuration: seconds(c.SliceDuration)}
-	if made != nil && made.merged && made.out != "" {
-		out.ArtifactDirectory = made.out
-	}
-	if slice > 0 {
-		out.SliceDuration = slice.Seconds()
-	}
-	if out != (aiperfOutput{}) {
+	if out := outputOf(&c, made, slice); out != (aiperfOutput{}) {
 		u.Output = &out
 	}
 	b, err := json.Marshal(u)
@@ -99,6 +78,33 @@ func aiperfInputConfig(ri *result.RunInfo, made *reportMade, id string) json.Raw
 		return nil
 	}
 	return b
+}
+
+// replayOf is the aiperf_replay section: the run's own, with no one
+// shard's index for a merge of shards (made.merged).
+func replayOf(ri *result.RunInfo, made *reportMade) replayInfo {
+	r := replayInfo{Tool: ri.Tool, Store: storeInfo(ri.Store), Schedule: ri.Schedule, Offered: ri.Offered, Settings: ri.Config}
+	if ri.Shards > 0 {
+		r.Shards = ri.Shards
+		if made == nil || !made.merged {
+			shard := ri.Shard
+			r.Shard = &shard
+		}
+	}
+	return r
+}
+
+// outputOf is the output section: the run's artifact folder (a merge's:
+// the report's) and slice duration (a report's own when it set one).
+func outputOf(c *flatConfig, made *reportMade, slice time.Duration) aiperfOutput {
+	out := aiperfOutput{ArtifactDirectory: c.Output, SliceDuration: seconds(c.SliceDuration)}
+	if made != nil && made.merged && made.out != "" {
+		out.ArtifactDirectory = made.out
+	}
+	if slice > 0 {
+		out.SliceDuration = slice.Seconds()
+	}
+	return out
 }
 
 // aiperfLoadgenOf is the loadgen section of the run's settings c under
