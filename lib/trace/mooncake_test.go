@@ -34,6 +34,12 @@ func TestMooncakeRows(t *testing.T) {
 			want:  []Row{{Source: f, Line: 1, InputLength: 5, HashIDs: []uint64{18446744073709551615, 9007199254740993}}},
 		},
 		{
+			// integral numbers written as floats, as input_length and pydantic's list[int] take them
+			name:  "hash ids written 1.0 and 1e3",
+			input: `{"input_length": 5, "hash_ids": [1.0, 1e3, 7]}`,
+			want:  []Row{{Source: f, Line: 1, InputLength: 5, HashIDs: []uint64{1, 1000, 7}}},
+		},
+		{
 			name:  "text_input",
 			input: `{"text_input": "Hello <world> & you", "output_length": 4}`,
 			want:  []Row{{Source: f, Line: 1, Text: "Hello <world> & you", HasText: true, HasOutputLength: true, OutputLength: 4}},
@@ -137,7 +143,7 @@ func TestMooncakeErrors(t *testing.T) {
 	}{
 		{ok + `{"input_length": 1, "hash_ids": [1, 2, -3]}`, 2, "hash_ids[2]", "not an unsigned 64-bit integer"},
 		{`{"input_length": 1, "hash_ids": [1.5]}`, 1, "hash_ids[0]", "not an unsigned 64-bit integer"},
-		{`{"input_length": 1, "hash_ids": [1e3]}`, 1, "hash_ids[0]", "not an unsigned 64-bit integer"},
+		{`{"input_length": 1, "hash_ids": [1e-3]}`, 1, "hash_ids[0]", "not an unsigned 64-bit integer"},
 		{`{"input_length": 1, "hash_ids": [18446744073709551616]}`, 1, "hash_ids[0]", "not an unsigned 64-bit integer"},
 		{`{"input_length": 1, "hash_ids": ["1"]}`, 1, "hash_ids[0]", "not an unsigned 64-bit integer"},
 		{`{"input_length": 1, "hash_ids": 5}`, 1, "hash_ids", "must be an array"},

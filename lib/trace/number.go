@@ -81,9 +81,11 @@ func tokens(field string, v []byte) (int, *fieldError) {
 }
 
 // hashIDs parses a JSON array of unsigned 64-bit integers from its text.
-// Elements must be plain digit strings: negative numbers, fractions,
-// exponents and values above 2^64-1 are errors. (v is valid JSON, so the
-// leading zeros that jsonx.ParseUint rejects cannot occur.)
+// Elements are digit strings, or numbers whose value is an integer (1.0,
+// 1e3: as input_length takes them, and as pydantic's list[int] does):
+// negative numbers, fractions and values above 2^64-1 (2^63-1 when
+// written with a fraction or exponent) are errors. (v is valid JSON, so
+// the leading zeros that jsonx.ParseUint rejects cannot occur.)
 func hashIDs(field string, v []byte) ([]uint64, *fieldError) {
 	if kind(v) != kindArray {
 		return nil, wrongKind(field, "an array of integers", v)
@@ -92,6 +94,11 @@ func hashIDs(field string, v []byte) ([]uint64, *fieldError) {
 	var fe *fieldError
 	_ = elements(v, func(i int, e []byte, _ int) error {
 		id, ok := jsonx.ParseUint(e)
+		if !ok {
+			if n, fe := integer(field, e); fe == nil && n >= 0 {
+				id, ok = uint64(n), true
+			}
+		}
 		if !ok {
 			fe = ferr(fmt.Sprintf("%s[%d]", field, i), "not an unsigned 64-bit integer")
 			return fe
