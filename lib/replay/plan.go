@@ -320,12 +320,16 @@ func (p *Plan) fixedOrder() error {
 	if o.Shards > 0 {
 		// every shard refuses offsets that leave some shard nothing, so
 		// that none sends its part of a replay that cannot merge
-		held := make([]bool, o.Shards)
+		held := make([]int64, o.Shards) // each shard's requests
 		for _, f := range firsts {
-			held[int(f.s)%o.Shards] = true
+			held[int(f.s)%o.Shards] += int64(st.SessionLen(f.s))
 		}
-		if k := slices.Index(held, false); k >= 0 {
-			return optErr("shard", " %d/%d: none of shard %d/%d's sessions starts within the offsets (use fewer shards or wider offsets)", o.Shard, o.Shards, k, o.Shards)
+		least := slices.Index(held, slices.Min(held))
+		if held[least] == 0 {
+			return optErr("shard", " %d/%d: none of shard %d/%d's sessions starts within the offsets (use fewer shards or wider offsets)", o.Shard, o.Shards, least, o.Shards)
+		}
+		if o.PerShard && o.Warmup > 0 && o.Warmup >= held[least] {
+			return optErr("warmup", " %d (each shard's, --per-shard) takes all %d requests of shard %d/%d in the fixed schedule (it plays the trace once): it would measure nothing", o.Warmup, held[least], least, o.Shards)
 		}
 		if err := p.fixedShare(firsts); err != nil {
 			return err

@@ -383,3 +383,15 @@ func TestFixedShardsOffsetsEveryShard(t *testing.T) {
 		}
 	}
 }
+
+// A --per-shard warmup that takes all of some shard's requests is refused
+// by every shard, not only by that one.
+func TestFixedPerShardWarmupEveryShard(t *testing.T) {
+	st := timedSessions(t, 0, 10, 20, 30, 40) // shards 0 and 1 of 3: two sessions each; shard 2: one
+	for k := range 3 {
+		_, err := NewPlan(st, Options{URL: planURL, Schedule: ScheduleFixed, PerShard: true, Warmup: 1, Shard: k, Shards: 3})
+		if err == nil || !strings.Contains(err.Error(), "takes all 1 requests of shard 2/3") {
+			t.Errorf("shard %d/3: %v; want a warmup refusal naming shard 2/3", k, err)
+		}
+	}
+}

@@ -84,6 +84,8 @@ func lastLine(f *os.File, size int64) ([]byte, bool, error) {
 		b = bytes.TrimRight(b, " \t\r\n")
 		i := bytes.LastIndexByte(b, '\n')
 		switch {
+		case len(b) == 0 && off > 0 && tail <= result.MaxLine:
+			continue // blank lines only: further back
 		case i >= 0 || off == 0:
 			return bytes.TrimSpace(b[i+1:]), unterminated, nil
 		case !unterminated || tail > result.MaxLine:

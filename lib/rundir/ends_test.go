@@ -28,6 +28,7 @@ func TestLastEnd(t *testing.T) {
 		{"long last line without its newline", bytes.Join([][]byte{first, long[:len(long)-1]}, nil), false, false},
 		{"long last line cut", bytes.Join([][]byte{first, long[:len(long)-100]}, nil), false, true},
 		{"short last line cut", bytes.Join([][]byte{first, end[:20]}, nil), false, true},
+		{"end line, then 100 KiB of blank lines", bytes.Join([][]byte{first, end, bytes.Repeat([]byte("\n"), 100<<10)}, nil), true, false},
 	} {
 		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
 		if err := os.WriteFile(p, tc.content, 0o644); err != nil {

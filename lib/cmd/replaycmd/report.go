@@ -17,6 +17,7 @@ import (
 type reportOptions struct {
 	out, goodput, streaming, sliceDuration, html string
 	allowMissing, showTrace                      bool
+	ownFolder                                    bool // -o is the one run's own folder (checkReportOut)
 }
 
 func reportCommand() *cli.Command {
@@ -170,7 +171,7 @@ func reportInputs(c *cli.Context, errw io.Writer, ro *reportOptions) (files []st
 	if err := checkShardsOf(errw, files, runs, ro.allowMissing); err != nil {
 		return fail(err)
 	}
-	if err := checkReportOut(ro.out, files, runs); err != nil {
+	if ro.ownFolder, err = checkReportOut(ro.out, files, runs); err != nil {
 		return fail(err)
 	}
 	return files, runs, cleanup, nil
@@ -211,7 +212,9 @@ func writeReportOutputs(ro *reportOptions, files []string, runs []*result.RunInf
 		if err := writeTimeslices(ro.out, slices, run); err != nil {
 			return err
 		}
-		dropStale(tap, ro.out, reportOutputs(slices, srv), "report")
+		if !ro.ownFolder { // a run's own folder: its files are the run's
+			dropStale(tap, ro.out, reportOutputs(slices, srv), "report")
+		}
 	}
 	if ro.html != "" {
 		return writeHTML(ro.html, col, sum, reportRun(runs, made).BenchmarkID, files, parts, tap)

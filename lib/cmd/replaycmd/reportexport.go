@@ -81,32 +81,41 @@ func (e *reportExport) removeDir() {
 	}
 }
 
-// checkReportOut refuses, when report merges several results, an -o
-// folder that holds one of their runs' results: the merged exports would
-// replace that run's own beside them, and the folder would contradict
-// itself. The folder's run is told by its id (stdin and concatenated
-// files name no folder), or, without run info, by the file itself. (One
-// run's own folder is fine: report rewrites its exports from its results,
-// with --slice-duration, say.)
-func checkReportOut(dir string, files []string, runs []*result.RunInfo) error {
-	if dir == "" || len(files) < 2 {
-		return nil
+// checkReportOut judges an -o folder that holds a run's results: report
+// may rewrite a run's own exports there from that run's results alone
+// (report -o DIR DIR, with --slice-duration, say: own is true, and report
+// then removes none of the folder's files), and refuses it otherwise, a
+// merge into one of its runs' folders or any report into another run's:
+// the exports would contradict the results beside them. The folder's run
+// is told by its id (stdin and concatenated files name no folder), or,
+// without run info, by the file itself.
+func checkReportOut(dir string, files []string, runs []*result.RunInfo) (own bool, err error) {
+	if dir == "" {
+		return false, nil
 	}
-	own, ok := rundir.Results(dir)
+	p, ok := rundir.Results(dir)
 	if !ok {
-		return nil
+		return false, nil
 	}
-	oi, err := os.Stat(own)
+	pi, err := os.Stat(p)
 	if err != nil {
-		return nil
+		return false, nil
 	}
-	ownRun := rundir.Runs([]string{own})[0]
-	for i, f := range files {
-		fi, err := os.Stat(f)
-		same := err == nil && os.SameFile(oi, fi)
-		if same || ownRun != nil && runs[i] != nil && ownRun.ID != "" && runs[i].ID == ownRun.ID && runs[i].Shard == ownRun.Shard {
-			return base.UsageError("-o %s holds the results of %s, one of the runs merged: the merge's exports would replace that run's own; choose another folder", dir, displayName(f))
+	its := rundir.Runs([]string{p})[0]
+	is := func(i int) bool {
+		fi, err := os.Stat(files[i])
+		return err == nil && os.SameFile(pi, fi) || its != nil && runs[i] != nil && its.ID != "" && runs[i].ID == its.ID && runs[i].Shard == its.Shard
+	}
+	switch {
+	case len(files) == 1 && is(0):
+		return true, nil
+	case len(files) == 1:
+		return false, base.UsageError("-o %s holds another run's results (%s): the report's exports would contradict them; choose another folder", dir, displayName(p))
+	}
+	for i := range files {
+		if is(i) {
+			return false, base.UsageError("-o %s holds the results of %s, one of the runs merged: the merge's exports would replace that run's own; choose another folder", dir, displayName(files[i]))
 		}
 	}
-	return nil
+	return false, base.UsageError("-o %s holds another run's results (%s): the merge's exports would contradict them; choose another folder", dir, displayName(p))
 }

@@ -45,11 +45,6 @@ func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, 
 	}
 	w := c.App.ErrWriter
 	staleTrials(w, o.out, o.trials)
-	// an earlier run's summary would name these folders while this run
-	// rewrites them (and stay, were this run to die before its own)
-	if err := os.Remove(filepath.Join(o.out, rundir.TrialsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
 	var done []string // the finished trials' records files
 	var no error
 	for k := 1; k <= o.trials; k++ {
@@ -64,6 +59,15 @@ func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, 
 			fmt.Fprintf(w, "aiperf-replay: trial %d of %d into %s/\n", k, o.trials, to.out)
 		}
 		err := runOnce(c, &to, st, ro, storePath, goodput, maxErr)
+		if k == 1 && (err == nil || c.Context.Err() != nil || isNo(err)) {
+			// trial 1 ran: an earlier run's summary would name these
+			// folders while this run rewrites them (and stay, were this
+			// run to die before its own); a run refused before its
+			// first send leaves it
+			if rerr := os.Remove(filepath.Join(o.out, rundir.TrialsFile)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				return rerr
+			}
+		}
 		var be *base.Error
 		switch {
 		case err == nil:
@@ -85,6 +89,13 @@ func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, 
 		return c.Context.Err()
 	}
 	return no
+}
+
+// isNo reports an exit-1 answer (--max-error-rate), which a trial that
+// ran gives.
+func isNo(err error) bool {
+	var be *base.Error
+	return errors.As(err, &be) && be.Code == base.ExitNo
 }
 
 // staleTrials warns about trial folders in dir past the n this run makes:
