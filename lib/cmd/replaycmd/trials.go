@@ -59,14 +59,8 @@ func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, 
 			fmt.Fprintf(w, "aiperf-replay: trial %d of %d into %s/\n", k, o.trials, to.out)
 		}
 		err := runOnce(c, &to, st, ro, storePath, goodput, maxErr)
-		if k == 1 && (err == nil || c.Context.Err() != nil || isNo(err)) {
-			// trial 1 ran: an earlier run's summary would name these
-			// folders while this run rewrites them (and stay, were this
-			// run to die before its own); a run refused before its
-			// first send leaves it
-			if rerr := os.Remove(filepath.Join(o.out, rundir.TrialsFile)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-				return rerr
-			}
+		if rerr := dropTrialsSummary(c, o.out, k, err); rerr != nil {
+			return rerr
 		}
 		var be *base.Error
 		switch {
@@ -91,11 +85,20 @@ func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, 
 	return no
 }
 
-// isNo reports an exit-1 answer (--max-error-rate), which a trial that
-// ran gives.
-func isNo(err error) bool {
+// dropTrialsSummary removes dir's earlier trials.json once trial 1 has run
+// (err: its outcome): that summary would name these folders while this run
+// rewrites them, and stay, were this run to die before its own. A run
+// refused before its first send leaves it.
+func dropTrialsSummary(c *cli.Context, dir string, k int, err error) error {
 	var be *base.Error
-	return errors.As(err, &be) && be.Code == base.ExitNo
+	ran := err == nil || c.Context.Err() != nil || errors.As(err, &be) && be.Code == base.ExitNo
+	if k != 1 || !ran {
+		return nil
+	}
+	if err := os.Remove(filepath.Join(dir, rundir.TrialsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // staleTrials warns about trial folders in dir past the n this run makes:
