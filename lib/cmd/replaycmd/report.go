@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/htmlreport"
@@ -61,18 +62,9 @@ func reportCommand() *cli.Command {
 // the server side rebuilt (rebuildServer), the exports
 // (writeReportOutputs), the console.
 func runReport(c *cli.Context, ro *reportOptions) error {
-	if c.NArg() == 0 {
-		return base.UsageError("want at least one records file")
-	}
-	slice, err := parseSliceDuration(c, ro.sliceDuration)
+	slice, err := checkReportFlags(c, ro)
 	if err != nil {
 		return err
-	}
-	if slice > 0 && ro.out == "" {
-		return base.UsageError("--slice-duration writes %s and .csv: it needs -o DIR", timeslicesJSONFile)
-	}
-	if _, err := parseGoodput(ro.goodput); err != nil {
-		return base.UsageError("--goodput: %v", err)
 	}
 	tap := &warnTap{w: c.App.ErrWriter} // the page shows the warnings
 	files, runs, cleanup, err := reportInputs(c, tap, ro)
@@ -80,7 +72,8 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 		return err
 	}
 	defer cleanup()
-	made := &reportMade{goodput: ro.goodput, slice: slice, cancelled: checkEnds(tap, files, runs), merged: len(files) > 1, out: ro.out}
+	ends, cancelled := checkEnds(files, runs)
+	made := &reportMade{goodput: ro.goodput, slice: slice, cancelled: cancelled, merged: len(files) > 1, out: ro.out}
 	if !c.IsSet("goodput") {
 		made.goodput = runsGoodput(tap, runs)
 	}
@@ -97,6 +90,9 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 	sum, col, err := summarizeCollect(files, mo, ro.html != "")
 	if err != nil {
 		return err
+	}
+	for _, m := range ends {
+		fmt.Fprintf(tap, "aiperf-replay: warning: %s\n", m)
 	}
 	if sum.Requests+sum.ErrorRequests == 0 {
 		fmt.Fprintf(tap, "aiperf-replay: no profiling records in %s; the metrics are empty\n", displayNames(files))
@@ -119,6 +115,25 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 		fmt.Fprintln(c.App.Writer, parts.note)
 	}
 	return err
+}
+
+// checkReportFlags refuses what report cannot do before it reads a file,
+// and returns --slice-duration.
+func checkReportFlags(c *cli.Context, ro *reportOptions) (time.Duration, error) {
+	if c.NArg() == 0 {
+		return 0, base.UsageError("want at least one records file")
+	}
+	slice, err := parseSliceDuration(c, ro.sliceDuration)
+	if err != nil {
+		return 0, err
+	}
+	if slice > 0 && ro.out == "" {
+		return 0, base.UsageError("--slice-duration writes %s and .csv: it needs -o DIR", timeslicesJSONFile)
+	}
+	if _, err := parseGoodput(ro.goodput); err != nil {
+		return 0, base.UsageError("--goodput: %v", err)
+	}
+	return slice, nil
 }
 
 // reportInputs resolves the arguments to results files (a run directory

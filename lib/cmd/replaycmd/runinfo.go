@@ -55,14 +55,12 @@ func checkRuns(w io.Writer, files []string, runs []*result.RunInfo) error {
 	return nil
 }
 
-// checkEnds warns about the runs that did not end (no end line) or were
-// interrupted (rundir.EndWarnings), and reports whether one was.
-func checkEnds(w io.Writer, files []string, runs []*result.RunInfo) (interrupted bool) {
-	warnings, interrupted := rundir.EndWarnings(files, runs, rundir.Ends(files, runs), len(files) > 1)
-	for _, m := range warnings {
-		fmt.Fprintf(w, "aiperf-replay: warning: %s\n", m)
-	}
-	return interrupted
+// checkEnds judges how the runs ended (rundir.EndWarnings): the warnings
+// about the runs that did not end (no end line) or were interrupted, for
+// the caller to print once the files have read (a file that cannot be
+// read is the error, alone), and whether one was interrupted.
+func checkEnds(files []string, runs []*result.RunInfo) (warnings []string, interrupted bool) {
+	return rundir.EndWarnings(files, runs, rundir.Ends(files, runs), len(files) > 1)
 }
 
 func short(sum string) string { return rundir.ShortSum(sum) }
