@@ -296,6 +296,9 @@ func (p *Plan) fixedOrder() error {
 		}
 		e := st.Entry(i)
 		if e.Flags&store.FlagTimestamp == 0 {
+			if p.Why != "" { // auto chose it: say so, and what else to give
+				return optErr("schedule", " auto chose fixed (some of the store's records have timestamps), which needs every session's first turn to have one, and session %q (record %d) has none: give --schedule concurrency or rate", st.SessionID(uint32(s)), i)
+			}
 			return optErr("schedule", " fixed: needs timestamps, and session %q (record %d) has none", st.SessionID(uint32(s)), i)
 		}
 		if o.StartOffset != nil && e.TimeNS < int64(*o.StartOffset) || o.EndOffset != nil && e.TimeNS > int64(*o.EndOffset) {

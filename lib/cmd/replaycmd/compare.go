@@ -55,7 +55,7 @@ func compareCommand() *cli.Command {
 			&cli.Float64Flag{Name: "alpha", Value: compare.DefaultAlpha, Usage: "significance level `A` (two-sided)", Destination: &o.alpha},
 			&cli.BoolFlag{Name: "json", Usage: "print the comparison as JSON", Destination: &o.json},
 			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 1 when `METRIC[.STAT]:±PCT%` changed significantly past PCT in the sign's direction; repeatable", Destination: &o.failOn},
-			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` (adds goodput)", Destination: &o.goodput},
+			goodputFlag(&o.goodput, "SLOs `\"METRIC:VALUE ...\"` (adds goodput)"),
 		},
 		Action: func(c *cli.Context) error { return runCompare(c, &o) },
 	}

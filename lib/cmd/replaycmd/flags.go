@@ -1,6 +1,8 @@
 package replaycmd
 
 import (
+	"errors"
+
 	"github.com/aiperf/toolkit/lib/replay"
 	"github.com/urfave/cli/v2"
 )
@@ -59,7 +61,7 @@ func (o *options) outputFlags() []cli.Flag {
 		&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count output tokens of answers without usage with `builtin`, none or a tokenizer.json", Destination: &o.tokenizer},
 		&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Value: "artifacts", Usage: "output `DIR`", Destination: &o.out},
 		&cli.Float64Flag{Name: "max-error-rate", Value: -1, Usage: "exit 1 when more than `PCT` percent of the profiling requests failed", Destination: &o.maxErrorRate},
-		&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` in display units, e.g. \"time_to_first_token:100 inter_token_latency:3.4\"", Destination: &o.goodput},
+		goodputFlag(&o.goodput, "SLOs `\"METRIC:VALUE ...\"` in display units, e.g. \"time_to_first_token:100 inter_token_latency:3.4\""),
 		&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no summary table and no live line", Destination: &o.quiet},
 		sliceDurationFlag(&o.sliceDuration),
 		&cli.BoolFlag{Name: "stop-on-saturation", Usage: "stop sending once the server is saturated (over --saturation-window it completes 10% fewer requests than were sent while the backlog grows steadily, or more than 10% of completions fail); the run is written and exits 1", Destination: &o.stopOnSaturation},
@@ -70,4 +72,32 @@ func (o *options) outputFlags() []cli.Flag {
 		&cli.StringFlag{Name: "trial-pause", Usage: "with --trials: wait `D` between trials", Destination: &o.trialPause},
 		&cli.Float64Flag{Name: "confidence-level", Value: 0.95, Usage: "with --trials: the confidence `LEVEL` of the intervals (0 < LEVEL < 1)", Destination: &o.confidence},
 	}
+}
+
+// onceFlag is a string flag that may be given once: --goodput given twice
+// took the last value without a word (the SLOs of one --goodput are
+// checked for a metric given twice; two flags were not).
+type onceFlag struct {
+	dst *string
+	set bool
+}
+
+func (f *onceFlag) Set(v string) error {
+	if f.set {
+		return errors.New("given twice: give every SLO in one --goodput \"METRIC:VALUE METRIC:VALUE\"")
+	}
+	f.set, *f.dst = true, v
+	return nil
+}
+
+func (f *onceFlag) String() string {
+	if f == nil || f.dst == nil {
+		return ""
+	}
+	return *f.dst
+}
+
+// goodputFlag is --goodput, given at most once, into dst.
+func goodputFlag(dst *string, usage string) cli.Flag {
+	return &cli.GenericFlag{Name: "goodput", Usage: usage, Value: &onceFlag{dst: dst}}
 }

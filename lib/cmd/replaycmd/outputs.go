@@ -82,6 +82,6 @@ func dropStale(w io.Writer, dir string, wrote []string, who string) {
 		gone = append(gone, name)
 	}
 	if len(gone) > 0 {
-		fmt.Fprintf(w, "aiperf-replay: removed %s from %s: an earlier run's, which this %s did not write\n", strings.Join(gone, ", "), dir, who)
+		fmt.Fprintf(w, "aiperf-replay: removed %s from %s: an earlier run's or report's, which this %s did not write\n", strings.Join(gone, ", "), dir, who)
 	}
 }

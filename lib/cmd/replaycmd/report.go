@@ -46,7 +46,7 @@ func reportCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "allow-missing", Usage: "merge the shards given even when some of the replay's are missing (with a warning naming them)", Destination: &ro.allowMissing},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "also write the export files into `DIR`", Destination: &ro.out},
-			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` (default: the run's, as its records say; \"\" for none)", Destination: &ro.goodput},
+			goodputFlag(&ro.goodput, "SLOs `\"METRIC:VALUE ...\"` (default: the run's, as its records say; \"\" for none)"),
 			&cli.StringFlag{Name: "streaming", Value: "auto", Usage: "streaming metrics (TTFT, ITL, ...): `auto` (from the records), true or false", Destination: &ro.streaming},
 			sliceDurationFlag(&ro.sliceDuration),
 			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained HTML page to `FILE` (summary, latencies over time, CDFs, load, lateness, errors)", Destination: &ro.html},

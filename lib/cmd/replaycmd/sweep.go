@@ -65,7 +65,7 @@ func sweepCommand() *cli.Command {
 		Description: sweepDescription,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "url", Usage: "server base `URL`", Destination: &o.url},
-			&cli.StringFlag{Name: "goodput", Usage: "SLOs `\"METRIC:VALUE ...\"` in display units (required), e.g. \"time_to_first_token:100\"", Destination: &o.goodput},
+			goodputFlag(&o.goodput, "SLOs `\"METRIC:VALUE ...\"` in display units (required), e.g. \"time_to_first_token:100\""),
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "output `DIR` (required): sweep.json and step-NN/", Destination: &o.out},
 			&cli.StringFlag{Name: "by", Value: sweep.ByRate, Usage: "load axis: `rate` (sessions/s) or concurrency", Destination: &o.by},
 			&cli.StringFlag{Name: "arrival", Value: replay.ArrivalPoisson, Usage: "--by rate: arrival `PROCESS` poisson, constant or gamma", Destination: &o.arrival},
