@@ -148,10 +148,7 @@ func WriteConsole(w io.Writer, r *Report, c ClientFigures) error {
 			s := "server n/a"
 			if h != nil && h.Stats.HaveP {
 				st := &h.Stats
-				s = fmt.Sprintf("server avg %s p50 %s p90 %s p99 %s", fmtMS(st.Avg), fmtMS(st.P[4]), fmtMS(st.P[6]), fmtMS(st.P[8]))
-				if lo, hi, ok := st.OneBucket(); ok {
-					s += fmt.Sprintf(" (p50 to p99 in one bucket, %s to %s ms: interpolated)", fmtMS(lo), fmtMS(hi))
-				}
+				s = fmt.Sprintf("server avg %s p50 ~%s p90 ~%s p99 ~%s %s", fmtMS(st.Avg), fmtMS(st.P[4]), fmtMS(st.P[6]), fmtMS(st.P[8]), bucketNote(st))
 			}
 			if cl != nil {
 				s += fmt.Sprintf("  client avg %s p50 %s p90 %s p99 %s", fmtNum(cl.Avg), fmtNum(cl.P50), fmtNum(cl.P90), fmtNum(cl.P99))
@@ -176,6 +173,35 @@ func WriteConsole(w io.Writer, r *Report, c ClientFigures) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// bucketNote says that a histogram's percentiles (p50, p90, p99) are
+// estimates, interpolated inside the buckets they fall in, and names those
+// buckets' bounds: the server's figures are not measurements as the
+// client's are (its avg is: the histogram's sum over its count).
+func bucketNote(st *HistStats) string {
+	const est = "(~: estimated from the histogram's buckets: "
+	if lo, hi, ok := st.OneBucket(); ok {
+		return fmt.Sprintf(est+"p50 to p99 all in the %s ms bucket, which says only that they lie in it)", bucketText(lo, hi))
+	}
+	var parts []string
+	for _, p := range []struct {
+		name string
+		q    float64
+	}{{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}} {
+		if lo, hi, ok := st.Bucket(p.q); ok {
+			parts = append(parts, p.name+" in "+bucketText(lo, hi))
+		}
+	}
+	return est + strings.Join(parts, ", ") + " ms)"
+}
+
+// bucketText prints a bucket's bounds in ms: "5.00-10.00", "2500.00-+Inf".
+func bucketText(lo, hi float64) string {
+	if math.IsInf(hi, 1) {
+		return fmtMS(lo) + "-+Inf"
+	}
+	return fmtMS(lo) + "-" + fmtMS(hi)
 }
 
 // fmtNum prints a count as an integer and other values with 2 decimals.

@@ -387,15 +387,23 @@ func (h *HistStats) finish() {
 // are spread evenly over the bucket whatever the values (an ITL of 0.1 ms
 // reads p50 5 ms, p99 9.9 ms in vLLM's first bucket, 0 to 10 ms).
 func (h *HistStats) OneBucket() (lo, hi float64, ok bool) {
+	lo, hi, ok = h.Bucket(0.5)
+	if lo99, hi99, ok99 := h.Bucket(0.99); !ok || !ok99 || lo99 != lo || hi99 != hi {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
+// Bucket is the bucket the q-quantile (0..1) falls in: the bounds its
+// estimate (Quantile) is interpolated between (lo 0 for the first; hi +Inf
+// for the last). ok is false for an empty histogram.
+func (h *HistStats) Bucket(q float64) (lo, hi float64, ok bool) {
 	n := len(h.Cumulative)
 	if n == 0 || h.Cumulative[n-1] <= 0 || len(h.Bounds) != n {
 		return 0, 0, false
 	}
-	at := func(q float64) int {
-		return sort.Search(n, func(i int) bool { return h.Cumulative[i] >= q*h.Cumulative[n-1] })
-	}
-	b := at(0.5)
-	if b >= n || at(0.99) != b {
+	b := sort.Search(n, func(i int) bool { return h.Cumulative[i] >= q*h.Cumulative[n-1] })
+	if b >= n {
 		return 0, 0, false
 	}
 	if b > 0 {
