@@ -162,7 +162,9 @@ test-slurm: build
 
 # The HTML report in a real browser: a short replay of the sample against aiperf-mock (with errors)
 # writes --html, headless Chromium (Debian's, installed when missing) renders it to a PNG, and
-# scripts/reportcheck checks that every chart is on it with drawn content. Not part of `make test`.
+# scripts/reportcheck checks that every chart is on it with drawn content, that no text is cut at
+# the 1280-px window's right edge, and that every warning the console printed (warning: lines and
+# the summary's boxed panels) is visible above the page's summary. Not part of `make test`.
 report-check: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-mock)
 	scripts/reportcheck/run.sh
 

@@ -58,3 +58,42 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
+
+// Panel is a boxed warning of the console's summary (the output-length
+// mismatch, the token count discrepancy, tokens that arrived together, a
+// client that fell behind): its title and its lines.
+type Panel struct {
+	Title string
+	Lines []string
+}
+
+// Panels finds the boxed panels in console text as lib/metrics draws them
+// ("╭── Title ──╮", "│  line  │" lines, "╰───╯"), in order. The page
+// shows them at its top: inside the console's collapsed section alone a
+// reader of the page would not see them.
+func Panels(console string) []Panel {
+	var out []Panel
+	var cur *Panel
+	for _, l := range strings.Split(console, "\n") {
+		switch {
+		case strings.HasPrefix(l, "╭") && strings.HasSuffix(l, "╮"):
+			title := strings.Trim(strings.TrimSuffix(strings.TrimPrefix(l, "╭"), "╮"), "─")
+			out = append(out, Panel{Title: strings.TrimSpace(title)})
+			cur = &out[len(out)-1]
+		case cur != nil && strings.HasPrefix(l, "│") && strings.HasSuffix(l, "│"):
+			body := strings.TrimSuffix(strings.TrimPrefix(l, "│"), "│")
+			cur.Lines = append(cur.Lines, strings.TrimRight(strings.TrimPrefix(body, "  "), " "))
+		case cur != nil && strings.HasPrefix(l, "╰"):
+			cur = nil
+		}
+	}
+	return out
+}
+
+// writePanels writes the console's boxed warnings, each under its title,
+// its lines as the console printed them.
+func writePanels(b *strings.Builder, panels []Panel) {
+	for _, p := range panels {
+		fmt.Fprintf(b, "<div class=\"warn\">\n<h2>%s</h2>\n<pre class=\"panel\">%s</pre>\n</div>\n", esc(p.Title), esc(strings.Join(p.Lines, "\n")))
+	}
+}

@@ -36,7 +36,8 @@ type Page struct {
 	Run     *result.RunInfo
 	Summary *metrics.Summary
 	// Console is the summary as the console printed it (WriteConsole):
-	// the page shows it whole, warnings included.
+	// the page shows it whole at its end, collapsed, and its boxed
+	// warnings (Panels) at its top.
 	Console string
 	// Warnings are the warnings the command printed (without its name),
 	// shown above the summary.
@@ -122,6 +123,7 @@ func Write(w io.Writer, p Page, c *Collector) error {
 		b.WriteString(".</p>\n")
 	}
 	writeWarnings(&b, p.Warnings)
+	writePanels(&b, Panels(p.Console))
 	writeNotes(&b, p.Notes)
 
 	writeSummary(&b, s)
@@ -328,9 +330,10 @@ figure { margin: 0; width: 570px; }
 figure svg { display: block; }
 figcaption { font-size: 12px; color: #555; line-height: 1.4; margin-top: 4px; }
 pre { font-size: 11px; overflow-x: auto; background: #f8f8f8; padding: 8px; }
-pre.console { font-size: 12px; }
+pre.console { font-size: 12px; white-space: pre-wrap; overflow-wrap: anywhere; }
 div.warn { border: 1px solid #e0b252; background: #fff8e6; padding: 2px 14px; margin: 12px 0; }
 div.warn h2 { border: 0; margin: 8px 0 4px; color: #8a5a00; }
 div.warn li, ul.notes li { font-size: 13px; line-height: 1.45; }
+div.warn pre.panel { background: none; padding: 0 0 6px; font-size: 12.5px; white-space: pre-wrap; }
 </style>
 `

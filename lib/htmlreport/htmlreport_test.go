@@ -323,3 +323,49 @@ func checkPage(t *testing.T, page []byte, want int) {
 		})
 	}
 }
+
+// TestPanelsAtTop: the console's boxed warnings (an output-length mismatch,
+// tokens arrived together) are at the top of the page, before the summary,
+// and not only inside the collapsed console section at its end (fresh-user
+// finding: the page hid them).
+func TestPanelsAtTop(t *testing.T) {
+	recs := readRecords(t, "testdata/tiny.jsonl")
+	o := metrics.Options{Streaming: true}
+	s, err := metrics.Summarize(metrics.FromRecords(recs), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.OSLMismatches, s.ITLNearZero, s.ITLRequests = 1, 2, 4
+	var console strings.Builder
+	if err := metrics.WriteConsole(&console, s, ""); err != nil {
+		t.Fatal(err)
+	}
+	panels := Panels(console.String())
+	if len(panels) != 2 {
+		t.Fatalf("Panels found %d panels in the console, want 2:\n%s", len(panels), console.String())
+	}
+	col, err := NewCollector(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		col.Add(&recs[i])
+	}
+	var b bytes.Buffer
+	if err := Write(&b, Page{Summary: s, Console: console.String()}, col); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	summary := strings.Index(got, "<h2>Summary</h2>")
+	details := strings.Index(got, "<details>")
+	for _, p := range panels {
+		at := strings.Index(got, "<h2>"+esc(p.Title)+"</h2>")
+		if at < 0 || at > summary || at > details {
+			t.Errorf("panel %q at %d, want it before the summary (%d) and the console's section (%d)", p.Title, at, summary, details)
+		}
+		body := strings.Index(got, esc(strings.Join(p.Lines, "\n")))
+		if body < 0 || body > summary {
+			t.Errorf("panel %q: its lines are not at the top of the page", p.Title)
+		}
+	}
+}

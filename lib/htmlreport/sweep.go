@@ -37,8 +37,10 @@ const (
 )
 
 // sweepCSS are the sweep page's own rules.
-const sweepCSS = `table.steps td { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.steps td.why { white-space: normal; min-width: 180px; max-width: 300px; }
+const sweepCSS = `table.steps { font-size: 12px; }
+table.steps th { font-weight: 600; }
+table.steps td { text-align: right; font-variant-numeric: tabular-nums; }
+table.steps td.why { min-width: 120px; max-width: 260px; overflow-wrap: anywhere; }
 table.steps td.text { text-align: left; }
 td.pass { color: #1a7f1a; } td.fail { color: #c21d1d; } td.notoffered { color: #b35900; }
 p.answer { font-size: 14px; line-height: 1.5; }
@@ -261,8 +263,50 @@ func (v *sweepView) latencyChart(tag, name string, get func(*sweep.Step) sweep.P
 		caption += " The dashed grey line is its SLO (a request meets it at or below)."
 	}
 	c.Series = append(c.Series, v.markers(p50, p99)...)
-	c.Series = append(c.Series, v.answerLine(top(c.Series))...)
+	yTop := top(c.Series)
+	if t, probe := v.scaleWithoutProbe(p50, p99, c.Series); t > 0 {
+		// The throughput probe runs the server flat out: its latency
+		// (seconds, where the SLO is milliseconds) would flatten every
+		// other step and the SLO line onto the axis.
+		yTop = t
+		c.Y.FixMax, c.Y.Max = true, t
+		caption += fmt.Sprintf(" The throughput probe's %s (%s ms at its p99) is left out of the scale: its markers sit on the top edge.", name, fmtNum(probe))
+	}
+	c.Series = append(c.Series, v.answerLine(yTop)...)
 	return c, caption
+}
+
+// scaleWithoutProbe is the top of a latency chart's y axis with the
+// throughput probe's values left out (those of the other steps and the
+// reference lines, with a margin), and the probe's largest value; 0 when
+// the probe fits on that scale anyway (within 1.5 times its top) or there
+// is no other value.
+func (v *sweepView) scaleWithoutProbe(p50, p99 func(*sweep.Step) float64, series []plot.Series) (yTop, probe float64) {
+	rest := 0.0
+	for _, i := range v.order {
+		st := &v.st.Steps[i]
+		for _, y := range []float64{p50(st), p99(st)} {
+			if math.IsNaN(y) || math.IsInf(y, 0) {
+				continue
+			}
+			if st.Kind == sweep.KindThroughput {
+				probe = max(probe, y)
+			} else {
+				rest = max(rest, y)
+			}
+		}
+	}
+	for _, s := range series { // the SLO line
+		if s.Kind == plot.Line && s.Color == colorRef {
+			for _, y := range s.Y {
+				rest = max(rest, y)
+			}
+		}
+	}
+	if !(rest > 0) || probe <= 1.5*rest {
+		return 0, probe
+	}
+	return 1.15 * rest, probe
 }
 
 // sloOf finds tag's value in the settings' goodput ("TAG:VALUE ...").

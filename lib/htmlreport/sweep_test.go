@@ -6,7 +6,9 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -206,4 +208,35 @@ func FuzzWriteSweep(f *testing.F) {
 		}
 		checkPage(t, sweepPage(t, st), sweepCharts)
 	})
+}
+
+// TestSweepProbeOffScale: the throughput probe's latency (its TTFT p99 at
+// 2,700 ms here, the other steps' at most 900 ms, the SLO 150 ms) is left
+// out of the latency charts' y scale, so that the SLO line is not flattened
+// onto the axis (fresh-user finding: a 7 s probe against a 200 ms SLO); the
+// caption says so.
+func TestSweepProbeOffScale(t *testing.T) {
+	page := string(sweepPage(t, rateSweep()))
+	charts := strings.Split(page, "<svg ")[1:]
+	if len(charts) != sweepCharts {
+		t.Fatalf("%d charts, want %d", len(charts), sweepCharts)
+	}
+	ttft := charts[2]
+	if !strings.Contains(ttft, "<title>TTFT p50 and p99</title>") {
+		t.Fatalf("the third chart is not TTFT's: %.200s", ttft)
+	}
+	ticks := regexp.MustCompile(`>([0-9][0-9,]*(?:\.[0-9]+)?)</text>`).FindAllStringSubmatch(ttft[:strings.Index(ttft, "</svg>")], -1)
+	highest := 0.0
+	for _, m := range ticks {
+		x, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
+		if err == nil {
+			highest = max(highest, x)
+		}
+	}
+	if highest == 0 || highest >= 1200 {
+		t.Errorf("the TTFT chart's highest y label is %g, want the scale of the steps other than the probe (at most 900 ms)", highest)
+	}
+	if !strings.Contains(ttft, "The throughput probe&#39;s TTFT (2,700 ms at its p99) is left out of the scale") {
+		t.Error("the TTFT caption does not say the probe is off the scale")
+	}
 }

@@ -2,15 +2,23 @@
 // --html) rendered by a browser: every chart of the page is on it and has
 // drawn content.
 //
-//	reportcheck PAGE.html SHOT.png
+//	reportcheck PAGE.html SHOT.png|- [DOM.html [CONSOLE...]]
 //
 // It finds the charts by their plot areas' frames (lib/plot draws each as a
 // one-pixel rectangle of frameColor, crisp-edged, last), expects as many as
 // the page has <svg> elements, and within each frame counts the pixels of
 // saturated colour (the series; grid, axes and text are grey) and the
 // distinct colours. A chart passes with at least minColoured saturated
-// pixels and minColours colours: not blank, not one colour. Exit 0 when all
-// pass, 1 when one does not, 2 on bad input.
+// pixels and minColours colours: not blank, not one colour.
+//
+// SHOT "-" skips the charts (a page whose data leave some blank on purpose).
+// DOM.html is the page's DOM as Chromium dumped it with probe.js run in it
+// (run.sh): no text may run past the window's right edge or a box that
+// clips it, and every warning of the CONSOLE files (what the command printed
+// on stdout and stderr: its "warning:" lines and the summary's boxed
+// panels) must be in the visible text (not only inside a collapsed
+// section) above the "Summary" heading. Exit 0 when all pass, 1 when one
+// does not, 2 on bad input.
 package main
 
 import (
@@ -32,8 +40,8 @@ const (
 )
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: reportcheck PAGE.html SHOT.png")
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: reportcheck PAGE.html SHOT.png|- [DOM.html [CONSOLE...]]")
 		os.Exit(2)
 	}
 	page, err := os.ReadFile(os.Args[1])
@@ -41,8 +49,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "reportcheck:", err)
 		os.Exit(2)
 	}
+	ok := true
+	if os.Args[2] != "-" {
+		ok = checkCharts(page, os.Args[2])
+	}
+	if len(os.Args) > 3 && !checkText(os.Args[3], os.Args[4:]) {
+		ok = false
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+// checkCharts checks that every chart of the page is on the screenshot
+// with drawn content.
+func checkCharts(page []byte, shot string) bool {
 	titles := regexp.MustCompile(`<svg [^>]*>\s*<title>([^<]*)</title>`).FindAllSubmatch(page, -1)
-	f, err := os.Open(os.Args[2])
+	f, err := os.Open(shot)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "reportcheck:", err)
 		os.Exit(2)
@@ -50,12 +73,12 @@ func main() {
 	img, err := png.Decode(f)
 	f.Close()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "reportcheck: %s: %v\n", os.Args[2], err)
+		fmt.Fprintf(os.Stderr, "reportcheck: %s: %v\n", shot, err)
 		os.Exit(2)
 	}
 	frames := findFrames(img)
 	b := img.Bounds()
-	fmt.Printf("%s: %d×%d pixels, %d charts in the page, %d chart frames found\n", os.Args[2], b.Dx(), b.Dy(), len(titles), len(frames))
+	fmt.Printf("%s: %d×%d pixels, %d charts in the page, %d chart frames found\n", shot, b.Dx(), b.Dy(), len(titles), len(frames))
 	ok := len(frames) == len(titles) && len(titles) > 0
 	if !ok {
 		fmt.Printf("FAIL: want one frame per chart (a chart hidden, cut off by the window, or not drawn)\n")
@@ -72,9 +95,44 @@ func main() {
 		}
 		fmt.Printf("  %-34s at (%4d,%4d) %d×%d: %6d coloured pixels, %5d colours  %s\n", name, r.Min.X, r.Min.Y, r.Dx(), r.Dy(), coloured, colours, verdict)
 	}
-	if !ok {
-		os.Exit(1)
+	return ok
+}
+
+// checkText checks the probed DOM: nothing cut at the right, and every
+// warning of the console files shown at the top.
+func checkText(domPath string, consoles []string) bool {
+	dom, err := os.ReadFile(domPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "reportcheck:", err)
+		os.Exit(2)
 	}
+	visible, cut, err := probed(string(dom))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "reportcheck: %s: %v\n", domPath, err)
+		os.Exit(2)
+	}
+	ok := true
+	fmt.Printf("%s: %d visible texts, %d cut at the right\n", domPath, len(visible), len(cut))
+	for _, c := range cut {
+		fmt.Printf("  FAIL: cut: %s\n", c)
+		ok = false
+	}
+	var warnings []string
+	for _, c := range consoles {
+		b, err := os.ReadFile(c)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "reportcheck:", err)
+			os.Exit(2)
+		}
+		warnings = append(warnings, consoleWarnings(string(b))...)
+	}
+	miss := missingWarnings(warnings, visible, "Summary")
+	fmt.Printf("%d warnings in the console, %d of them not visible above the summary\n", len(warnings), len(miss))
+	for _, m := range miss {
+		fmt.Printf("  FAIL: not shown at the top: %s\n", m)
+		ok = false
+	}
+	return ok
 }
 
 func isFrame(img image.Image, x, y int) bool {
