@@ -154,8 +154,11 @@ test-real: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-moc
 # exact percentiles; every daemon it started is stopped by pid. Not part of `make test` (root, apt).
 # The cache's process-level stress tests at their full counts (make test runs a third of them):
 # ensure beside rm and gc loops, 60 runs each; SIGKILL at random moments, 50 kills a command.
+# Also the sweeps' capacities against mocks of a capacity known in closed form (sweep-capacity-*:
+# within 25 %), a timing figure the default suite only logs.
 test-soak:
 	AIPERF_SOAK=1 go test -count=1 -run 'TestEnsureBesideRemovals|TestCrashSafety' ./lib/cmd/cachecmd
+	AIPERF_SOAK=1 go test -count=1 -run 'TestScript/sweep-capacity-(rate|concurrency)$$' .
 
 test-slurm: build
 	scripts/slurm/test.sh

@@ -32,7 +32,11 @@ func cmdCapMock(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // jsonnear FILE PATH WANT PCT asserts that the number at PATH (dot-separated
-// keys) of the JSON object in FILE lies within PCT percent of WANT.
+// keys) of the JSON object in FILE lies within PCT percent of WANT: a timing
+// figure (a sweep's capacity), so only where load is controlled, under make
+// test-soak (AIPERF_SOAK=1). In the default suite it checks that the number
+// is there and logs it: a capacity measured on a machine loaded many times
+// over its cores failed the suite once (issue 33).
 func cmdJSONNear(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 4 {
 		ts.Fatalf("usage: jsonnear FILE PATH WANT PCT")
@@ -56,6 +60,10 @@ func cmdJSONNear(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	pct, err := strconv.ParseFloat(args[3], 64)
 	ts.Check(err)
+	if os.Getenv("AIPERF_SOAK") == "" {
+		ts.Logf("%s: %s = %g (want %g ± %g%%, asserted under make test-soak)", args[0], args[1], got, want, pct)
+		return
+	}
 	if math.Abs(got-want) > pct/100*math.Abs(want) {
 		ts.Fatalf("%s: %s = %g, want %g ± %g%%", args[0], args[1], got, want, pct)
 	}
