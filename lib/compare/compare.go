@@ -91,9 +91,25 @@ type Side struct {
 	Requests, Failed int64
 }
 
+// DefaultMinChange is aiperf-replay compare's --min-change, in percent:
+// the practical threshold below which a change is "~" however small its
+// p-value. Its ground (README, "compare"; scripts/bench/compare-aa.sh): A/A
+// pairs of ordinary runs on a quiet machine differ significantly by 0.1 to
+// 0.5 % (TTFT p50 -0.13 %, p=0.005), so 5 % is ten times that. On this
+// shared 2-core machine at load 10-19, ten A/A pairs of 200 requests
+// against aiperf-mock differed significantly by up to 24 % (TTFT p50) and
+// 13 % (latency): there no fixed threshold separates noise from change,
+// and the two sides must run at the same time, or as --trials.
+const DefaultMinChange = 5.0
+
 // Options tune Compare.
 type Options struct {
 	Alpha float64 // significance level; zero takes DefaultAlpha
+	// MinChange is the practical threshold in percent: a change smaller
+	// than it (|DeltaPct| < MinChange) is Negligible and never
+	// Significant, whatever its p-value. 0: every significant change
+	// counts.
+	MinChange float64
 }
 
 // Row is one statistic of one metric on both sides.
@@ -107,8 +123,13 @@ type Row struct {
 	DeltaPct *float64 `json:"delta_pct"`
 	// P is the test's two-sided p-value; nil without a test (NoTest says
 	// why).
-	P           *float64 `json:"p"`
-	Significant bool     `json:"significant"`
+	P *float64 `json:"p"`
+	// Significant: the test finds the change (p < α, in the direction
+	// the statistic moved) and it is not Negligible.
+	Significant bool `json:"significant"`
+	// Negligible: the change is smaller than Table.MinChange (or the
+	// statistic did not move), whatever the test says: "~".
+	Negligible bool `json:"negligible,omitempty"`
 	// MinP is the smallest p-value the row's test can give at its sizes
 	// (nil when any: Welch's t); Underpowered when it is not below α: the
 	// row cannot find a difference, however large.
@@ -121,12 +142,16 @@ type Row struct {
 	// Conflict says why a test's finding does not count: it found the
 	// sides differing in the direction opposite to the statistic's change.
 	Conflict string `json:"conflict,omitempty"`
+
+	small bool // the test found it, and the threshold made it "~"
 }
 
 // Table is a comparison.
 type Table struct {
 	Alpha float64 `json:"alpha"`
-	Rows  []Row   `json:"rows"`
+	// MinChange is the practical threshold in percent (Options.MinChange).
+	MinChange float64 `json:"min_change_pct"`
+	Rows      []Row   `json:"rows"`
 	// Missing names the metrics left out because a side has no value of
 	// them ("time_to_first_token: no values in new").
 	Missing []string `json:"missing,omitempty"`
@@ -134,7 +159,7 @@ type Table struct {
 
 // Compare compares old with new on each of ms, in order.
 func Compare(ms []Metric, old, new Side, o Options) *Table {
-	t := &Table{Alpha: o.Alpha}
+	t := &Table{Alpha: o.Alpha, MinChange: o.MinChange}
 	if t.Alpha == 0 {
 		t.Alpha = DefaultAlpha
 	}
@@ -292,7 +317,25 @@ func (t *Table) add(r Row, p, dir float64) {
 			r.Conflict = fmt.Sprintf("the test finds %s's values larger; the %s %s", larger, r.Stat, moved)
 		}
 	}
+	r.Negligible = t.negligible(&r)
+	r.small = r.Significant && r.Negligible
+	r.Significant = r.Significant && !r.Negligible
+	r.Underpowered = r.Underpowered && !r.Negligible
 	t.Rows = append(t.Rows, r)
+}
+
+// negligible reports whether r's change is below the practical threshold:
+// the statistic did not move, or moved by less than MinChange percent of
+// its old value (a change from 0 is never negligible). With no threshold
+// only a statistic that did not move is.
+func (t *Table) negligible(r *Row) bool {
+	switch {
+	case r.New == r.Old:
+		return t.MinChange > 0
+	case r.DeltaPct == nil:
+		return false
+	}
+	return math.Abs(*r.DeltaPct) < t.MinChange
 }
 
 // Find returns the row of metric's stat, or nil.
@@ -389,6 +432,9 @@ func (t *Table) Judge(gates []Gate) (failed []string, err error) {
 			continue
 		}
 		past := g.past(r)
+		if r.Negligible {
+			continue // below --min-change: no change, whatever the limit
+		}
 		if past && r.Underpowered {
 			unjudged = append(unjudged, fmt.Sprintf("%s: %s.%s cannot be judged at n=%d+%d: it moved past the limit, but its test's smallest p-value there is %.3f, not below α %g, so no change could fail the gate (%s)",
 				g.Spec, g.Metric, g.Stat, r.NOld, r.NNew, *r.MinP, t.Alpha, underpoweredHint(r.Stat)))

@@ -406,3 +406,51 @@ func TestJudgeCannotJudge(t *testing.T) {
 		t.Errorf("from 0: %v %v", failed, err)
 	}
 }
+
+// TestMinChange: two large sides 0.5 % apart (the A/A spread a quiet
+// machine shows) differ significantly, and a CI gate would cry wolf; with
+// the practical threshold every row reads "~", no gate fails, and the JSON
+// says so (negligible, not significant). A change past the threshold is
+// reported as before (fresh-user finding: 5-7 "significant" rows of
+// 0.1-0.5 % in an A/A pair).
+func TestMinChange(t *testing.T) {
+	old := Side{Values: map[string][]float64{}, Requests: 20000}
+	new := Side{Values: map[string][]float64{}, Requests: 20000}
+	for i := range 20000 {
+		v := 20 + float64(i%1000)/100
+		old.Values["time_to_first_token"] = append(old.Values["time_to_first_token"], v)
+		new.Values["time_to_first_token"] = append(new.Values["time_to_first_token"], v*1.005)
+	}
+	old.Runs = []map[string]float64{{"request_throughput": 100}}
+	new.Runs = []map[string]float64{{"request_throughput": 100.4}}
+	gates := []Gate{{Spec: "time_to_first_token.p50:+0%", Metric: "time_to_first_token", Stat: StatP50, Limit: 0}}
+	raw := Compare(ms, old, new, Options{})
+	if r := raw.Find("time_to_first_token", StatP50); !r.Significant || r.Delta() == "~" {
+		t.Fatalf("without a threshold the 0.5 %% shift is not significant: %+v", r)
+	}
+	if failed, _ := raw.Judge(gates); len(failed) != 1 {
+		t.Errorf("without a threshold the +0%% gate does not fail: %v", failed)
+	}
+	tab := Compare(ms, old, new, Options{MinChange: DefaultMinChange})
+	for _, r := range tab.Rows {
+		if r.Delta() != "~" || r.Significant || !r.Negligible {
+			t.Errorf("%s.%s: delta %q significant %v negligible %v, want ~", r.Metric, r.Stat, r.Delta(), r.Significant, r.Negligible)
+		}
+	}
+	if failed, err := tab.Judge(gates); len(failed) != 0 || err != nil {
+		t.Errorf("a negligible change fails a gate: %v, %v", failed, err)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, tab, "old", "new"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "under --min-change") || !strings.Contains(b.String(), "at least 5% in size (--min-change)") {
+		t.Errorf("the table does not say why:\n%s", b.String())
+	}
+	for i := range new.Values["time_to_first_token"] {
+		new.Values["time_to_first_token"][i] *= 1.1
+	}
+	if r := Compare(ms, old, new, Options{MinChange: DefaultMinChange}).Find("time_to_first_token", StatP50); !r.Significant || r.Delta() == "~" {
+		t.Errorf("a 10 %% shift reads %q", r.Delta())
+	}
+}

@@ -31,9 +31,12 @@ func formatValue(v float64) string {
 }
 
 // Delta is the row's change as the table shows it: the percentage when
-// significant, "~" when not, "?" without a test.
+// significant, "~" when not or when smaller than the practical threshold
+// (with or without a test), "?" without a test.
 func (r *Row) Delta() string {
 	switch {
+	case r.Negligible:
+		return "~"
 	case r.P == nil:
 		return "?"
 	case !r.Significant:
@@ -67,6 +70,9 @@ func (r *Row) Note() string {
 	}
 	if r.Underpowered {
 		conflict += fmt.Sprintf("; too few to find a change: p≥%.3f at this n", *r.MinP)
+	}
+	if r.small && r.DeltaPct != nil {
+		conflict += fmt.Sprintf("; %+.2f%%, under --min-change", *r.DeltaPct)
 	}
 	return fmt.Sprintf("(%s n=%d+%d%s%s)", formatP(*r.P), r.NOld, r.NNew, unit, conflict)
 }
@@ -110,7 +116,12 @@ func WriteText(w io.Writer, t *Table, oldName, newName string) error {
 	for _, m := range t.Missing {
 		b.WriteString("not compared: " + m + "\n")
 	}
-	fmt.Fprintf(&b, "delta: (new - old) / old when significant at alpha %s (two-sided), ~ when not, ? without a test.\n", strconv.FormatFloat(t.Alpha, 'g', -1, 64))
+	if t.MinChange > 0 {
+		fmt.Fprintf(&b, "delta: (new - old) / old when significant at alpha %s (two-sided) and at least %s%% in size (--min-change),\n"+
+			"~ when not, ? without a test.\n", strconv.FormatFloat(t.Alpha, 'g', -1, 64), strconv.FormatFloat(t.MinChange, 'g', -1, 64))
+	} else {
+		fmt.Fprintf(&b, "delta: (new - old) / old when significant at alpha %s (two-sided), ~ when not, ? without a test.\n", strconv.FormatFloat(t.Alpha, 'g', -1, 64))
+	}
 	b.WriteString("Tests: p50: Mann-Whitney U on the requests' values (exact without ties when the sizes multiply to at most\n" +
 		"2,500, else normal approximation with tie correction); p99: quantile test (the pooled p99 splits each side;\n" +
 		"Fisher's exact test; it needs about 300 requests a side to find anything); avg: Welch's t on the requests'\n" +

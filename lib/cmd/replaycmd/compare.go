@@ -3,6 +3,7 @@ package replaycmd
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
@@ -12,11 +13,12 @@ import (
 )
 
 type compareOptions struct {
-	old, new cli.StringSlice
-	alpha    float64
-	json     bool
-	failOn   cli.StringSlice
-	goodput  string
+	old, new  cli.StringSlice
+	alpha     float64
+	minChange float64
+	json      bool
+	failOn    cli.StringSlice
+	goodput   string
 }
 
 func compareCommand() *cli.Command {
@@ -41,7 +43,10 @@ func compareCommand() *cli.Command {
 			"  rate      error_rate: the percentage of requests that failed (those cancelled on purpose left out),\n" +
 			"            pooled over a side's trials; Fisher's exact test on failed and succeeded requests\n" +
 			"A test counts only in the direction its statistic moved (a rank test can find new generally larger\n" +
-			"while its p50 fell: \"~\", and the note says so). Latency rows count the requests that succeeded.\n\n" +
+			"while its p50 fell: \"~\", and the note says so). Latency rows count the requests that succeeded.\n" +
+			"A change smaller than --min-change (5% by default: ten times the 0.1-0.5% by which two ordinary runs of one\n" +
+			"setting differ on a quiet machine) is \"~\" too, with or without a test, and fails no gate: a large run finds\n" +
+			"changes of 0.1% significant that mean nothing in practice.\n\n" +
 			"--fail-on METRIC[.STAT]:+PCT% exits 1 when the statistic rose significantly by more than PCT percent\n" +
 			"(-PCT%: fell), e.g. \"time_to_first_token.p99:+5%\", \"request_throughput:-5%\" or \"error_rate:+0%\":\n" +
 			"a CI gate. From 0, any significant change in the limit's direction fails it; a metric the new side\n" +
@@ -53,6 +58,7 @@ func compareCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "old", Usage: "a trial of the old side (`RUN`: run directory or records file); repeatable", Destination: &o.old},
 			&cli.StringSliceFlag{Name: "new", Usage: "a trial of the new side (`RUN`); repeatable", Destination: &o.new},
 			&cli.Float64Flag{Name: "alpha", Value: compare.DefaultAlpha, Usage: "significance level `A` (two-sided)", Destination: &o.alpha},
+			&cli.Float64Flag{Name: "min-change", Value: compare.DefaultMinChange, Usage: "a change smaller than `PCT` percent is \"~\" and fails no gate, however small its p-value (0: none)", Destination: &o.minChange},
 			&cli.BoolFlag{Name: "json", Usage: "print the comparison as JSON", Destination: &o.json},
 			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 1 when `METRIC[.STAT]:±PCT%` changed significantly past PCT in the sign's direction; repeatable", Destination: &o.failOn},
 			goodputFlag(&o.goodput, "SLOs `\"METRIC:VALUE ...\"` (adds goodput)"),
@@ -64,6 +70,9 @@ func compareCommand() *cli.Command {
 func runCompare(c *cli.Context, o *compareOptions) error {
 	if !(o.alpha > 0 && o.alpha < 1) {
 		return base.UsageError("--alpha %v: want a level between 0 and 1", o.alpha)
+	}
+	if !(o.minChange >= 0) || math.IsInf(o.minChange, 0) {
+		return base.UsageError("--min-change %v: want a percentage of 0 or more", o.minChange)
 	}
 	gates, err := rundir.ParseGates(o.failOn.Value())
 	if err != nil {
@@ -84,7 +93,7 @@ func runCompare(c *cli.Context, o *compareOptions) error {
 	}
 	warnings := rundir.CompareWarnings(sides[0], sides[1])
 	warnAll(c.App.ErrWriter, warnings)
-	tab, err := rundir.Compare(sides[0], sides[1], gp, compare.Options{Alpha: o.alpha})
+	tab, err := rundir.Compare(sides[0], sides[1], gp, compare.Options{Alpha: o.alpha, MinChange: o.minChange})
 	if err != nil {
 		return err
 	}
