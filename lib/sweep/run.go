@@ -22,7 +22,10 @@ type StepRun struct {
 	Requests int64         // profiling requests (0 when Duration is set)
 	Warmup   int64         // warmup requests before them
 	Duration time.Duration // run for this long instead of a request count
-	Dir      string        // the step's run directory, FOLDER/step-NN
+	// Cap stops the step's sends this long after its start whatever its
+	// size (Sweep.MaxStepTime; 0: none).
+	Cap time.Duration
+	Dir string // the step's run directory, FOLDER/step-NN
 }
 
 // Measured is what a step's run reports.
@@ -33,8 +36,9 @@ type Measured struct {
 	// delayed, the longest by CeilingMaxWait.
 	CeilingWaits   int64
 	CeilingMaxWait time.Duration
-	// Ends are the end times (ns) of the profiling requests that succeeded.
-	Ends []int64
+	// Ends are the end times (ns) of the profiling requests that succeeded,
+	// Sends the send times (ns) of every profiling request.
+	Ends, Sends []int64
 	// SessionsPerRequest is the sessions a request of the sessions the
 	// step played, each counted whole (as the store holds it, however much
 	// of it the step sent), or 0 when unknown. A step plays the store's
@@ -64,6 +68,10 @@ type Sweep struct {
 	// short step ends before it has built and passes a rate the server
 	// cannot sustain.
 	MinDuration time.Duration
+	// MaxStepTime caps a step's sending time (StepRun.Cap; 0: no cap): on
+	// a slow server or a busy client a step of a request count can run for
+	// minutes.
+	MaxStepTime time.Duration
 	// MaxLateness is the client's send lateness p99 above which a step
 	// was not offered.
 	MaxLateness time.Duration
@@ -169,6 +177,9 @@ func (sw *Sweep) step(ctx context.Context, p Probe, f StepFunc) (Step, error) {
 	if rate := steadyRate(m.Ends); rate > 0 {
 		stp.SessionRate = rate * perRequest
 	}
+	if rate := steadyRate(m.Sends); rate > 0 {
+		stp.SendRate = rate * perRequest
+	}
 	stp.Dir = filepath.Base(sr.Dir)
 	stp.Unoffered, stp.Ceiling = sw.unoffered(p, m)
 	return stp, nil
@@ -208,6 +219,9 @@ func (sw *Sweep) size(p Probe) StepRun {
 	}
 	if sr.Duration > 0 {
 		sr.Requests = 0
+	}
+	if sw.MaxStepTime > 0 && (sr.Duration == 0 || sr.Duration > sw.MaxStepTime) {
+		sr.Cap = sw.MaxStepTime
 	}
 	return sr
 }
@@ -325,4 +339,41 @@ func stepOf(sum *metrics.Summary, elapsed time.Duration, sessionsPerRequest floa
 	s.TTFT, s.ITL, s.Latency = pct("time_to_first_token"), pct("inter_token_latency"), pct("request_latency")
 	s.LatenessP99 = sum.Lateness.P99NS / 1e6
 	return s
+}
+
+// Estimate is how many steps the search has left after its two probes
+// (sync and thr, as judged), and about how long they take: bisection
+// halves log(hi/lo) until within the tolerance, so the count is known in
+// advance (at most the steps --max-steps leaves); each step's time is its
+// size at the bracket's geometric mean (a rate step's requests over its
+// rate, at least MinDuration; a concurrency step's, from the probes'
+// throughput), at most MaxStepTime.
+func (sw *Sweep) Estimate(sync, thr Step) (steps int, d time.Duration) {
+	lo, hi := 1.0, float64(sw.MaxConcurrency)
+	if sw.By == ByRate {
+		lo, hi = sync.SessionRate, thr.SessionRate
+	}
+	if sync.Verdict != Pass || !(lo > 0) || !(hi > lo) || sw.By == ByConcurrency && thr.Verdict == Pass {
+		return 0, 0
+	}
+	steps = int(math.Ceil(math.Log2(math.Log(hi/lo) / math.Log1p(sw.Tolerance))))
+	steps = min(max(steps, 1), sw.MaxSteps-2)
+	mid := math.Sqrt(lo * hi)
+	per := sw.Duration
+	if per == 0 {
+		reqs := float64(sw.Warmup + sw.Requests)
+		switch {
+		case sw.By == ByRate && sw.SessionsPerRequest > 0:
+			per = time.Duration(reqs * sw.SessionsPerRequest / mid * float64(time.Second))
+			per = max(per, sw.MinDuration)
+		case thr.Throughput > 0 && sync.Throughput > 0:
+			// closed loop: requests/s grow with the sessions in flight up
+			// to the server's; take the geometric mean of the probes'
+			per = time.Duration(reqs / math.Sqrt(sync.Throughput*thr.Throughput) * float64(time.Second))
+		}
+	}
+	if sw.MaxStepTime > 0 {
+		per = min(per, sw.MaxStepTime)
+	}
+	return steps, time.Duration(steps) * per
 }

@@ -317,3 +317,27 @@ func TestStepSessionMix(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimate: after the probes the search's remaining steps are known
+// in advance (bisection of [1, 100] to 5 %: ⌈log2(ln 100 / ln 1.05)⌉ = 7),
+// each about its size at the bracket's middle (200 requests at 10
+// sessions/s: 21 s with the warmup), at most --max-step-time.
+func TestEstimate(t *testing.T) {
+	sw := newSweep(t.TempDir())
+	sync := Step{Kind: KindSynchronous, SessionRate: 1, Verdict: Pass}
+	thr := Step{Kind: KindThroughput, SessionRate: 100, Verdict: Fail}
+	n, d := sw.Estimate(sync, thr)
+	if n != 7 || d != 7*21*time.Second {
+		t.Errorf("Estimate = %d steps, %v; want 7, %v", n, d, 7*21*time.Second)
+	}
+	sw.MaxStepTime = 5 * time.Second
+	if n, d := sw.Estimate(sync, thr); n != 7 || d != 35*time.Second {
+		t.Errorf("with a 5 s cap: %d steps, %v; want 7, 35s", n, d)
+	}
+	if sr := sw.size(Probe{N: 3, Kind: KindSearch, By: ByRate, Load: 0.5}); sr.Cap != 5*time.Second {
+		t.Errorf("a step's cap is %v, want --max-step-time's 5s", sr.Cap)
+	}
+	if n, _ := sw.Estimate(Step{Kind: KindSynchronous, Verdict: Fail}, thr); n != 0 {
+		t.Errorf("after a failed synchronous probe: %d steps, want 0", n)
+	}
+}

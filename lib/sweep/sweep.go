@@ -104,6 +104,11 @@ type Step struct {
 	// completions, ramp-up and drain left out), the unit of the rate axis.
 	Throughput  float64 `json:"throughput"`
 	SessionRate float64 `json:"session_rate"`
+	// SendRate is the sessions per second the client sent in the middle
+	// 80 % of the step's sends (as SessionRate is of its completions): the
+	// load the server was offered, measured on the same arrivals; 0 when
+	// unknown (fewer than 10 sends, or a sweep.json from before it).
+	SendRate    float64 `json:"send_rate,omitempty"`
 	TTFT        Pctl    `json:"time_to_first_token_ms"`
 	ITL         Pctl    `json:"inter_token_latency_ms"`
 	Latency     Pctl    `json:"request_latency_ms"`
@@ -113,6 +118,11 @@ type Step struct {
 	// Unoffered, when not "", says why the client could not offer the
 	// load (the step is then never a pass).
 	Unoffered string `json:"not_offered,omitempty"`
+	// Unsustained, when not "", says that a rate step's server completed
+	// less than it was sent, by more than the search's Sustain: a queue
+	// was building, and a longer step would miss the SLOs. Such a step is
+	// a fail, so an answer is a load that was sustained.
+	Unsustained string `json:"not_sustained,omitempty"`
 	// Ceiling: the only reason is the --max-concurrency ceiling. Requests
 	// in flight are the rate times the latency, so a slow server fills
 	// it: a step that missed the SLOs at the lower load it got is a fail.
@@ -154,9 +164,26 @@ type Answer struct {
 	// axis, a step above it met them only with starts held back by it) or
 	// "none" (no load met them).
 	Limit string `json:"limited_by"`
-	Steps int    `json:"steps"`
-	Note  string `json:"note"`
+	// ClientBusy reports that the search stopped early because the client
+	// could not keep its schedule even at a small fraction (BusyFraction)
+	// of the range's top: the machine running the client is busy, and
+	// every step above would fail on its lateness, not on the server.
+	ClientBusy bool   `json:"client_busy,omitempty"`
+	Steps      int    `json:"steps"`
+	Note       string `json:"note"`
 }
+
+// BusyFraction: a search step the client could not offer (its own send
+// lateness, not the ceiling) at or below this fraction of the range's top
+// (the throughput probe's rate, or --max-concurrency) ends the search: the
+// client machine is busy (a sweep at load 9 on 2 cores ran 14 minutes to
+// answer 1.19 sessions/s where a quiet machine answered 15.97).
+const BusyFraction = 0.25
+
+// DefaultSustain is Search.Sustain unless set: a rate step whose server
+// completed less than 90 % of the sessions per second it was sent (both
+// in the middle 80 % of the step) did not sustain that load.
+const DefaultSustain = 0.10
 
 // Search is a capacity search.
 type Search struct {
@@ -165,6 +192,10 @@ type Search struct {
 	Tolerance      float64 // relative width of the final bracket, > 0
 	MaxSteps       int     // steps in all, the probes included (at least 3)
 	MaxConcurrency int     // the throughput probe's concurrency, and the rate steps' ceiling
+	// Sustain is how far short of the sessions sent a rate step's
+	// completions may fall (a fraction; 0 takes DefaultSustain): a step
+	// past it is a fail ("not sustained").
+	Sustain float64
 	// Prior are the steps of an earlier run of this search, reused in
 	// order while they match what the search asks for.
 	Prior []Step
@@ -180,6 +211,8 @@ func (s *Search) Check() error {
 		return fmt.Errorf("by %q: want rate or concurrency", s.By)
 	case !(s.MinGood > 0 && s.MinGood <= 1):
 		return errors.New("min-good: want a percentage above 0 and at most 100")
+	case !(s.Sustain >= 0 && s.Sustain < 1):
+		return errors.New("sustain: want a fraction from 0 to below 1")
 	case !(s.Tolerance > 0) || math.IsInf(s.Tolerance, 0):
 		return errors.New("tolerance: want a percentage above 0")
 	case s.MaxSteps < 3:
@@ -270,6 +303,7 @@ func (s *Search) Run(ctx context.Context, r Runner) ([]Step, Answer, error) {
 			return finish()
 		}
 	}
+	top := hi       // the range's top, for BusyFraction
 	passed := false // a search step passed
 	// bisect narrows [lo, hi] until within the tolerance or out of steps;
 	// lo 0 means no pass yet: halve hi until one passes (down to floor).
@@ -285,6 +319,9 @@ func (s *Search) Run(ctx context.Context, r Runner) ([]Step, Answer, error) {
 			if err != nil {
 				return err
 			}
+			if st.Verdict == NotOffered && !st.Ceiling && load <= BusyFraction*top {
+				return errBusy{st}
+			}
 			if st.Verdict == Pass {
 				lo, passed = load, true
 			} else {
@@ -294,7 +331,7 @@ func (s *Search) Run(ctx context.Context, r Runner) ([]Step, Answer, error) {
 		return nil
 	}
 	if err := bisect(0); err != nil {
-		return steps, ans, err
+		return s.busy(steps, &ans, err, top, finish)
 	}
 	note := ""
 	if s.By == ByRate && !passed {
@@ -327,7 +364,7 @@ func (s *Search) Run(ctx context.Context, r Runner) ([]Step, Answer, error) {
 		} else {
 			lo, hi, hiLimit = 0, sync, limitOf(st)
 			if err := bisect(sync / 64); err != nil {
-				return steps, ans, err
+				return s.busy(steps, &ans, err, top, finish)
 			}
 			if !passed {
 				ans.Hi, ans.Limit = hi, hiLimit
@@ -353,6 +390,29 @@ func (s *Search) Run(ctx context.Context, r Runner) ([]Step, Answer, error) {
 	return finish()
 }
 
+// errBusy ends a search whose client could not offer a step at a small
+// fraction of the range's top.
+type errBusy struct{ st Step }
+
+func (errBusy) Error() string { return "the client machine is busy" }
+
+// busy turns errBusy into the answer that says so; other errors pass.
+func (s *Search) busy(steps []Step, ans *Answer, err error, top float64, finish func() ([]Step, Answer, error)) ([]Step, Answer, error) {
+	var b errBusy
+	if !errors.As(err, &b) {
+		return steps, *ans, err
+	}
+	unit := "sessions/s"
+	if s.By == ByConcurrency {
+		unit = "sessions in flight"
+	}
+	ans.Found, ans.ClientBusy, ans.Limit, ans.Hi = false, true, "client", b.st.Load
+	ans.Note = fmt.Sprintf("the client machine is busy: step %d at %s %s, %.0f%% of the range's top (%s), could not be offered (%s); "+
+		"every step above would fail on the client, not the server. Rerun where the client has the cores to itself",
+		b.st.N, fmtLoad(b.st.Load), unit, 100*b.st.Load/top, fmtLoad(top), b.st.Unoffered)
+	return finish()
+}
+
 // fmtLoad prints a load as the table does.
 func fmtLoad(x float64) string { return strconv.FormatFloat(x, 'g', 5, 64) }
 
@@ -360,6 +420,9 @@ func fmtLoad(x float64) string { return strconv.FormatFloat(x, 'g', 5, 64) }
 func missed(st Step) string {
 	if st.Verdict == NotOffered {
 		return "could not be offered (" + st.Unoffered + ")"
+	}
+	if st.Unsustained != "" {
+		return "was " + st.Unsustained
 	}
 	return fmt.Sprintf("missed them (%.1f%% good)", st.GoodPct())
 }
@@ -370,6 +433,8 @@ func limitOf(st Step) string {
 		return "ceiling"
 	case st.Verdict == NotOffered:
 		return "client"
+	case st.Unsustained != "":
+		return "throughput"
 	}
 	return "slo"
 }
@@ -379,13 +444,32 @@ func (s *Search) verdict(st *Step) string {
 	// (in counts, with room for the percentage's rounding: 999 of 1000 at
 	// 99.9 % passes although 99.9/100 > 0.999 in floating point)
 	met := st.Requests > 0 && float64(st.Good) >= s.MinGood*float64(st.Requests)*(1-1e-12)
+	st.Unsustained = s.unsustained(st)
 	switch {
+	case st.Unsustained != "" && st.Unoffered == "":
+		return Fail
 	case st.Unoffered != "" && (met || !st.Ceiling):
 		return NotOffered
 	case met:
 		return Pass
 	}
 	return Fail
+}
+
+// unsustained says why a rate search step's server did not keep up with
+// what it was sent, or "": its completion rate (SessionRate) more than
+// Sustain short of its send rate (SendRate, measured alike on the same
+// arrivals, so that a Poisson step's own randomness cancels out).
+func (s *Search) unsustained(st *Step) string {
+	tol := s.Sustain
+	if tol == 0 {
+		tol = DefaultSustain
+	}
+	if st.Kind != KindSearch || st.By != ByRate || !(st.SendRate > 0) || st.SessionRate >= st.SendRate*(1-tol) {
+		return ""
+	}
+	return fmt.Sprintf("not sustained: the server completed %s sessions/s of the %s sent, %.0f%% short (more than %.0f%%: a queue was building)",
+		fmtLoad(st.SessionRate), fmtLoad(st.SendRate), 100*(1-st.SessionRate/st.SendRate), 100*tol)
 }
 
 // narrow reports that the bracket is within the tolerance (for

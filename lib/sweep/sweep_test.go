@@ -20,6 +20,7 @@ type fake struct {
 	syncRate, maxRate float64 // sessions/s the probes achieve
 	threshold         float64
 	clientMax         float64 // 0: no limit
+	serverMax         float64 // 0: no limit; above it a rate step completes serverMax sessions/s of those sent
 	syncFails         bool
 	runs              int
 }
@@ -38,6 +39,12 @@ func (f *fake) Run(_ context.Context, p Probe) (Step, error) {
 	if p.Kind == KindSearch && f.clientMax > 0 && p.Load > f.clientMax {
 		st.Unoffered = fmt.Sprintf("send lateness p99 above the limit at %g", p.Load)
 		good = true // the SLOs held, but the load was not what was asked
+	}
+	if p.Kind == KindSearch && p.By == ByRate {
+		st.SessionRate, st.SendRate = p.Load, p.Load
+		if f.serverMax > 0 && p.Load > f.serverMax {
+			st.SessionRate = f.serverMax
+		}
 	}
 	if good {
 		st.Good, st.GoodFraction = 100, 1
@@ -337,5 +344,63 @@ func TestStepDisplay(t *testing.T) {
 	}
 	if line := StepLine(dead, false); !strings.Contains(line, "0.0% good") {
 		t.Errorf("step line %q", line)
+	}
+}
+
+// TestAnswerSustained: a rate step whose requests met the SLOs while the
+// server completed less than it was sent (a queue building, which a short
+// step does not live to see) is a fail, "not sustained", so the answer is
+// a load the server sustained: offered and completed within Sustain (10 %)
+// (fresh-user finding on ollama: "2.54 sessions/s, limited by throughput"
+// where the server completed 2.17).
+func TestAnswerSustained(t *testing.T) {
+	f := &fake{syncRate: 1, maxRate: 4, threshold: 100, serverMax: 2.17}
+	steps, ans, err := search(ByRate).Run(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ans.Found || ans.Load > 2.17/(1-DefaultSustain) || ans.Limit != "throughput" {
+		t.Fatalf("answer %+v, want at most %.3f sessions/s (sustained), limited by throughput", ans, 2.17/(1-DefaultSustain))
+	}
+	unsustained := 0
+	for _, st := range steps {
+		if st.Unsustained != "" {
+			unsustained++
+			if st.Verdict != Fail || !strings.Contains(st.Unsustained, "completed 2.17 sessions/s of the") {
+				t.Errorf("step %d: verdict %s, %q", st.N, st.Verdict, st.Unsustained)
+			}
+		}
+		if st.Verdict == Pass && st.Kind == KindSearch && st.SessionRate < st.SendRate*(1-DefaultSustain) {
+			t.Errorf("step %d passed at %v sessions/s completed of %v sent", st.N, st.SessionRate, st.SendRate)
+		}
+	}
+	if unsustained == 0 {
+		t.Error("no step was judged not sustained")
+	}
+}
+
+// TestClientBusy: a search step the client cannot offer at a small
+// fraction of the throughput probe's rate ends the search at once, saying
+// the client machine is busy, instead of bisecting down through steps that
+// all fail on the client's lateness (fresh-user finding: 14 minutes at
+// load 9 for an answer of 1.19 sessions/s where the server sustained 16).
+// A client limit near the top is an ordinary answer.
+func TestClientBusy(t *testing.T) {
+	for _, by := range []string{ByRate, ByConcurrency} {
+		f := &fake{syncRate: 1, maxRate: 100, threshold: 90, clientMax: 2}
+		s := search(by)
+		s.MaxConcurrency = 100
+		steps, ans, err := s.Run(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ans.Found || !ans.ClientBusy || ans.Limit != "client" || !strings.HasPrefix(ans.Note, "the client machine is busy: step 3 at ") || len(steps) != 3 {
+			t.Errorf("%s: answer %+v after %d steps, want the client machine busy at step 3", by, ans, len(steps))
+		}
+	}
+	f := &fake{syncRate: 1, maxRate: 100, threshold: 90, clientMax: 60}
+	_, ans, err := search(ByRate).Run(context.Background(), f)
+	if err != nil || !ans.Found || ans.ClientBusy || ans.Limit != "client" {
+		t.Errorf("client limit at 60 %%: answer %+v, %v", ans, err)
 	}
 }

@@ -33,6 +33,9 @@ func verdictText(s Step) string {
 	if s.Unoffered != "" {
 		return "not offered (" + s.Unoffered + ")"
 	}
+	if s.Unsustained != "" {
+		return s.Verdict + " (" + s.Unsustained + ")"
+	}
 	return s.Verdict
 }
 
@@ -85,6 +88,9 @@ func WriteTable(w io.Writer, steps []Step, ans Answer, elapsed float64) error {
 	if ans.Found && ans.Note != "" {
 		fmt.Fprintf(&b, "note: %s\n", ans.Note)
 	}
+	if line := sustainedLine(steps, ans); line != "" {
+		b.WriteString(line + "\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -115,4 +121,25 @@ func (s Step) latency(p Pctl) Pctl {
 // request succeeded.
 func (s Step) Latencies() (ttft, itl, latency Pctl) {
 	return s.latency(s.TTFT), s.latency(s.ITL), s.latency(s.Latency)
+}
+
+// sustainedLine says whether the answer is a load the server sustained:
+// at the answer's rate step, the sessions completed against those sent
+// (a rate step short by more than the search's Sustain is a fail, so an
+// answer within it); "" off the rate axis or without an answer.
+func sustainedLine(steps []Step, ans Answer) string {
+	if !ans.Found || ans.By != ByRate {
+		return ""
+	}
+	for _, s := range steps {
+		if s.Kind != KindSearch || s.By != ByRate || s.Verdict != Pass || !sameLoad(s.Load, ans.Load) {
+			continue
+		}
+		if !(s.SendRate > 0) {
+			return "sustained: not known (the answer's step has no send rate: a sweep.json from before it was kept)"
+		}
+		return fmt.Sprintf("sustained: at the answer the server completed %s sessions/s of the %s sent (%.1f%%; a step more than %.0f%% short is a fail)",
+			fmtLoad(s.SessionRate), fmtLoad(s.SendRate), 100*s.SessionRate/s.SendRate, 100*DefaultSustain)
+	}
+	return ""
 }

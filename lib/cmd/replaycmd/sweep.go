@@ -24,6 +24,7 @@ type sweepOptions struct {
 	stepDuration   string
 	minStep        string // --min-step-duration
 	maxLateness    string
+	maxStepTime    string
 	page           string // --html
 }
 
@@ -49,7 +50,10 @@ const sweepDescription = "Runs steps of replay (in-process, each a normal run di
 	"with at least C requests (its first C sends, all due at once, go out in a burst). A step the client\n" +
 	"could not offer (its own send lateness p99 above --max-lateness, or on the rate axis the\n" +
 	"--max-concurrency ceiling delaying starts) is marked \"not offered\" and never counts as a pass. The throughput probe's rate is the completion rate\n" +
-	"in the middle 80% of its replies (ramp-up and drain left out).\n\n" +
+	"in the middle 80% of its replies (ramp-up and drain left out). A rate step whose server completed more than 10% fewer sessions/s\n" +
+	"than were sent (both in the middle 80% of the step) was not sustained: a fail, so the answer is a load the server sustained.\n" +
+	"A step the client could not offer at a quarter of the range's top or less ends the sweep: the client machine is busy (exit 1).\n" +
+	"A step stops sending after --max-step-time; after the probes the sweep prints an estimate of the steps and time left.\n\n" +
 	"Writes DIR/sweep.json (the settings, every step with its load, achieved throughput, good fraction,\n" +
 	"TTFT/ITL/latency p50 and p99 and verdict, and the answer with its bracket) after every step, and the\n" +
 	"table of steps and the answer on stdout. Rerun with the same DIR and settings, it reuses the finished\n" +
@@ -77,6 +81,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "step-duration", Usage: "run each step for `D` instead of a request count", Destination: &o.stepDuration},
 			&cli.StringFlag{Name: "min-step-duration", Value: "10s", Usage: "--by rate: a search step sends for at least `D` (rate × D × requests a session when that is more than --step-requests; 0: no floor)", Destination: &o.minStep},
 			&cli.Int64Flag{Name: "warmup", Value: 10, Usage: "`N` warmup requests before each step's profiling ones", Destination: &o.warmup},
+			&cli.StringFlag{Name: "max-step-time", Value: "5m", Usage: "a step stops sending after `D`, whatever its size (0: no cap)", Destination: &o.maxStepTime},
 			&cli.StringFlag{Name: "max-lateness", Value: "20ms", Usage: "a step whose client send lateness p99 exceeds `D` was not offered", Destination: &o.maxLateness},
 			&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat, completions, embeddings, responses, messages, raw or template (default: the store's)", Destination: &o.endpoint},
 			&cli.StringFlag{Name: "path", Usage: "request `PATH`", Destination: &o.path},
@@ -139,6 +144,9 @@ func parseSweep(c *cli.Context, o *sweepOptions) (*sweepRun, *sweep.Sweep, error
 	if sw.MaxLateness, err = duration("--max-lateness", o.maxLateness); err != nil {
 		return nil, nil, err
 	}
+	if sw.MaxStepTime, err = duration("--max-step-time", o.maxStepTime); err != nil {
+		return nil, nil, err
+	}
 	if r.base, err = o.replayOptions(c); err != nil {
 		return nil, nil, err
 	}
@@ -166,6 +174,7 @@ func (o *sweepOptions) settings(st *store.Reader, storePath string, g metrics.Go
 		"min_step":        o.minStep,
 		"warmup":          strconv.FormatInt(o.warmup, 10),
 		"max_lateness":    o.maxLateness,
+		"max_step_time":   o.maxStepTime,
 		"timeout":         o.timeout,
 		"history":         o.history,
 		"seed":            strconv.FormatUint(o.seed, 10),

@@ -64,9 +64,7 @@ func runSweep(c *cli.Context, o *sweepOptions) error {
 	w := c.App.ErrWriter
 	if !o.quiet {
 		announceSweep(w, sw, st.Len())
-		sw.OnStep = func(s sweep.Step, reused bool) {
-			fmt.Fprintf(w, "aiperf-replay sweep: %s\n", sweep.StepLine(s, reused))
-		}
+		sw.OnStep = stepPrinter(w, sw)
 	}
 	state, err := sw.Run(c.Context, r.step)
 	if err != nil {
@@ -82,7 +80,10 @@ func runSweep(c *cli.Context, o *sweepOptions) error {
 	if err := sweep.WriteTable(c.App.Writer, state.Steps, ans, state.ElapsedSec); err != nil {
 		return err
 	}
-	if !ans.Found {
+	switch {
+	case ans.ClientBusy:
+		return base.No("%s", ans.Note)
+	case !ans.Found:
 		return base.No("no load meets the SLOs: %s", ans.Note)
 	}
 	return nil
@@ -106,9 +107,30 @@ func printInterrupted(c *cli.Context, o *sweepOptions, sw *sweep.Sweep) {
 	}
 }
 
-// announceSweep says how a step covers a store of n requests, when it
-// does not simply play its first requests.
+// stepPrinter prints a line per step and, after the two probes, an
+// estimate of what the search has left.
+func stepPrinter(w io.Writer, sw *sweep.Sweep) func(sweep.Step, bool) {
+	var sync sweep.Step
+	return func(s sweep.Step, reused bool) {
+		fmt.Fprintf(w, "aiperf-replay sweep: %s\n", sweep.StepLine(s, reused))
+		switch s.Kind {
+		case sweep.KindSynchronous:
+			sync = s
+		case sweep.KindThroughput:
+			if n, d := sw.Estimate(sync, s); n > 0 {
+				fmt.Fprintf(w, "aiperf-replay sweep: estimate: about %d more steps (bisection to within --tolerance), about %v\n", n, d.Round(time.Second))
+			}
+		}
+	}
+}
+
+// announceSweep says how long the sweep may take, and how a step covers a
+// store of n requests when it does not simply play its first requests.
 func announceSweep(w io.Writer, sw *sweep.Sweep, n int) {
+	if sw.MaxStepTime > 0 {
+		fmt.Fprintf(w, "aiperf-replay sweep: at most %d steps, each sending for at most %v (--max-step-time): at most %v of steps\n",
+			sw.MaxSteps, sw.MaxStepTime, time.Duration(sw.MaxSteps)*sw.MaxStepTime)
+	}
 	switch sent := sw.Warmup + sw.Requests; {
 	case sw.Duration > 0:
 		fmt.Fprintf(w, "aiperf-replay sweep: each step runs %v after %d warmup requests; the store (%d requests) is replayed from its first session, going around it when it runs out\n",
@@ -138,6 +160,9 @@ func (r *sweepRun) step(ctx context.Context, sr sweep.StepRun) (*sweep.Measured,
 	ro := r.base
 	ro.Arrival, ro.Smoothness, ro.Rate = "", 0, 0
 	ro.RequestCount, ro.Warmup, ro.Duration = sr.Requests, sr.Warmup, sr.Duration
+	if sr.Cap > 0 && (ro.Duration == 0 || ro.Duration > sr.Cap) {
+		ro.Duration = sr.Cap // --max-step-time: sending stops there
+	}
 	switch {
 	case sr.By == sweep.ByRate:
 		ro.Schedule, ro.Rate, ro.Arrival = replay.ScheduleRate, sr.Load, o.arrival
@@ -166,6 +191,7 @@ func (r *sweepRun) step(ctx context.Context, sr sweep.StepRun) (*sweep.Measured,
 		if rec.Record >= 0 && rec.Record < r.st.Len() {
 			played[r.st.Entry(rec.Record).Session] = true
 		}
+		m.Sends = append(m.Sends, rec.SentNS)
 		if rec.OK() {
 			m.Ends = append(m.Ends, rec.EndNS)
 		}
