@@ -448,6 +448,9 @@ func writeSteps(b *strings.Builder, steps []sweep.Step) {
 		if s.Unoffered != "" {
 			verdict += ": " + esc(s.Unoffered)
 		}
+		if s.Unsustained != "" {
+			verdict += ": " + esc(s.Unsustained)
+		}
 		ttft, itl, lat := s.Latencies()
 		fmt.Fprintf(b, "<tr><td>%d</td><td class=\"text\">%s</td><td class=\"text\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s %%</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"text why %s\">%s</td><td class=\"text\"><code>%s</code></td></tr>\n",
 			s.N, esc(s.Kind), esc(s.By), esc(load), groupInt(s.Requests), fmtNum(s.Throughput), fmtNum(s.SessionRate), strconv.FormatFloat(s.GoodPct(), 'f', 1, 64),
