@@ -11,19 +11,20 @@ import (
 
 // biggest is the largest record a replay can write: the most chunk
 // offsets it keeps, each of the widest value, with the longest error text
-// (clipped by lib/replay) and ids of sess bytes.
+// (clipped by lib/replay), the largest token counts a reader takes
+// (MaxTokens) and ids of sess bytes.
 func biggest(chunks int, sess string) Record {
 	offs := make([]int64, chunks)
 	for i := range offs {
-		offs[i] = math.MaxInt64 - MaxChunks + int64(i) // 19 digits and a comma each
+		offs[i] = math.MaxInt64 - MinTimeNS - MaxChunks + int64(i) // 19 digits and a comma each, all before the end
 	}
 	return Record{Record: math.MaxInt32, Session: sess, Turn: math.MaxInt32, RequestID: strings.Repeat("r", 40),
-		CorrelationID: strings.Repeat("c", 1<<10), Phase: PhaseProfiling, IntendedNS: math.MaxInt64, SentNS: math.MaxInt64 - 3,
+		CorrelationID: strings.Repeat("c", 1<<10), Phase: PhaseProfiling, IntendedNS: math.MaxInt64, SentNS: MinTimeNS,
 		FirstByteNS: math.MaxInt64 - 2, FirstTokenNS: math.MaxInt64 - 1, FirstOutputNS: math.MaxInt64, EndNS: math.MaxInt64,
 		ChunkOffsetsNS: offs, Status: math.MaxInt32,
 		Err:         &Error{Code: math.MaxInt32, Type: strings.Repeat("\"", 200), Message: strings.Repeat("\u0001", 2000) + "..."},
-		InputTokens: math.MaxInt64, MaxTokens: math.MaxInt64, OutputTokens: math.MaxInt64, ReasoningTokens: math.MaxInt64,
-		OutputSource: SourceClient, Usage: &Usage{math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64, true}}
+		InputTokens: MaxTokens, MaxTokens: MaxTokens, OutputTokens: MaxTokens, ReasoningTokens: MaxTokens,
+		OutputSource: SourceClient, Usage: &Usage{MaxTokens, MaxTokens, MaxTokens, MaxTokens, MaxTokens, true}}
 }
 
 // TestBiggestRecordFits: the largest record a replay writes (with a 64 KiB

@@ -24,10 +24,17 @@ const MaxLine = 256 << 20
 
 // Decoder reads records JSONL. Blank lines are skipped, and so are runs'
 // end lines (End), which are not requests: End returns the last one read.
+//
+// It refuses a file that contradicts itself (runCheck), naming the line
+// and the member: a request id given twice, a line of another run than
+// the one the file's first line starts, an end line whose count is not
+// the lines before it, a second end line or a record after it; and lines
+// whose times or token counts cannot be (Parse).
 type Decoder struct {
-	lr   *jsonl.Reader
-	name string
-	end  *End
+	lr    *jsonl.Reader
+	name  string
+	end   *End
+	check runCheck
 }
 
 // End returns the end line read last (nil before one): after io.EOF, the
@@ -45,12 +52,25 @@ func (d *Decoder) LineNo() int64 { return d.lr.Line() }
 // Next decodes the next record into r; it returns io.EOF at the end.
 func (d *Decoder) Next(r *Record) error {
 	for {
-		err := d.next(r)
-		if err != nil || r.End == nil {
-			if err == nil && r.Run != nil {
+		if err := d.next(r); err != nil {
+			return err
+		}
+		var err error
+		if r.End != nil {
+			err = d.check.end(r.End, d.LineNo())
+		} else {
+			err = d.check.record(r, d.LineNo())
+		}
+		if err != nil {
+			de := err.(*DecodeError)
+			de.File = d.name
+			return de
+		}
+		if r.End == nil {
+			if r.Run != nil {
 				d.end = nil // a new run: the end read before was another's
 			}
-			return err
+			return nil
 		}
 		d.end = r.End
 	}
@@ -182,19 +202,19 @@ func (p *lineParser) field(key, v []byte, _ int) error {
 	case "ceiling_wait_ns":
 		r.CeilingWaitNS, err = int64Field(k, v)
 	case "client_output_tokens":
-		r.ClientOutputTokens, err = int64Field(k, v)
+		r.ClientOutputTokens, err = tokenField(k, v)
 		r.ClientCounted = true
 	case "client_reasoning_tokens":
-		r.ClientReasoningTokens, err = int64Field(k, v)
+		r.ClientReasoningTokens, err = tokenField(k, v)
 		r.ClientCounted = true
 	case "input_tokens":
-		r.InputTokens, err = int64Field(k, v)
+		r.InputTokens, err = tokenField(k, v)
 	case "max_tokens":
-		r.MaxTokens, err = int64Field(k, v)
+		r.MaxTokens, err = tokenField(k, v)
 	case "output_tokens":
-		r.OutputTokens, err = int64Field(k, v)
+		r.OutputTokens, err = tokenField(k, v)
 	case "reasoning_tokens":
-		r.ReasoningTokens, err = int64Field(k, v)
+		r.ReasoningTokens, err = tokenField(k, v)
 	case "chunk_offsets_ns":
 		r.ChunkOffsetsNS, err = chunkOffsets(r.ChunkOffsetsNS, v)
 	case "cancelled":
@@ -257,9 +277,14 @@ func intField(k string, v []byte) (int, error) {
 	return int(x), err
 }
 
-// int64Field parses a time or token count: an integer in [0, MaxInt64].
+// int64Field parses a time or duration: an integer in [0, MaxInt64].
 func int64Field(k string, v []byte) (int64, error) {
 	return parseInt(k, v, 0, math.MaxInt64)
+}
+
+// tokenField parses a token count: an integer in [0, MaxTokens].
+func tokenField(k string, v []byte) (int64, error) {
+	return parseInt(k, v, 0, MaxTokens)
 }
 
 // enumField parses a string that must be a or b.
@@ -299,17 +324,22 @@ func chunkOffsets(dst []int64, v []byte) ([]int64, error) {
 }
 
 // checkTimes refuses times that contradict each other (a garbled or edited
-// file): every time of the answer is at or after the send, and the chunks
-// are in arrival order.
+// file): every time of the answer is within [send, end], and the chunks
+// are in arrival order, the last at or before the end. (Whether the times
+// themselves can be is CheckWindow's, which needs a clock.)
 func (r *Record) checkTimes() error {
+	ts := r.times()
 	if r.SentNS != 0 {
-		for _, t := range []struct {
-			field string
-			ns    int64
-		}{{"first_byte_unix_ns", r.FirstByteNS}, {"first_token_unix_ns", r.FirstTokenNS},
-			{"first_output_unix_ns", r.FirstOutputNS}, {"end_unix_ns", r.EndNS}} {
+		for _, t := range ts[2:] { // the answer's times and the end
 			if t.ns != 0 && t.ns < r.SentNS {
 				return fieldErr(t.field, "%d is before sent_unix_ns %d", t.ns, r.SentNS)
+			}
+		}
+	}
+	if r.EndNS != 0 {
+		for _, t := range ts[2:5] { // the answer's
+			if t.ns > r.EndNS {
+				return fieldErr(t.field, "%d is after end_unix_ns %d: the answer came after it ended", t.ns, r.EndNS)
 			}
 		}
 	}
@@ -317,6 +347,9 @@ func (r *Record) checkTimes() error {
 		if c, p := r.ChunkOffsetsNS[i], r.ChunkOffsetsNS[i-1]; c < p {
 			return fieldErr("chunk_offsets_ns", "%d after %d: not in arrival order", c, p)
 		}
+	}
+	if n := len(r.ChunkOffsetsNS); n > 0 && r.SentNS != 0 && r.EndNS != 0 && r.ChunkOffsetsNS[n-1] > r.EndNS-r.SentNS {
+		return fieldErr("chunk_offsets_ns", "%d is after the end (end_unix_ns - sent_unix_ns = %d)", r.ChunkOffsetsNS[n-1], r.EndNS-r.SentNS)
 	}
 	return nil
 }
@@ -373,7 +406,7 @@ func parseUsage(v []byte) (*Usage, error) {
 		default:
 			return nil
 		}
-		x, err := parseInt("usage."+string(key[1:len(key)-1]), v, 0, math.MaxInt64)
+		x, err := parseInt("usage."+string(key[1:len(key)-1]), v, 0, MaxTokens)
 		*dst = x
 		return err
 	})

@@ -32,14 +32,14 @@ func TestPrefix(t *testing.T) {
 	}
 	defer st.Close()
 	// Sent: record 2 (warmup) first, then 1, then 0, then 2 again.
-	recs := `{"v":1,"record":2,"session":"c","turn":0,"phase":"warmup","sent_unix_ns":10,"end_unix_ns":11}
-{"v":1,"record":0,"session":"a","turn":0,"phase":"profiling","sent_unix_ns":30,"end_unix_ns":31}
-{"v":1,"record":1,"session":"b","turn":0,"phase":"profiling","sent_unix_ns":20,"end_unix_ns":21}
-{"v":1,"record":2,"session":"c","turn":0,"phase":"profiling","sent_unix_ns":40,"end_unix_ns":41}
-{"v":1,"record":0,"session":"a","turn":0,"phase":"profiling","status":503,"error":{"code":503,"type":"Service Unavailable","message":""},"sent_unix_ns":50,"end_unix_ns":51}
-{"v":1,"record":1,"session":"b","turn":0,"phase":"profiling","status":0,"error":{"code":0,"type":"ConnectionError","message":"refused"},"sent_unix_ns":60,"end_unix_ns":61}
-{"v":1,"record":1,"session":"b","turn":0,"phase":"profiling","status":0,"error":{"code":0,"type":"TimeoutError","message":"no complete response within 1s"},"sent_unix_ns":70,"end_unix_ns":71,"http":{"data_sent":120}}
-{"v":1,"record":0,"session":"a","turn":0,"phase":"profiling","status":0,"error":{"code":499,"type":"RequestCancellationError","message":"not sent: the grace period ended"},"cancelled":true,"sent_unix_ns":80,"end_unix_ns":80}
+	recs := `{"v":1,"record":2,"session":"c","turn":0,"phase":"warmup","sent_unix_ns":1750000000000000010,"end_unix_ns":1750000000000000011}
+{"v":1,"record":0,"session":"a","turn":0,"phase":"profiling","sent_unix_ns":1750000000000000030,"end_unix_ns":1750000000000000031}
+{"v":1,"record":1,"session":"b","turn":0,"phase":"profiling","sent_unix_ns":1750000000000000020,"end_unix_ns":1750000000000000021}
+{"v":1,"record":2,"session":"c","turn":0,"phase":"profiling","sent_unix_ns":1750000000000000040,"end_unix_ns":1750000000000000041}
+{"v":1,"record":0,"session":"a","turn":0,"phase":"profiling","status":503,"error":{"code":503,"type":"Service Unavailable","message":""},"sent_unix_ns":1750000000000000050,"end_unix_ns":1750000000000000051}
+{"v":1,"record":1,"session":"b","turn":0,"phase":"profiling","status":0,"error":{"code":0,"type":"ConnectionError","message":"refused"},"sent_unix_ns":1750000000000000060,"end_unix_ns":1750000000000000061}
+{"v":1,"record":1,"session":"b","turn":0,"phase":"profiling","status":0,"error":{"code":0,"type":"TimeoutError","message":"no complete response within 1s"},"sent_unix_ns":1750000000000000070,"end_unix_ns":1750000000000000071,"http":{"data_sent":120}}
+{"v":1,"record":0,"session":"a","turn":0,"phase":"profiling","status":0,"error":{"code":499,"type":"RequestCancellationError","message":"not sent: the grace period ended"},"cancelled":true,"sent_unix_ns":1750000000000000080,"end_unix_ns":1750000000000000080}
 `
 	rp := filepath.Join(dir, "records.jsonl")
 	if err := os.WriteFile(rp, []byte(recs), 0o644); err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/result"
@@ -15,21 +16,24 @@ import (
 // passes). The source refuses lines that are not replay results: the codec
 // ignores unknown fields, so another "v":1 JSONL (aiperf-ingest's records)
 // would otherwise read as results of zeros. Every replay result has a send
-// time. Files are named in errors by DisplayName.
+// time, and every time of it is within [2000, now + a day]
+// (result.Record.CheckWindow). The decoder refuses a file that contradicts
+// itself (result.Decoder). Files are named in errors by DisplayName.
 func Open(files []string) func() (metrics.Source, io.Closer, error) {
 	return func() (metrics.Source, io.Closer, error) {
-		r := &resultFiles{files: files}
+		r := &resultFiles{files: files, latest: time.Now().Add(result.ClockSlack).UnixNano()}
 		return r, r, nil
 	}
 }
 
 // resultFiles reads files in turn.
 type resultFiles struct {
-	files []string
-	i     int
-	f     *os.File
-	dec   *result.Decoder
-	name  string
+	files  []string
+	i      int
+	f      *os.File
+	dec    *result.Decoder
+	name   string
+	latest int64 // the latest time a record may hold
 }
 
 func (r *resultFiles) Next(rec *result.Record) error {
@@ -57,6 +61,11 @@ func (r *resultFiles) Next(rec *result.Record) error {
 		}
 		if rec.SentNS == 0 {
 			return &result.DecodeError{File: r.name, Line: r.dec.LineNo(), Field: "sent_unix_ns", Err: errors.New("missing: not a replay records file")}
+		}
+		if err := rec.CheckWindow(result.MinTimeNS, r.latest); err != nil {
+			de := err.(*result.DecodeError)
+			de.File, de.Line = r.name, r.dec.LineNo()
+			return de
 		}
 		return nil
 	}

@@ -17,7 +17,7 @@ func writeResults(t *testing.T, dir, name string, latenciesMS ...int64) string {
 	const ms = int64(1_000_000)
 	var b strings.Builder
 	for i, l := range latenciesMS {
-		sent := int64(i+1) * 1000 * ms
+		sent := 1_750_000_000_000_000_000 + int64(i+1)*1000*ms
 		b.WriteString(`{"v":1,"record":` + strconv.Itoa(i) + `,"session":"s` + strconv.Itoa(i) + `","turn":0,"phase":"profiling","status":200,"sent_unix_ns":` +
 			strconv.FormatInt(sent, 10) + `,"end_unix_ns":` + strconv.FormatInt(sent+l*ms, 10) + `,"chunk_offsets_ns":[` + strconv.FormatInt(l*ms, 10) + "]}\n")
 	}
@@ -74,7 +74,7 @@ func TestTrialWithoutSuccess(t *testing.T) {
 	if err := os.MkdirAll(failed, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	line := `{"v":1,"record":0,"session":"s0","turn":0,"phase":"profiling","sent_unix_ns":1000000000,"end_unix_ns":1003000000,"error":{"code":500,"type":"HTTPError","message":"no"},"status":500}` + "\n"
+	line := `{"v":1,"record":0,"session":"s0","turn":0,"phase":"profiling","sent_unix_ns":1750000001000000000,"end_unix_ns":1750000001003000000,"error":{"code":500,"type":"HTTPError","message":"no"},"status":500}` + "\n"
 	if err := os.WriteFile(ResultsPath(failed), []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
