@@ -30,16 +30,18 @@ var OutputSettings = []string{"output", "slice_duration"}
 // Side is one side of a comparison of runs: its trials' results files and
 // their run info (nil for a file without).
 type Side struct {
-	Name   string // "old" or "new"
-	Trials []string
-	Runs   []*result.RunInfo
+	Name    string // "old" or "new"
+	Trials  []string
+	Runs    []*result.RunInfo
+	cleanup func() // removes the spooled pipes
 }
 
 // LoadSide finds a side's results files, each argument expanded by Expand,
-// and their run info. A file given twice, stdin and a shard of a run are
-// refused.
+// and their run info. Stdin, a file given twice, a shard of a run and a
+// file that is not a regular one are refused; a pipe from a shell's process substitution (<(cat FILE)) is
+// read once, spooled (SpoolStdin). Close removes the spooled copies.
 func LoadSide(name string, args []string) (*Side, error) {
-	s := &Side{Name: name}
+	s := &Side{Name: name, cleanup: func() {}}
 	for _, a := range args {
 		if a == "-" {
 			return nil, fmt.Errorf("%s: compare reads files, not stdin", name)
@@ -50,26 +52,47 @@ func LoadSide(name string, args []string) (*Side, error) {
 		}
 		s.Trials = append(s.Trials, files...)
 	}
+	trials, cleanup, err := SpoolStdin(nil, s.Trials)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s.Trials, s.cleanup = trials, cleanup
+	if err := s.check(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close removes what LoadSide spooled.
+func (s *Side) Close() { s.cleanup() }
+
+// check refuses a side whose trials are not each one whole run, once.
+func (s *Side) check() error {
+	name := s.Name
 	infos := make([]os.FileInfo, len(s.Trials))
 	for i, f := range s.Trials {
 		fi, err := os.Stat(f)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for j := range i {
 			if os.SameFile(infos[j], fi) {
-				return nil, fmt.Errorf("%s: %s is given twice: its requests would count twice", name, f)
+				return fmt.Errorf("%s: %s is given twice: its requests would count twice", name, DisplayName(f))
 			}
 		}
 		infos[i] = fi
 	}
 	s.Runs = Runs(s.Trials)
 	for i, r := range s.Runs {
-		if r != nil && r.Shards > 0 {
-			return nil, fmt.Errorf("%s: %s holds shard %d/%d of a run: compare takes whole runs (each shard would count as a trial)", name, s.Trials[i], r.Shard, r.Shards)
+		if r == nil {
+			continue
+		}
+		if r.Shards > 0 {
+			return fmt.Errorf("%s: %s holds shard %d/%d of a run: compare takes whole runs (each shard would count as a trial)", name, DisplayName(s.Trials[i]), r.Shard, r.Shards)
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // Info is the side as the comparison's JSON names it.
@@ -149,11 +172,11 @@ func CompareWarnings(old, new *Side) []string {
 		}
 		for i, r := range s.Runs {
 			if r == nil {
-				out = append(out, fmt.Sprintf("%s: %s has no run info (written before records carried it): its store and settings are not checked", s.Name, s.Trials[i]))
+				out = append(out, fmt.Sprintf("%s: %s has no run info (written before records carried it): its store and settings are not checked", s.Name, DisplayName(s.Trials[i])))
 				continue
 			}
 			if i > 0 && s.Runs[0] != nil {
-				diff(fmt.Sprintf("the %s trials %s and %s", s.Name, s.Trials[0], s.Trials[i]), s.Runs[0], r)
+				diff(fmt.Sprintf("the %s trials %s and %s", s.Name, DisplayName(s.Trials[0]), DisplayName(s.Trials[i])), s.Runs[0], r)
 			}
 		}
 	}

@@ -49,7 +49,7 @@ type RunEnd struct {
 // whether that line was cut short (no newline, not JSON: the decoder
 // leaves it out).
 func lastEnd(name string) (*result.End, bool, error) {
-	f, err := os.Open(name)
+	f, err := openResults(name)
 	if err != nil {
 		return nil, false, err
 	}

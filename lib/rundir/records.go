@@ -42,7 +42,7 @@ func (r *resultFiles) Next(rec *result.Record) error {
 			if r.i >= len(r.files) {
 				return io.EOF
 			}
-			f, err := os.Open(r.files[r.i])
+			f, err := openResults(r.files[r.i])
 			if err != nil {
 				return err
 			}
@@ -114,7 +114,7 @@ func Summarize(files []string, o metrics.Options) (*metrics.Summary, error) {
 func Runs(files []string) []*result.RunInfo {
 	runs := make([]*result.RunInfo, len(files))
 	for i, name := range files {
-		f, err := os.Open(name)
+		f, err := openResults(name)
 		if err != nil {
 			continue
 		}

@@ -3,7 +3,6 @@ package rundir
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -129,7 +128,7 @@ func orUnknown(host string) string {
 // zero (the run info's start; without one, the send's own time). 0 when
 // the file has no record.
 func scheduleStart(name string, zero int64) (int64, error) {
-	f, err := os.Open(name)
+	f, err := openResults(name)
 	if err != nil {
 		return 0, err
 	}

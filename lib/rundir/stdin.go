@@ -6,51 +6,135 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/aiperf/toolkit/lib/internal/filekind"
 )
 
 // StdinName names results read from stdin ("-") in messages.
 const StdinName = "<stdin>"
+
+// openResults opens a results file, refusing at once what is not a
+// regular file (filekind.OpenRegular): a named pipe would wait for a
+// writer, a device never ends. The error names the file by DisplayName.
+func openResults(path string) (*os.File, error) {
+	f, err := filekind.OpenRegular(path)
+	var nr *filekind.NotRegularError
+	if errors.As(err, &nr) {
+		nr.Path = DisplayName(path)
+	}
+	return f, err
+}
 
 // spooled maps the temporary files that hold stdin to StdinName.
 var spooled sync.Map
 
 // SpoolStdin returns args with a "-" replaced by a temporary file holding
 // all of r: a summary reads its results in several passes, and a pipe can
-// be read once. DisplayName names the file StdinName until cleanup removes
-// it. "-" given twice is an error.
+// be read once. A pipe the process inherited, named /dev/fd/N (a shell's
+// process substitution, report <(cat FILE)), /proc/self/fd/N or
+// /dev/stdin, is spooled alike. Any other argument that is not a regular
+// file or a directory (a named pipe, which would wait for a writer, or a
+// device such as /dev/zero, which never ends) is refused at once, naming
+// it. DisplayName names a spooled file StdinName, or the pipe's path,
+// until cleanup removes it. "-" given twice is an error.
 func SpoolStdin(r io.Reader, args []string) (files []string, cleanup func(), err error) {
-	cleanup = func() {}
+	var temps []string
+	cleanup = func() {
+		for _, t := range temps {
+			spooled.Delete(t)
+			os.Remove(t)
+		}
+	}
 	files = append([]string(nil), args...)
 	if i := slices.Index(files, "-"); i >= 0 && slices.Index(files[i+1:], "-") >= 0 {
 		return nil, cleanup, errors.New("- is given twice: stdin can be read only once")
 	}
 	for i, a := range files {
-		if a != "-" {
-			continue
+		src, name, err := pipeOf(r, a)
+		if err == nil && src == nil {
+			continue // a regular file or a folder: read where it is
 		}
-		f, err := os.CreateTemp("", "aiperf-report-stdin-*.jsonl")
-		if err != nil {
-			return nil, cleanup, err
-		}
-		name := f.Name()
-		cleanup = func() { spooled.Delete(name); os.Remove(name) }
-		_, err = io.Copy(f, r)
-		if cerr := f.Close(); err == nil {
-			err = cerr
+		if err == nil {
+			var t string
+			t, err = spool(src, name)
+			if t != "" {
+				temps = append(temps, t)
+				files[i] = t
+			}
 		}
 		if err != nil {
 			cleanup()
-			return nil, func() {}, fmt.Errorf("read %s: %w", StdinName, err)
+			return nil, func() {}, err
 		}
-		spooled.Store(name, StdinName)
-		files[i] = name
 	}
 	return files, cleanup, nil
+}
+
+// pipeOf returns what to spool for the argument a (nil for a file read in
+// place) and its name in messages, or the error that refuses a.
+func pipeOf(stdin io.Reader, a string) (io.ReadCloser, string, error) {
+	if a == "-" {
+		return io.NopCloser(stdin), StdinName, nil
+	}
+	fi, err := os.Stat(a)
+	if err != nil {
+		return nil, "", err
+	}
+	if fi.Mode().IsRegular() || fi.IsDir() {
+		return nil, "", nil
+	}
+	if fd, ok := inheritedFD(a); ok && fi.Mode()&(fs.ModeNamedPipe|fs.ModeSocket) != 0 {
+		f, err := filekind.Dup(fd, a)
+		return f, a, err
+	}
+	hint := "results are read from files"
+	if fi.Mode()&fs.ModeNamedPipe != 0 {
+		hint = "results are read in several passes (give a pipe's results on stdin, -, or as <(cat FILE))"
+	}
+	return nil, "", fmt.Errorf("%w: %s", &filekind.NotRegularError{Path: a, Mode: fi.Mode()}, hint)
+}
+
+// inheritedFD reports whether path names a descriptor of this process
+// (/dev/fd/N, /proc/self/fd/N, /dev/stdin), and which.
+func inheritedFD(path string) (int, bool) {
+	path = filepath.Clean(path)
+	if path == "/dev/stdin" {
+		return 0, true
+	}
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/" + strconv.Itoa(os.Getpid()) + "/fd/"} {
+		if rest, ok := strings.CutPrefix(path, dir); ok {
+			n, err := strconv.Atoi(rest)
+			return n, err == nil && n >= 0 && strconv.Itoa(n) == rest
+		}
+	}
+	return 0, false
+}
+
+// spool copies all of src into a temporary file, which DisplayName names
+// name, closes src and returns the file's path ("" when none was made).
+func spool(src io.ReadCloser, name string) (string, error) {
+	defer src.Close()
+	f, err := os.CreateTemp("", "aiperf-report-stdin-*.jsonl")
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(f, src)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	spooled.Store(f.Name(), name)
+	if err != nil {
+		return f.Name(), fmt.Errorf("read %s: %w", name, err)
+	}
+	return f.Name(), nil
 }
 
 // DisplayName is how a results file is named in messages: its path, or
@@ -121,7 +205,7 @@ func SplitRuns(files []string) (out []string, cleanup func(), err error) {
 // runStarts lists the lines (1-based) of name that carry run info, with
 // line 1 first whatever it holds.
 func runStarts(name string) ([]int, error) {
-	f, err := os.Open(name)
+	f, err := openResults(name)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +241,7 @@ func skipLine(br *bufio.Reader) error {
 // splitAt copies name's lines into one temporary file a part, each part
 // starting at a line of starts.
 func splitAt(name string, starts []int) (parts []string, err error) {
-	f, err := os.Open(name)
+	f, err := openResults(name)
 	if err != nil {
 		return nil, err
 	}

@@ -90,6 +90,7 @@ func runCompare(c *cli.Context, o *compareOptions) error {
 		if sides[i], err = rundir.LoadSide([]string{"old", "new"}[i], args); err != nil {
 			return err
 		}
+		defer sides[i].Close()
 	}
 	warnings := rundir.CompareWarnings(sides[0], sides[1])
 	warnAll(c.App.ErrWriter, warnings)

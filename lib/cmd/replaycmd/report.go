@@ -94,8 +94,8 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 	for _, m := range ends {
 		fmt.Fprintf(tap, "aiperf-replay: warning: %s\n", m)
 	}
-	if sum.Requests+sum.ErrorRequests == 0 {
-		fmt.Fprintf(tap, "aiperf-replay: no profiling records in %s; the metrics are empty\n", displayNames(files))
+	if sum.Requests+sum.ErrorRequests == 0 { // a clean no, and nothing written
+		return base.No("no profiling records in %s: nothing was measured (the file is empty, or holds only an end line or warmup requests)", displayNames(files))
 	}
 	run := reportRun(runs, made)
 	srv, err := rebuildServer(tap, c.Args().Slice(), files, runs, ro.out, sum, run) // smreport.go
