@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
@@ -30,15 +31,19 @@ var OutputSettings = []string{"output", "slice_duration"}
 // Side is one side of a comparison of runs: its trials' results files and
 // their run info (nil for a file without).
 type Side struct {
-	Name    string // "old" or "new"
-	Trials  []string
-	Runs    []*result.RunInfo
-	cleanup func() // removes the spooled pipes
+	Name   string // "old" or "new"
+	Trials []string
+	Runs   []*result.RunInfo
+	// Warnings say what the side's trials folders left out or hold that
+	// a --trials run did not make (expand).
+	Warnings []string
+	cleanup  func() // removes the spooled pipes
 }
 
 // LoadSide finds a side's results files, each argument expanded by Expand,
-// and their run info. Stdin, a file given twice, a shard of a run and a
-// file that is not a regular one are refused; a pipe from a shell's process substitution (<(cat FILE)) is
+// and their run info. Stdin, a file given twice, a run given twice (a copy
+// of its folder), a shard of a run and a file that is not a regular one
+// are refused; a pipe from a shell's process substitution (<(cat FILE)) is
 // read once, spooled (SpoolStdin). Close removes the spooled copies.
 func LoadSide(name string, args []string) (*Side, error) {
 	s := &Side{Name: name, cleanup: func() {}}
@@ -46,11 +51,12 @@ func LoadSide(name string, args []string) (*Side, error) {
 		if a == "-" {
 			return nil, fmt.Errorf("%s: compare reads files, not stdin", name)
 		}
-		files, err := Expand(a)
+		files, warnings, err := expand(a)
 		if err != nil {
 			return nil, err
 		}
 		s.Trials = append(s.Trials, files...)
+		s.Warnings = append(s.Warnings, warnings...)
 	}
 	trials, cleanup, err := SpoolStdin(nil, s.Trials)
 	if err != nil {
@@ -86,13 +92,67 @@ func (s *Side) check() error {
 	s.Runs = Runs(s.Trials)
 	for i, r := range s.Runs {
 		if r == nil {
+			if found, err := hasRecord(s.Trials[i]); err != nil || !found {
+				return cmp.Or(err, fmt.Errorf("%s: %s holds no request (an empty file, or only an end line): nothing was measured to compare", name, DisplayName(s.Trials[i])))
+			}
 			continue
 		}
 		if r.Shards > 0 {
 			return fmt.Errorf("%s: %s holds shard %d/%d of a run: compare takes whole runs (each shard would count as a trial)", name, DisplayName(s.Trials[i]), r.Shard, r.Shards)
 		}
+		for j, q := range s.Runs[:i] {
+			if q != nil && r.ID != "" && q.ID == r.ID {
+				return fmt.Errorf("%s: %s and %s hold the same run (id %s): its requests would count twice", name, DisplayName(s.Trials[j]), DisplayName(s.Trials[i]), r.ID)
+			}
+		}
 	}
 	return nil
+}
+
+// hasRecord reports whether the results file holds a record.
+func hasRecord(name string) (found bool, err error) {
+	err = each([]string{name}, func(*result.Record) bool { found = true; return false })
+	return found, err
+}
+
+// CheckSides refuses sides that share a run (by its id, or a file) without
+// being the same runs: a trial of one side that is the other's run (a
+// trial folder linked to it, or a copy) pools that run into both, and the
+// change measured is a blend. Sides of the very same runs (compare a a)
+// pass, for CompareWarnings to say so.
+func CheckSides(old, new *Side) error {
+	same := len(old.Trials) == len(new.Trials)
+	var shared string
+	for i, a := range old.Trials {
+		inNew := false
+		for j, b := range new.Trials {
+			if sameRun(a, old.Runs[i], b, new.Runs[j]) {
+				inNew = true
+				if shared == "" {
+					shared = fmt.Sprintf("old's %s and new's %s hold the same run", DisplayName(a), DisplayName(b))
+					if r := old.Runs[i]; r != nil && r.ID != "" {
+						shared += " (id " + r.ID + ")"
+					}
+				}
+			}
+		}
+		same = same && inNew
+	}
+	if shared != "" && !same {
+		return fmt.Errorf("%s: a side holds a run of the other, and the change would be measured against a blend of both (a trial folder linked to, or copied from, the other side's run?)", shared)
+	}
+	return nil
+}
+
+// sameRun reports whether results files a and b (with their run info) are
+// one run: the same file, or runs of one id.
+func sameRun(a string, ra *result.RunInfo, b string, rb *result.RunInfo) bool {
+	if ra != nil && rb != nil && ra.ID != "" {
+		return ra.ID == rb.ID
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // Info is the side as the comparison's JSON names it.
@@ -166,6 +226,9 @@ func CompareWarnings(old, new *Side) []string {
 		}
 	}
 	for _, s := range []*Side{old, new} {
+		for _, w := range s.Warnings {
+			out = append(out, s.Name+": "+w)
+		}
 		ends, _ := EndWarnings(s.Trials, s.Runs, Ends(s.Trials, s.Runs), false)
 		for _, w := range ends {
 			out = append(out, s.Name+": "+w)
@@ -230,6 +293,9 @@ func (s *Side) Measure(gp metrics.Goodput) (compare.Side, error) {
 		sum, err := Summarize([]string{f}, mo)
 		if err != nil {
 			return side, err
+		}
+		if sum.Requests+sum.ErrorRequests == 0 {
+			return side, fmt.Errorf("%s: %s holds no profiling request (an empty file, or only an end line or warmup requests): nothing was measured to compare", s.Name, DisplayName(f))
 		}
 		run := map[string]float64{}
 		for _, tag := range CompareRunMetrics {

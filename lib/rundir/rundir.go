@@ -9,6 +9,7 @@ package rundir
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,35 +82,62 @@ func Resolve(args []string) ([]string, error) {
 // trials keeps the earlier run's later trial-K folders, which are not
 // this run's.)
 func Expand(arg string) ([]string, error) {
+	files, _, err := expand(arg)
+	return files, err
+}
+
+// expand is Expand, and it says what of a trials folder it leaves out or
+// doubts: trial-K folders its trials.json does not list, and trial
+// folders that are links (a --trials run makes its own).
+func expand(arg string) (files, warnings []string, err error) {
 	fi, err := os.Stat(arg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !fi.IsDir() {
-		return []string{arg}, nil
+		return []string{arg}, nil, nil
 	}
 	if p, ok := Results(arg); ok {
-		return []string{p}, nil
+		return []string{p}, nil, nil
 	}
 	trials, err := listedTrials(arg)
 	if trials == nil && err == nil {
 		trials, err = TrialDirs(arg)
+	} else if err == nil {
+		warnings = unlistedTrials(arg, trials)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(trials) == 0 {
-		return nil, fmt.Errorf("%s is a folder with neither a %s (a run's -o DIR) nor trial-K/ folders (--trials N -o DIR)", arg, ResultsFile)
+		return nil, nil, fmt.Errorf("%s is a folder with neither a %s (a run's -o DIR) nor trial-K/ folders (--trials N -o DIR)", arg, ResultsFile)
 	}
-	var out []string
 	for _, d := range trials {
 		p, ok := Results(d)
 		if !ok {
-			return nil, fmt.Errorf("%s has no %s: an unfinished trial?", d, ResultsFile)
+			return nil, nil, fmt.Errorf("%s has no %s: an unfinished trial?", d, ResultsFile)
 		}
-		out = append(out, p)
+		if li, err := os.Lstat(d); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+			to, _ := os.Readlink(d)
+			warnings = append(warnings, fmt.Sprintf("%s is a link (to %s), not a trial folder a --trials run made", d, to))
+		}
+		files = append(files, p)
 	}
-	return out, nil
+	return files, warnings, nil
+}
+
+// TrialNumber returns K of a trial folder's name, trial-K (K from 1, as
+// TrialDir writes it: trial-01 is no trial folder, or a copy of trial-1
+// would count as a second trial 1).
+func TrialNumber(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, TrialPrefix)
+	k, err := strconv.Atoi(rest)
+	return k, ok && err == nil && k > 0 && strconv.Itoa(k) == rest
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // TrialDirs lists dir's trial-K folders (K from 1) in K's order.
@@ -124,8 +152,7 @@ func TrialDirs(dir string) ([]string, error) {
 	}
 	var ts []trial
 	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), TrialPrefix)
-		if k, err := strconv.Atoi(rest); ok && err == nil && k > 0 && e.IsDir() {
+		if k, ok := TrialNumber(e.Name()); ok && isDir(filepath.Join(dir, e.Name())) {
 			ts = append(ts, trial{k, filepath.Join(dir, e.Name())})
 		}
 	}

@@ -243,9 +243,13 @@ func writeMissing(w io.Writer, ts *TrialsSummary) {
 }
 
 // listedTrials returns the trial folders dir's trials.json lists, or nil
-// when it has none.
+// when it has none. A listing that is not one of trials a --trials run
+// wrote (a name that is not trial-K, a trial twice, a count that is not
+// the trials listed) is refused: an edited trials.json would pool what
+// the run did not measure.
 func listedTrials(dir string) ([]string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, TrialsFile))
+	path := filepath.Join(dir, TrialsFile)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -253,17 +257,37 @@ func listedTrials(dir string) ([]string, error) {
 		return nil, err
 	}
 	var ts struct {
-		Dirs []string `json:"trial_dirs"`
+		Trials *int     `json:"trials"`
+		Dirs   []string `json:"trial_dirs"`
 	}
 	if err := json.Unmarshal(b, &ts); err != nil {
-		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, TrialsFile), err)
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if ts.Trials != nil && *ts.Trials != len(ts.Dirs) {
+		return nil, fmt.Errorf("%s: trials: %d, and trial_dirs lists %d", path, *ts.Trials, len(ts.Dirs))
 	}
 	out := make([]string, 0, len(ts.Dirs))
-	for _, d := range ts.Dirs {
-		if d != filepath.Base(d) || !strings.HasPrefix(d, TrialPrefix) {
-			return nil, fmt.Errorf("%s: trial_dirs: %q is not a trial folder's name", filepath.Join(dir, TrialsFile), d)
+	for i, d := range ts.Dirs {
+		if _, ok := TrialNumber(d); !ok {
+			return nil, fmt.Errorf("%s: trial_dirs: %q is not a trial folder's name (trial-K)", path, d)
+		}
+		if slices.Contains(ts.Dirs[:i], d) {
+			return nil, fmt.Errorf("%s: trial_dirs: %q is listed twice: its requests would count twice", path, d)
 		}
 		out = append(out, filepath.Join(dir, d))
 	}
 	return out, nil
+}
+
+// unlistedTrials names the trial-K folders of dir that its trials.json
+// does not list (listed): left out, and said.
+func unlistedTrials(dir string, listed []string) []string {
+	all, _ := TrialDirs(dir)
+	var out []string
+	for _, d := range all {
+		if !slices.Contains(listed, d) {
+			out = append(out, fmt.Sprintf("%s is not among the trials %s lists: left out (a trial of an earlier run of more trials, or put there since)", d, filepath.Join(dir, TrialsFile)))
+		}
+	}
+	return out
 }

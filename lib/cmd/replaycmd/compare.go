@@ -92,6 +92,9 @@ func runCompare(c *cli.Context, o *compareOptions) error {
 		}
 		defer sides[i].Close()
 	}
+	if err := rundir.CheckSides(sides[0], sides[1]); err != nil {
+		return err
+	}
 	warnings := rundir.CompareWarnings(sides[0], sides[1])
 	warnAll(c.App.ErrWriter, warnings)
 	tab, err := rundir.Compare(sides[0], sides[1], gp, compare.Options{Alpha: o.alpha, MinChange: o.minChange})
