@@ -135,9 +135,9 @@ func (o *options) durationOptions(c *cli.Context, ro *replay.Options) error {
 }
 
 // placementOptions reads --shard, --per-shard and --start-at.
-func (o *options) placementOptions(_ *cli.Context, ro *replay.Options) error {
+func (o *options) placementOptions(c *cli.Context, ro *replay.Options) error {
 	var err error
-	if o.shard != "" {
+	if o.shard != "" || c != nil && c.IsSet("shard") { // --shard '' is no shard: refused
 		if ro.Shard, ro.Shards, err = replay.ParseShard(o.shard); err != nil {
 			return base.UsageError("--shard %v", err)
 		}

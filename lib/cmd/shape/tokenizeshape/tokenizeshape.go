@@ -51,8 +51,19 @@ func TokenizeFlags(s *Tokenize) []cli.Flag {
 		&cli.Float64Flag{Name: "end-offset", Value: -1, Usage: "drop trace rows with a timestamp after `MS`", Destination: &s.End},
 		&cli.IntFlag{Name: "max-isl", Usage: "drop trace rows with input_length above `N`", Destination: &s.MaxISL},
 		&cli.IntFlag{Name: "max-osl", Usage: "cap output_length (max_tokens) at `N`", Destination: &s.MaxOSL},
-		&cli.StringFlag{Name: "shard", Usage: "emit only sessions i, i+N, ... of the trace (`i/N`, 0-based); packing every shard gives the unsharded store", Destination: &s.Shard},
+		&cli.StringFlag{Name: "shard", Usage: "emit only sessions i, i+N, ... of the trace (`i/N`, 0-based); packing every shard gives the unsharded store", Destination: &s.Shard,
+			Action: refuseEmptyShard},
 	}
+}
+
+// refuseEmptyShard refuses --shard given as "": the flag absent is the
+// whole trace, and an empty value is a mistake (an unset variable), not a
+// request for it.
+func refuseEmptyShard(_ *cli.Context, v string) error {
+	if v == "" {
+		return base.UsageError(`--shard "": want i/N with 0 <= i < N (shard 0/4 is the first of four; leave --shard out for the whole trace)`)
+	}
+	return nil
 }
 
 // Checked are tokenize settings turned into stage options.
