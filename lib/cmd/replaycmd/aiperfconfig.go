@@ -26,15 +26,20 @@ type reportMade struct {
 	// their artifact folder is out, and no one shard's index describes them.
 	merged bool
 	out    string
+	// profiled: the requests the summary counts (aiperfInputConfig).
+	profiled int64
 }
 
 // aiperfInputConfig writes a run's settings (its records' run info) as
 // aiperf's UserConfig, with what a report made its exports with (made; nil
 // for the run's own). id is the exports' benchmark_id (the run's, or a
-// merge's). The same run info gives the same bytes, so `report` over a
-// run's records, with the run's SLOs, writes the input_config the run
+// merge's); profiled, the requests the exports count (their request_count
+// and error_request_count), which a run that set no count of its own
+// writes as loadgen.request_count: aiperf would read it as its default of
+// 10. The same run info and records give the same bytes, so `report` over
+// a run's records, with the run's SLOs, writes the input_config the run
 // wrote.
-func aiperfInputConfig(ri *result.RunInfo, made *reportMade, id string) json.RawMessage {
+func aiperfInputConfig(ri *result.RunInfo, made *reportMade, id string, profiled int64) json.RawMessage {
 	var c flatConfig
 	if len(ri.Config) > 0 {
 		json.Unmarshal(ri.Config, &c) // a member of another type reads as zero
@@ -43,31 +48,18 @@ func aiperfInputConfig(ri *result.RunInfo, made *reportMade, id string) json.Raw
 	if made != nil {
 		c.Goodput, slice = made.goodput, made.slice
 	}
-	u := aiperfUserConfig{
-		Endpoint: aiperfEndpoint{
-			ModelNames:     []string{},
-			Type:           ri.Endpoint,
-			Streaming:      ri.Streaming,
-			URL:            ri.URL,
-			TimeoutSeconds: seconds(c.Timeout),
-			ReuseStrategy:  aiperfReuseStrategy(c.Reuse),
-		},
-		BenchmarkID: id,
-		Replay:      replayOf(ri, made),
-	}
-	if ri.Model != "" {
-		u.Endpoint.ModelNames = []string{ri.Model}
-	}
-	if ri.URL != "" {
-		u.Endpoint.URLs = []string{ri.URL}
-	}
-	if ri.Path != "" && ri.Path != request.Path(ri.Endpoint) {
-		u.Endpoint.CustomEndpoint = ri.Path
-	}
+	u := aiperfUserConfig{Endpoint: endpointOf(ri, &c), BenchmarkID: id, Replay: replayOf(ri, made)}
 	u.Loadgen = aiperfLoadgenOf(ri.Schedule, &c)
-
-	in := aiperfInput{RandomSeed: c.Seed, Goodput: goodputMap(c.Goodput)}
-	if in.RandomSeed != nil || in.Goodput != nil {
+	if u.Loadgen.RequestCount == 0 && u.Loadgen.BenchmarkDuration == 0 && profiled > 0 {
+		u.Loadgen.RequestCount = profiled
+	}
+	in := aiperfInput{RandomSeed: c.Seed, Goodput: goodputString(c.Goodput)}
+	if ri.Schedule == replay.ScheduleFixed && ri.Store.Path != "" {
+		// aiperf's fixed schedule needs its file, which must exist where
+		// the export is read (as aiperf's own exports name theirs)
+		in.File, in.FixedSchedule = ri.Store.Path, true
+	}
+	if in != (aiperfInput{}) {
 		u.Input = &in
 	}
 	if out := outputOf(&c, made, slice); out != (aiperfOutput{}) {
@@ -80,10 +72,46 @@ func aiperfInputConfig(ri *result.RunInfo, made *reportMade, id string) json.Raw
 	return b
 }
 
+// endpointOf is the endpoint section. An endpoint aiperf's EndpointType
+// lacks (responses, messages and raw bodies are not in aiperf 0.6.0's
+// enum) is its "template" endpoint, the one for bodies of any shape, at
+// the path the run sent to; aiperf_replay.endpoint keeps ours.
+func endpointOf(ri *result.RunInfo, c *flatConfig) aiperfEndpoint {
+	e := aiperfEndpoint{
+		ModelNames: []string{}, Type: ri.Endpoint, Streaming: ri.Streaming, URL: ri.URL,
+		TimeoutSeconds: seconds(c.Timeout), ReuseStrategy: aiperfReuseStrategy(c.Reuse),
+	}
+	if ri.Model != "" {
+		e.ModelNames = []string{ri.Model}
+	}
+	if ri.URL != "" {
+		e.URLs = []string{ri.URL}
+	}
+	if ri.Path != "" && ri.Path != request.Path(ri.Endpoint) {
+		e.CustomEndpoint = ri.Path
+	}
+	if aiperfEndpointType(ri.Endpoint) != ri.Endpoint {
+		e.Type, e.CustomEndpoint = aiperfEndpointType(ri.Endpoint), ri.Path
+	}
+	return e
+}
+
+// aiperfEndpointType is endpoint as aiperf's EndpointType names it.
+func aiperfEndpointType(endpoint string) string {
+	switch endpoint {
+	case request.Responses, request.Messages, request.Raw:
+		return request.Template
+	}
+	return endpoint
+}
+
 // replayOf is the aiperf_replay section: the run's own, with no one
 // shard's index for a merge of shards (made.merged).
 func replayOf(ri *result.RunInfo, made *reportMade) replayInfo {
 	r := replayInfo{Tool: ri.Tool, Store: storeInfo(ri.Store), Schedule: ri.Schedule, Offered: ri.Offered, Settings: ri.Config}
+	if aiperfEndpointType(ri.Endpoint) != ri.Endpoint {
+		r.Endpoint = ri.Endpoint
+	}
 	if ri.Shards > 0 {
 		r.Shards = ri.Shards
 		if made == nil || !made.merged {
@@ -167,30 +195,26 @@ func positive(v float64) float64 {
 	return 0
 }
 
-// goodputMap reads --goodput ("METRIC:VALUE ...") as aiperf's input.goodput
-// ({tag: value}); nil when empty or malformed (the run refused a malformed
-// one before sending).
-func goodputMap(s string) map[string]float64 {
+// goodputString is --goodput ("METRIC:VALUE ...") as aiperf's
+// input.goodput, the string its parser reads (it refuses the dict it
+// dumps); "" when empty or malformed (the run refused a malformed one
+// before sending).
+func goodputString(s string) string {
 	fields := strings.Fields(s)
-	if len(fields) == 0 {
-		return nil
-	}
-	m := make(map[string]float64, len(fields))
 	for _, f := range fields {
 		k, v, ok := strings.Cut(f, ":")
 		x, err := strconv.ParseFloat(v, 64)
 		if !ok || k == "" || err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil
+			return ""
 		}
-		m[k] = x
 	}
-	return m
+	return strings.Join(fields, " ")
 }
 
 // runConfig is a finished run's input_config and run_info: from the run
 // info its records carry, as `report` reads it, or, when no record was
 // written, from the plan.
-func runConfig(recPath string, p *replay.Plan, st *replay.Stats) (inputConfig, runInfo json.RawMessage) {
+func runConfig(recPath string, p *replay.Plan, st *replay.Stats, profiled int64) (inputConfig, runInfo json.RawMessage) {
 	ri := readRuns([]string{recPath})[0]
 	if ri == nil {
 		ri = &result.RunInfo{
@@ -198,7 +222,7 @@ func runConfig(recPath string, p *replay.Plan, st *replay.Stats) (inputConfig, r
 			Streaming: p.Streaming, Schedule: p.Schedule, Offered: p.Offered, Config: p.Options.Config,
 		}
 	}
-	return aiperfInputConfig(ri, nil, st.RunID), aiperfRunInfo(ri, st.RunID)
+	return aiperfInputConfig(ri, nil, st.RunID, profiled), aiperfRunInfo(ri, st.RunID)
 }
 
 // aiperfRunInfo is the exports' "run_info": the Python aiperf's newer

@@ -18,13 +18,15 @@ import "encoding/json"
 //
 // aiperf dumps the config with exclude_unset, so only what the user set
 // (or a validator filled in) appears; this does the same from the run's
-// settings. It leaves out what aiperf's validators would refuse on another
-// machine: input.file (parse_file requires the file to exist there, and
-// the replayed file is a store, not a dataset aiperf can read),
-// custom_dataset_type and fixed_schedule (which require that file), and
-// the fixed schedule's offsets (which require fixed_schedule). Those, and
-// every setting of the run as given, stay under "aiperf_replay", an extra
-// member aiperf's config models ignore (pydantic's default).
+// settings. It leaves out what aiperf's validators would refuse:
+// custom_dataset_type (the replayed file is a store, not a dataset aiperf
+// can read) and the fixed schedule's offsets. The fixed schedule itself
+// is input.fixed_schedule with input.file, the store's path, which aiperf
+// requires to exist where the export is validated (parse_file), as its
+// own exports name their input file. Those, and every setting of the run
+// as given, stay under "aiperf_replay", an extra member aiperf's config
+// models ignore (pydantic's default). The endpoint types are aiperf
+// 0.6.0's (src/aiperf/plugin/plugins.yaml at 1cdae727, 2026-03-13).
 type aiperfUserConfig struct {
 	Endpoint    aiperfEndpoint `json:"endpoint"`
 	Input       *aiperfInput   `json:"input,omitempty"`
@@ -69,8 +71,14 @@ type aiperfLoadgen struct {
 }
 
 type aiperfInput struct {
-	RandomSeed *uint64            `json:"random_seed,omitempty"`
-	Goodput    map[string]float64 `json:"goodput,omitempty"`
+	// File and FixedSchedule for the fixed schedule: aiperf refuses the
+	// one without the other, and a file that is not there.
+	File          string  `json:"file,omitempty"`
+	FixedSchedule bool    `json:"fixed_schedule,omitempty"`
+	RandomSeed    *uint64 `json:"random_seed,omitempty"`
+	// Goodput is --goodput as given ("METRIC:VALUE ..."): aiperf's
+	// validator parses that string and refuses the dict aiperf dumps.
+	Goodput string `json:"goodput,omitempty"`
 }
 
 type aiperfOutput struct {
@@ -84,6 +92,7 @@ type replayInfo struct {
 	Tool     string          `json:"tool,omitempty"`
 	Store    storeInfo       `json:"store"`
 	Schedule string          `json:"schedule,omitempty"`
+	Endpoint string          `json:"endpoint,omitempty"` // ours, when aiperf's type is another (endpointOf)
 	Shard    *int            `json:"shard,omitempty"`
 	Shards   int             `json:"shards,omitempty"`
 	Offered  string          `json:"offered,omitempty"`

@@ -91,6 +91,7 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 	if err != nil {
 		return err
 	}
+	made.profiled = sum.Requests + sum.ErrorRequests
 	for _, m := range ends {
 		fmt.Fprintf(tap, "aiperf-replay: warning: %s\n", m)
 	}

@@ -177,7 +177,7 @@ func summarizeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, 
 		return nil, err
 	}
 	fin.run = metrics.Run{BenchmarkID: stats.RunID, Version: "aiperf-replay " + base.Version, WasCancelled: stats.Interrupted}
-	fin.run.InputConfig, fin.run.RunInfo = runConfig(recPath, plan, stats)
+	fin.run.InputConfig, fin.run.RunInfo = runConfig(recPath, plan, stats, fin.sum.Requests+fin.sum.ErrorRequests)
 	if fin.slices, err = summarizeSlices(fin.files, mo, o.slice); err != nil {
 		return nil, err
 	}

@@ -100,7 +100,11 @@ func reportRun(runs []*result.RunInfo, made *reportMade) metrics.Run {
 		run.BenchmarkID = "merged-" + hex.EncodeToString(h[:8])
 	}
 	if first != nil {
-		run.InputConfig = aiperfInputConfig(first, made, run.BenchmarkID)
+		var profiled int64
+		if made != nil {
+			profiled = made.profiled
+		}
+		run.InputConfig = aiperfInputConfig(first, made, run.BenchmarkID, profiled)
 		run.RunInfo = aiperfRunInfo(first, run.BenchmarkID)
 	}
 	return run

@@ -98,11 +98,11 @@ func TestExportsMatchAiperfSchema(t *testing.T) {
 			"--goodput", "time_to_first_token:100 request_latency:300", "--slice-duration", "1s"},
 			[]string{`"request_rate":200`, `"arrival_pattern":"gamma"`, `"arrival_smoothness":2`, `"request_count":6`, `"warmup_request_count":1`,
 				`"benchmark_duration":20`, `"benchmark_grace_period":1`, `"request_cancellation_rate":50`, `"request_cancellation_delay":0`,
-				`"timeout_seconds":10`, `"random_seed":7`, `"goodput":{"request_latency":300,"time_to_first_token":100}`, `"slice_duration":1`}, ""},
+				`"timeout_seconds":10`, `"random_seed":7`, `"goodput":"time_to_first_token:100 request_latency:300"`, `"slice_duration":1`}, ""},
 		{"concurrency", []string{"--concurrency", "2", "--request-count", "4", "--slice-duration", "500ms", "--connection-reuse", "sticky", "--session-header", "X-S"},
 			[]string{`"concurrency":2`, `"arrival_pattern":"concurrency_burst"`, `"request_count":4`, `"slice_duration":0.5`, `"connection_reuse_strategy":"sticky-user-sessions"`}, ""},
 		{"errors", []string{"-H", "X-Mock-Fault: 503", "--slice-duration", "1s"},
-			[]string{`"concurrency":1`}, `"code": 503,` + "\n" + `        "type": "Service Unavailable",`},
+			[]string{`"concurrency":1`, `"request_count":2`}, `"code": 503,` + "\n" + `        "type": "Service Unavailable",`},
 		{"custom path", []string{"--path", "/custom/chat", "--slice-duration", "1s"},
 			[]string{`"custom_endpoint":"/custom/chat"`}, `"code": 404,` + "\n" + `        "type": "Not Found",`},
 	} {
@@ -182,6 +182,8 @@ func TestAiperfSchemaRejects(t *testing.T) {
 		"datetime":                     `{"start_time":"03/12/2026"}`,
 		"run_info member unknown":      `{"run_info":{"seed":1}}`,
 		"run_info seed negative":       `{"run_info":{"random_seed":-1}}`,
+		"goodput as a dict":            `{"input_config":{"endpoint":{"model_names":[]},"input":{"goodput":{"request_latency":300}}}}`,
+		"endpoint type aiperf lacks":   `{"input_config":{"endpoint":{"model_names":[],"type":"responses"}}}`,
 	} {
 		if err := validateBytes(export, []byte(bad)); err == nil {
 			t.Errorf("%s: accepted %s", name, bad)

@@ -241,7 +241,10 @@ func (r *sweepRun) writeStep(dir string, plan *replay.Plan, stats *replay.Stats,
 		}
 		return nil, err
 	}
-	run := metrics.Run{BenchmarkID: stats.RunID, Version: "aiperf-replay " + base.Version, InputConfig: plan.Options.Config}
+	// the exports describe the step as a run's do (aiperf's UserConfig),
+	// from the run info its records carry
+	run := metrics.Run{BenchmarkID: stats.RunID, Version: "aiperf-replay " + base.Version}
+	run.InputConfig, run.RunInfo = runConfig(recPath, plan, stats, sum.Requests+sum.ErrorRequests)
 	return sum, writeOutputs(dir, sum, mo, run, files)
 }
 
