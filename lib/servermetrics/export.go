@@ -1,16 +1,10 @@
 package servermetrics
 
 import (
-	"bufio"
-	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
-	"slices"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -63,16 +57,41 @@ type jsonSummary struct {
 }
 
 type jsonEndpointInfo struct {
-	TotalFetches  int            `json:"total_fetches"`
-	FailedFetches int            `json:"failed_fetches"`
-	SkippedTicks  int            `json:"skipped_ticks,omitempty"`
-	Throttled     int            `json:"throttled_ticks,omitempty"`
-	FirstFetchNS  int64          `json:"first_fetch_ns,omitempty"`
-	LastFetchNS   int64          `json:"last_fetch_ns,omitempty"`
-	AvgLatencyMS  num            `json:"avg_fetch_latency_ms"`
-	Errors        map[string]int `json:"errors,omitempty"`
-	DroppedSeries int            `json:"dropped_series,omitempty"`
-	Thinned       int            `json:"thinned,omitempty"`
+	TotalFetches  int   `json:"total_fetches"`
+	FailedFetches int   `json:"failed_fetches"`
+	SkippedTicks  int   `json:"skipped_ticks,omitempty"`
+	Throttled     int   `json:"throttled_ticks,omitempty"`
+	FirstFetchNS  int64 `json:"first_fetch_ns"`
+	LastFetchNS   int64 `json:"last_fetch_ns"`
+	AvgLatencyMS  num   `json:"avg_fetch_latency_ms"`
+	// aiperf's unique-update statistics (ServerMetricsEndpointInfo, all
+	// but the median required): scrapes whose values changed.
+	Updates         int            `json:"unique_updates"`
+	FirstUpdateNS   int64          `json:"first_update_ns"`
+	LastUpdateNS    int64          `json:"last_update_ns"`
+	DurationSeconds num            `json:"duration_seconds"`
+	AvgUpdateMS     num            `json:"avg_update_interval_ms"`
+	MedianUpdateMS  *num           `json:"median_update_interval_ms,omitempty"`
+	Errors          map[string]int `json:"errors,omitempty"`
+	DroppedSeries   int            `json:"dropped_series,omitempty"`
+	Thinned         int            `json:"thinned,omitempty"`
+}
+
+// updates fills the unique-update statistics as aiperf computes them:
+// the span from the first to the last, over the gaps between them (0
+// below two), and the median gap when there is one.
+func (info *jsonEndpointInfo) updates(t *TargetReport) {
+	info.Updates, info.FirstUpdateNS, info.LastUpdateNS = t.Updates, t.FirstUpdate, t.LastUpdate
+	if t.Updates > 0 {
+		info.DurationSeconds = num(float64(t.LastUpdate-t.FirstUpdate) / 1e9)
+	}
+	if t.Updates > 1 {
+		info.AvgUpdateMS = num(float64(info.DurationSeconds) * 1e3 / float64(t.Updates-1))
+	}
+	if !math.IsNaN(t.MedianUpdateMS) {
+		m := num(t.MedianUpdateMS)
+		info.MedianUpdateMS = &m
+	}
 }
 
 type jsonWindow struct {
@@ -222,6 +241,7 @@ func WriteJSON(w io.Writer, r *Report, m Meta) error {
 		info := jsonEndpointInfo{TotalFetches: t.Fetches, FailedFetches: t.Failures, SkippedTicks: t.Skipped, Throttled: t.Throttled,
 			FirstFetchNS: t.FirstFetch, LastFetchNS: t.LastFetch, AvgLatencyMS: num(t.AvgLatencyMS),
 			DroppedSeries: t.Dropped, Thinned: t.Thinned}
+		info.updates(&t)
 		if len(t.Errors) > 0 {
 			info.Errors = t.Errors
 		}
@@ -294,118 +314,4 @@ func engineJSON(u string, e *EngineSummary) jsonEngine {
 		je.HitRate = &hr
 	}
 	return je
-}
-
-// CSV layout after aiperf's ServerMetricsCsvExporter
-// (src/aiperf/server_metrics/csv_exporter.py): comment lines, then one
-// section per type (gauge, counter, histogram), each with its header:
-// Endpoint, Type, Metric, Unit, the type's stats, one column per label
-// name of the section (sorted), Description, and for histograms "buckets"
-// (le=delta;...). Untyped ("unknown") families are in the gauge section.
-var (
-	gaugeKeys   = []string{"avg", "min", "max", "std", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"}
-	counterKeys = []string{"total", "rate"}
-	histKeys    = []string{"count", "count_rate", "sum", "sum_rate", "avg", "p1_estimate", "p5_estimate", "p10_estimate",
-		"p25_estimate", "p50_estimate", "p75_estimate", "p90_estimate", "p95_estimate", "p99_estimate"}
-)
-
-// WriteCSV writes server_metrics_export.csv.
-func WriteCSV(w io.Writer, r *Report, m Meta) error {
-	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "# AIPerf Server Metrics Export (CSV)\n# aiperf_version: %s\n# schema_version: 1.0\n# benchmark_id: %s\n#\n", m.Version, m.BenchmarkID)
-	type row struct {
-		url, typ string
-		f        *FamilyReport
-		s        *SeriesReport
-	}
-	sections := map[string][]row{}
-	for ti := range r.Targets {
-		t := &r.Targets[ti]
-		for fi := range t.Families {
-			f := &t.Families[fi]
-			for si := range f.Series {
-				s := &f.Series[si]
-				typ := TypeGauge
-				switch {
-				case s.Counter != nil:
-					typ = TypeCounter
-				case s.Hist != nil:
-					typ = TypeHistogram
-				}
-				sections[typ] = append(sections[typ], row{t.URL, f.Type, f, s})
-			}
-		}
-	}
-	cw := csv.NewWriter(bw)
-	firstSection := true
-	for _, typ := range []string{TypeGauge, TypeCounter, TypeHistogram} {
-		rows := sections[typ]
-		if len(rows) == 0 {
-			continue
-		}
-		if !firstSection {
-			cw.Write(nil)
-		}
-		firstSection = false
-		keys := map[string][]string{TypeGauge: gaugeKeys, TypeCounter: counterKeys, TypeHistogram: histKeys}[typ]
-		var labelCols []string
-		for _, rw := range rows {
-			for _, l := range rw.s.Labels {
-				if !slices.Contains(labelCols, l.Name) {
-					labelCols = append(labelCols, l.Name)
-				}
-			}
-		}
-		sort.Strings(labelCols)
-		header := append([]string{"Endpoint", "Type", "Metric", "Unit"}, keys...)
-		header = append(header, labelCols...)
-		header = append(header, "Description")
-		if typ == TypeHistogram {
-			header = append(header, "buckets")
-		}
-		cw.Write(header)
-		for _, rw := range rows {
-			var stats map[string]num
-			switch {
-			case rw.s.Gauge != nil:
-				stats = gaugeStatsMap(rw.s.Gauge)
-			case rw.s.Counter != nil:
-				stats = counterStatsMap(rw.s.Counter)
-			default:
-				stats = histStatsMap(rw.s.Hist)
-			}
-			rec := []string{rw.url, rw.typ, rw.f.Name, rw.f.Unit}
-			for _, k := range keys {
-				v, ok := stats[k]
-				if !ok || math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					rec = append(rec, "")
-					continue
-				}
-				rec = append(rec, strconv.FormatFloat(float64(v), 'f', -1, 64))
-			}
-			lm := labelMap(rw.s.Labels)
-			for _, c := range labelCols {
-				rec = append(rec, lm[c])
-			}
-			rec = append(rec, rw.f.Help)
-			if h := rw.s.Hist; h != nil {
-				var b strings.Builder
-				for i, le := range h.Bounds {
-					if i > 0 {
-						b.WriteByte(';')
-					}
-					b.WriteString(formatFloat(le))
-					b.WriteByte('=')
-					b.WriteString(strconv.FormatFloat(h.Cumulative[i], 'f', -1, 64))
-				}
-				rec = append(rec, b.String())
-			}
-			cw.Write(rec)
-		}
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return err
-	}
-	return bw.Flush()
 }

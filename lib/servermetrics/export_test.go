@@ -105,3 +105,27 @@ func TestExportsGolden(t *testing.T) {
 		}
 	}
 }
+
+// Units as aiperf's infer_unit names them: a range the HELP states wins
+// over the suffix (vLLM's KV-cache usage is a ratio, not a percent), then a
+// unit it names, then the longest suffix.
+func TestInferUnit(t *testing.T) {
+	for _, tc := range []struct{ name, help, want string }{
+		{"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", "ratio"},
+		{"vllm:gpu_cache_usage_perc", "GPU KV-cache usage.", "percent"},
+		{"hit_percent", "Hit rate (0.0-1.0)", "ratio"},
+		{"util", "Utilization (0-100)", "percent"},
+		{"latency", "Request latency in milliseconds", "milliseconds"},
+		{"DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", "megabytes"},
+		{"vllm:prompt_tokens_total", "Number of prefill tokens processed.", "tokens"},
+		{"vllm:request_success_total", "Count of successfully processed requests.", "count"},
+		{"vllm:num_requests_running", "Number of requests in model execution batches.", "requests"},
+		{"vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", "seconds"},
+		{"tput", "Throughput (tokens/s)", "tokens/s"},
+		{"x_10-100", "", ""},
+	} {
+		if got := inferUnit(tc.name, tc.help); got != tc.want {
+			t.Errorf("inferUnit(%q, %q) = %q, want %q", tc.name, tc.help, got, tc.want)
+		}
+	}
+}

@@ -15,9 +15,12 @@ import (
 //
 //	{"v":1,"endpoint_url":"http://h:8000/metrics","timestamp_ns":…,"endpoint_latency_ns":…,
 //	 "metrics":{"vllm:num_requests_running":[{"labels":{"model_name":"m"},"value":3}],
-//	            "vllm:time_to_first_token_seconds":[{"labels":{…},"histogram":{"0.1":2,"+Inf":5},"sum":0.9,"count":5}]}}
+//	            "vllm:time_to_first_token_seconds":[{"labels":{…},"buckets":{"0.1":2,"+Inf":5},"sum":0.9,"count":5}]}}
 //
-// A failed scrape is a line with "error" instead of "metrics" (a gap).
+// A histogram's buckets are "buckets", as aiperf's released MetricSample
+// names them (files written before 2026-12 said "histogram", which
+// LoadJSONL still reads). A failed scrape is a line with "error" and an
+// empty "metrics" (a gap; SlimRecord requires the member).
 // The collector's lines also say what a target's families are, the first
 // time and whenever it changes, so that the file alone rebuilds the
 // exports (LoadJSONL): "types" (family → counter, gauge, histogram or
@@ -62,7 +65,7 @@ func appendLine(dst []byte, target string, ts, latency int64, p *Page, err error
 		}
 		dst = append(dst, `,"error":`...)
 		dst = appendString(dst, msg)
-		return append(dst, "}\n"...)
+		return append(dst, `,"metrics":{}}`+"\n"...)
 	}
 	if known != nil {
 		dst = appendFamInfo(dst, p, known)
@@ -89,7 +92,7 @@ func appendLine(dst []byte, target string, ts, latency int64, p *Page, err error
 				dst = append(dst, ',')
 			}
 			if h := s.Hist; h != nil {
-				dst = append(dst, `"histogram":{`...)
+				dst = append(dst, `"buckets":{`...)
 				for k, b := range h.Bounds {
 					if k > 0 {
 						dst = append(dst, ',')

@@ -47,7 +47,8 @@ type jsonLine struct {
 type lineSeries struct {
 	Labels    map[string]string  `json:"labels"`
 	Value     *jsonNum           `json:"value"`
-	Histogram map[string]jsonNum `json:"histogram"`
+	Buckets   map[string]jsonNum `json:"buckets"`   // aiperf's MetricSample
+	Histogram map[string]jsonNum `json:"histogram"` // files written before 2026-12`
 	Sum       jsonNum            `json:"sum"`
 	Count     jsonNum            `json:"count"`
 }
@@ -217,13 +218,17 @@ func pageOf(l *jsonLine, known map[string]famInfo) (*Page, *LineError) {
 				s.Labels = append(s.Labels, Label{n, v})
 			}
 			slices.SortFunc(s.Labels, cmpLabel)
+			buckets, key := js.Buckets, "buckets"
+			if buckets == nil {
+				buckets, key = js.Histogram, "histogram"
+			}
 			switch {
-			case js.Histogram != nil:
+			case buckets != nil:
 				h := &Hist{Sum: float64(js.Sum), Count: float64(js.Count)}
-				for b, v := range js.Histogram {
+				for b, v := range buckets {
 					le, err := strconv.ParseFloat(b, 64)
 					if err != nil {
-						return nil, &LineError{Field: "metrics." + name + ".histogram", Err: fmt.Errorf("bound %q is not a number", b)}
+						return nil, &LineError{Field: "metrics." + name + "." + key, Err: fmt.Errorf("bound %q is not a number", b)}
 					}
 					h.Bounds = append(h.Bounds, le)
 					h.Counts = append(h.Counts, float64(v))
@@ -236,7 +241,7 @@ func pageOf(l *jsonLine, known map[string]famInfo) (*Page, *LineError) {
 			case js.Value != nil:
 				s.Value = float64(*js.Value)
 			default:
-				return nil, &LineError{Field: "metrics." + name, Err: errors.New("a series with neither value nor histogram")}
+				return nil, &LineError{Field: "metrics." + name, Err: errors.New("a series with neither value nor buckets")}
 			}
 			f.Series = append(f.Series, s)
 		}

@@ -14,7 +14,7 @@ func TestLoadJSONLErrors(t *testing.T) {
 		{good + `{"v":1,"endpoint_url":"http://a/metrics"}` + "\n", "f:2: timestamp_ns: missing"},
 		{good + `{"v":1,"endpoint_url":"http://a/metrics","timestamp_ns":"x"}` + "\n", "f:2: timestamp_ns: want int64"},
 		{good + `{"v":1,"endpoint_url":"u","timestamp_ns":2,"metrics":{"h":[{"histogram":{"x":1}}]}}` + "\n", `f:2: metrics.h.histogram: bound "x" is not a number`},
-		{good + `{"v":1,"endpoint_url":"u","timestamp_ns":2,"metrics":{"g":[{}]}}` + "\n", "f:2: metrics.g: a series with neither value nor histogram"},
+		{good + `{"v":1,"endpoint_url":"u","timestamp_ns":2,"metrics":{"g":[{}]}}` + "\n", "f:2: metrics.g: a series with neither value nor buckets"},
 		{"{nope\n" + good, "f:1: "},
 	} {
 		_, _, err := LoadJSONL(strings.NewReader(c.in), "f", DefaultLimits)

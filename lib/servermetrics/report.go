@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 )
 
 // Percentiles are the percentiles the reports give, aiperf's set.
@@ -36,10 +35,19 @@ type TargetReport struct {
 	Thinned                int // times every other scrape was dropped (memory bound)
 	Scrapes                int // successful scrapes kept
 	BracketFrom, BracketTo int64
-	// InWindow counts the scrapes inside the window (gauges' samples).
+	// InWindow counts the scrapes inside the window (the engine summary's
+	// gauge samples; the exports' gauges add the scrape after it, as
+	// aiperf's do).
 	InWindow int
-	Families []FamilyReport // sorted by name
-	Engine   *EngineSummary // nil for an unknown engine
+	// Updates are the kept scrapes whose values differ from the scrape
+	// before (aiperf's unique updates: its duplicates are pages equal to
+	// the previous one), the first and last of them, and the median gap
+	// between consecutive ones (NaN below two).
+	Updates                 int
+	FirstUpdate, LastUpdate int64
+	MedianUpdateMS          float64
+	Families                []FamilyReport // sorted by name
+	Engine                  *EngineSummary // nil for an unknown engine
 }
 
 // FamilyReport is one metric family over the window.
@@ -115,9 +123,11 @@ func (t *target) report(w Window) TargetReport {
 		tr.AvgLatencyMS = float64(t.latencyNS) / float64(ok) / 1e6
 	}
 	s := t.s
+	tr.MedianUpdateMS = math.NaN()
 	if len(s.scrapes) == 0 {
 		return tr
 	}
+	tr.Updates, tr.FirstUpdate, tr.LastUpdate, tr.MedianUpdateMS = s.updates()
 	a := newAggregator(s, w)
 	tr.BracketFrom, tr.BracketTo = s.scrapes[a.i0].t, s.scrapes[a.i1].t
 	tr.InWindow = len(a.inside)
@@ -130,7 +140,11 @@ func (t *target) report(w Window) TargetReport {
 type aggregator struct {
 	s      *series
 	i0, i1 int   // bracketing scrapes
-	inside []int // scrapes inside the window (gauges)
+	inside []int // scrapes inside the window (the engine summary's gauges)
+	// gauges are the exports' gauge samples: inside and, when some scrape
+	// fell inside, the one that closes the bracket after the last answer
+	// (aiperf's filter ends at the last update, past the profiling end).
+	gauges []int
 }
 
 func newAggregator(s *series, w Window) *aggregator {
@@ -156,7 +170,58 @@ func newAggregator(s *series, w Window) *aggregator {
 	// No scrape inside the window (a run shorter than the interval): the
 	// gauges are unknown. The bracketing scrapes, taken before the first
 	// send and after the last answer, would show an idle server.
+	a.gauges = a.inside
+	if n := len(a.inside); n > 0 && a.inside[n-1] < a.i1 {
+		a.gauges = append(slices.Clip(a.inside), a.i1)
+	}
 	return a
+}
+
+// updates counts the scrapes whose values differ from the previous
+// scrape's (the first is one), with the first and last of their times and
+// the median gap between consecutive ones in ms (NaN below two).
+func (s *series) updates() (n int, first, last int64, medianMS float64) {
+	var gaps []float64
+	for k, sc := range s.scrapes {
+		if k > 0 && sameValues(s.scrapes[k-1].vals, sc.vals) {
+			continue
+		}
+		if n > 0 {
+			gaps = append(gaps, float64(sc.t-last))
+		} else {
+			first = sc.t
+		}
+		n, last = n+1, sc.t
+	}
+	medianMS = math.NaN()
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		m := len(gaps) / 2
+		medianMS = gaps[m]
+		if len(gaps)%2 == 0 {
+			medianMS = (gaps[m-1] + gaps[m]) / 2
+		}
+		medianMS /= 1e6
+	}
+	return n, first, last, medianMS
+}
+
+// sameValues reports whether two scrapes hold the same values (a column
+// one lacks is NaN in it).
+func sameValues(a, b []float64) bool {
+	for i := range max(len(a), len(b)) {
+		x, y := math.NaN(), math.NaN()
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y && !(math.IsNaN(x) && math.IsNaN(y)) {
+			return false
+		}
+	}
+	return true
 }
 
 func (a *aggregator) seconds() float64 {
@@ -240,10 +305,10 @@ func (a *aggregator) increases(cols []int) (totals []float64, resets int, seen b
 	return totals, resets, seen
 }
 
-// gaugeValues are column c's values inside the window.
+// gaugeValues are column c's values at the gauges' samples.
 func (a *aggregator) gaugeValues(c int) []float64 {
 	var vs []float64
-	for _, k := range a.inside {
+	for _, k := range a.gauges {
 		if v := a.s.value(k, c); !math.IsNaN(v) {
 			vs = append(vs, v)
 		}
@@ -291,7 +356,7 @@ func (a *aggregator) families() []FamilyReport {
 	var out []FamilyReport
 	for _, n := range names {
 		fi := a.s.fams[n]
-		fr := FamilyReport{Name: n, Type: fi.typ, Help: fi.help, Unit: inferUnit(n)}
+		fr := FamilyReport{Name: n, Type: fi.typ, Help: fi.help, Unit: inferUnit(n, fi.help)}
 		for _, k := range byFam[n] {
 			g := groups[k]
 			sr := SeriesReport{Labels: g.labels}
@@ -480,30 +545,4 @@ func exactPercentile(sorted []float64, p float64) float64 {
 		return sorted[len(sorted)-1]
 	}
 	return sorted[lo] + (sorted[lo+1]-sorted[lo])*(pos-float64(lo))
-}
-
-// inferUnit names a family's unit from its suffix, after aiperf's table
-// (docs/server-metrics/server-metrics-json-schema.md, "Unit Inference"),
-// longer suffixes first.
-func inferUnit(name string) string {
-	for _, u := range unitSuffixes {
-		if strings.HasSuffix(name, u.suffix) {
-			return u.unit
-		}
-	}
-	return ""
-}
-
-var unitSuffixes = []struct{ suffix, unit string }{
-	{"_seconds_total", "seconds"}, {"_seconds", "seconds"},
-	{"_milliseconds", "milliseconds"}, {"_ms_total", "milliseconds"}, {"_ms", "milliseconds"},
-	{"_nanoseconds", "nanoseconds"}, {"_ns_total", "nanoseconds"}, {"_ns", "nanoseconds"},
-	{"_bytes_total", "bytes"}, {"_bytes", "bytes"},
-	{"_tokens_total", "tokens"}, {"_tokens", "tokens"},
-	{"_requests_total", "requests"}, {"_requests", "requests"}, {"_reqs", "requests"}, {"request_success", "requests"},
-	{"_errors_total", "errors"}, {"_errors", "errors"}, {"_error_count_total", "errors"}, {"_error_count", "errors"},
-	{"_blocks_total", "blocks"}, {"_blocks", "blocks"}, {"_block_count", "blocks"},
-	{"_ratio", "ratio"}, {"_percent", "percent"}, {"_perc", "percent"},
-	{"_celsius", "celsius"}, {"_joules", "joule"}, {"_watts", "watt"},
-	{"_total", "count"}, {"_count", "count"},
 }
