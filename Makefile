@@ -183,6 +183,18 @@ test-slurm: build
 report-check: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-mock)
 	scripts/reportcheck/run.sh
 
+# Every export of real runs checked against the Python aiperf's own pydantic models, imported from
+# its source tree: AIPERF_SRC is a checkout of github.com/ai-dynamo/aiperf (targeted: aiperf 0.6.0,
+# 1cdae727 of 2026-03-13); the packages only its command line uses are stubbed, and Debian's
+# python3-pydantic (2.x), -numpy, -scipy and -ruamel.yaml are installed when missing. Runs against
+# aiperf-mock: a plain run, --goodput, the fixed schedule, a rate run with --request-count,
+# --server-metrics, a sweep and --trials (scripts/aiperfcheck). Not part of `make test`: it needs
+# that checkout (the repository carries none of aiperf's code) and root for apt-get.
+AIPERF_SRC ?=
+test-aiperf-models: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-mock)
+	@[ -n "$(AIPERF_SRC)" ] || { echo "usage: make test-aiperf-models AIPERF_SRC=/path/to/aiperf (a checkout of github.com/ai-dynamo/aiperf)"; exit 2; }
+	scripts/aiperfcheck/run.sh "$(AIPERF_SRC)"
+
 # The image of deploy/k8s (Dockerfile: static binaries, non-root, no shell), where a Docker
 # engine runs; IMAGE names it.
 IMAGE ?= aiperf-toolkit:$(VERSION)
@@ -191,4 +203,4 @@ image:
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
 FORCE:
-.PHONY: report-check test-soak test-slurm image build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE
+.PHONY: test-aiperf-models report-check test-soak test-slurm image build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE

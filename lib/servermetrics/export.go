@@ -1,9 +1,11 @@
 package servermetrics
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -117,7 +119,7 @@ type jsonMetric struct {
 type jsonSeries struct {
 	URL     string            `json:"endpoint_url"`
 	Labels  map[string]string `json:"labels,omitempty"`
-	Stats   map[string]num    `json:"stats"`
+	Stats   statsMap          `json:"stats"`
 	Buckets *orderedBuckets   `json:"buckets,omitempty"`
 }
 
@@ -173,6 +175,34 @@ type jsonHist struct {
 	P50    num    `json:"p50_estimate"`
 	P90    num    `json:"p90_estimate"`
 	P99    num    `json:"p99_estimate"`
+}
+
+// statsMap is a series' statistics. It marshals its keys in order and
+// every value but a histogram's count (an integer in aiperf's model) as a
+// float the way aiperf's JSON writes one (4672.0, not 4672), so a reader
+// of aiperf's models reads it as aiperf's own file.
+type statsMap map[string]num
+
+func (m statsMap) MarshalJSON() ([]byte, error) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b := []byte{'{'}
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		v, _ := m[k].MarshalJSON()
+		if k != "count" && !bytes.ContainsAny(v, ".eEn") {
+			v = append(v, ".0"...)
+		}
+		b = append(b, v...)
+	}
+	return append(b, '}'), nil
 }
 
 func gaugeStatsMap(g *GaugeStats) map[string]num {

@@ -138,9 +138,37 @@ func writeTrials(w io.Writer, o *options, files []string, goodput metrics.Goodpu
 	if err != nil {
 		return err
 	}
+	if err := writeAggregate(o, files); err != nil {
+		return err
+	}
 	if !o.quiet {
 		rundir.WriteTrialsTable(w, ts)
 		fmt.Fprintf(w, "aiperf-replay: %d trials; the summary across them is in %s\n", ts.Trials, path)
+	}
+	return nil
+}
+
+// writeAggregate writes o.out/aggregate/profile_export_aiperf_aggregate.json
+// and .csv, aiperf's --num-profile-runs aggregate, over the finished
+// trials; with fewer than two that completed a request there is none
+// (an earlier run's is removed).
+func writeAggregate(o *options, files []string) error {
+	dirs := make([]string, len(files))
+	for i, f := range files {
+		dirs[i] = filepath.Dir(f)
+	}
+	pause, _ := duration("--trial-pause", o.trialPause)
+	a, err := rundir.SummarizeAggregate(dirs, o.confidence, pause.Seconds(), "aiperf-replay "+base.Version)
+	if err != nil {
+		return err
+	}
+	if a != nil {
+		return rundir.WriteAggregate(o.out, a)
+	}
+	for _, name := range []string{rundir.AggregateJSON, rundir.AggregateCSV} {
+		if err := os.Remove(filepath.Join(o.out, rundir.AggregateDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 	}
 	return nil
 }
