@@ -3,7 +3,8 @@
 # aiperf's own models, imported from its source tree (validate.py; nothing of aiperf is copied
 # here). Packs the first 40 rows of the shipped Mooncake sample, replays it against aiperf-mock
 # on loopback in each shape whose exports differ: a plain run, --goodput, the fixed schedule, a
-# rate run with --request-count, --server-metrics with time slices, a sweep and --trials. The
+# rate run with --request-count, --server-metrics with time slices, a sweep, --trials and a
+# Responses store. The
 # folders stay in $AIPERF_MODELS_DIR (default bin/aiperf-models). Python: $PYTHON, else the first
 # python3 on PATH or Debian's that imports pydantic 2; Debian's python3-pydantic (2.x from
 # Debian 13 on), -numpy, -scipy and -ruamel.yaml are installed when missing (root, apt-get).
@@ -42,7 +43,10 @@ echo "python: $py (pydantic $("$py" -c 'import pydantic; print(pydantic.VERSION)
 rm -rf "$OUT" && mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 head -n 40 "$SAMPLE" > "$OUT/trace.jsonl"
-"$BIN/aiperf-tokenize" "$OUT/trace.jsonl" | "$BIN/aiperf-pack" --model demo-model --streaming -o "$OUT/store.aipk"
+"$BIN/aiperf-tokenize" "$OUT/trace.jsonl" > "$OUT/records.jsonl"
+"$BIN/aiperf-pack" --model demo-model --streaming -o "$OUT/store.aipk" "$OUT/records.jsonl"
+# an endpoint aiperf 0.6.0's EndpointType lacks (written as its template endpoint)
+"$BIN/aiperf-pack" --model demo-model --streaming --endpoint responses -o "$OUT/responses.aipk" "$OUT/records.jsonl"
 
 mockpid=
 trap '[ -n "$mockpid" ] && kill "$mockpid" 2>/dev/null && wait "$mockpid" 2>/dev/null; true' EXIT
@@ -53,7 +57,7 @@ url=$(cat "$OUT/mock.url")
 [ -n "$url" ] || { echo "aiperf-mock did not start:"; cat "$OUT/mock.log"; exit 2; }
 echo "aiperf-mock on $url (pid $mockpid)"
 
-run() { echo "aiperf-replay $*"; "$BIN/aiperf-replay" -q --url "$url" "$@" "$OUT/store.aipk"; }
+run() { echo "aiperf-replay $*"; "$BIN/aiperf-replay" -q --url "$url" "$@" "${STORE:-$OUT/store.aipk}"; }
 run --schedule concurrency --concurrency 4 -o "$OUT/plain"
 run --schedule concurrency --concurrency 2 --request-count 8 --goodput 'time_to_first_token:100 request_latency:300' -o "$OUT/goodput"
 run --schedule fixed --speedup 50 -o "$OUT/fixed"
@@ -61,10 +65,11 @@ run --rate 50 --request-count 10 -o "$OUT/rate"
 run --schedule concurrency --concurrency 2 --request-count 8 --server-metrics "$url/metrics" --server-metrics-interval 50ms \
 	--slice-duration 100ms -o "$OUT/server-metrics"
 run --schedule concurrency --concurrency 2 --request-count 6 --trials 3 -o "$OUT/trials"
+STORE=$OUT/responses.aipk run --schedule concurrency --concurrency 2 --request-count 6 -o "$OUT/responses"
 echo "aiperf-replay sweep ... -o $OUT/sweep"
 "$BIN/aiperf-replay" sweep -q --url "$url" --goodput time_to_first_token:200 --step-requests 8 --warmup 1 --min-step-duration 0 \
 	--max-concurrency 8 --max-steps 3 -o "$OUT/sweep" "$OUT/store.aipk" > /dev/null || [ $? -eq 1 ] # 1: no load met the SLO
 kill "$mockpid" 2>/dev/null; wait "$mockpid" 2>/dev/null || true
 mockpid=
 
-cd "$OUT" && "$py" "$OLDPWD/scripts/aiperfcheck/validate.py" --src "$SRC" plain goodput fixed rate server-metrics sweep trials
+cd "$OUT" && "$py" "$OLDPWD/scripts/aiperfcheck/validate.py" --src "$SRC" plain goodput fixed rate server-metrics sweep trials responses
