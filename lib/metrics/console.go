@@ -50,25 +50,7 @@ func WriteConsole(w io.Writer, s *Summary, title string) error {
 		writeTable(&out, "Error Summary", []string{"Code", "Type", "Message", "Count"}, []bool{false, false, true, false}, er)
 	}
 	if s.OSLMismatches > 0 && s.Requests > 0 {
-		pct := float64(s.OSLMismatches) / float64(s.Requests) * 100
-		avg := "N/A"
-		if r := s.Get(defs[mOSLDiff].tag); r != nil {
-			avg = fmt.Sprintf("%.1f%%", r.Avg)
-		}
-		writePanel(&out, "Output Sequence Length Mismatch Warning", []string{
-			fmt.Sprintf("%s of %s requests (%.1f%%) have output length differing from requested by more than the threshold.",
-				groupInt(s.OSLMismatches), groupInt(s.Requests), pct),
-			fmt.Sprintf("Threshold (tokens): min(requested x %g%%, %d)", oslMismatchPct, oslMismatchMaxTokens),
-			"Average mismatch: " + avg,
-			"",
-			"Why: the server hit an end-of-sequence token before the requested output length.",
-			"",
-			"Fix options (request fields, set when packing the store):",
-			"  • ignore_eos: true   generate until max_tokens (vLLM, TensorRT-LLM)",
-			"  • min_tokens: N      a minimum output length (vLLM, TensorRT-LLM, SGLang)",
-			"",
-			"Diagnostics: osl_mismatch_diff_pct per request in profile_export.jsonl",
-		})
+		writePanel(&out, "Output Sequence Length Mismatch Warning", oslPanel(s))
 	}
 	if s.UsageDiscrepancies > 0 && s.Requests > 0 {
 		pct := float64(s.UsageDiscrepancies) / float64(s.Requests) * 100
@@ -106,6 +88,51 @@ func WriteConsole(w io.Writer, s *Summary, title string) error {
 	}
 	_, err := io.WriteString(w, out.String())
 	return err
+}
+
+// oslPanel is the output length mismatch warning, worded by the
+// mismatch's direction: outputs shorter than requested mean the server
+// stopped at an end-of-sequence token; longer ones, that it ignored the
+// body's cap (ollama and older vLLM ignore a chat body's
+// max_completion_tokens).
+func oslPanel(s *Summary) []string {
+	pct := float64(s.OSLMismatches) / float64(s.Requests) * 100
+	avg := "N/A"
+	if r := s.Get(defs[mOSLDiff].tag); r != nil {
+		avg = fmt.Sprintf("%.1f%%", r.Avg)
+	}
+	longer, shorter := s.OSLLonger, s.OSLMismatches-s.OSLLonger
+	lines := []string{
+		fmt.Sprintf("%s of %s requests (%.1f%%) have output length differing from requested by more than the threshold:",
+			groupInt(s.OSLMismatches), groupInt(s.Requests), pct),
+		direction(longer, shorter),
+		fmt.Sprintf("Threshold (tokens): min(requested x %g%%, %d)", oslMismatchPct, oslMismatchMaxTokens),
+		"Average mismatch: " + avg,
+	}
+	if longer > 0 {
+		lines = append(lines, "",
+			"Longer: the server did not apply the body's output cap. Chat bodies carry",
+			"max_completion_tokens, which ollama and older vLLM ignore.",
+			"Fix: repack the store with aiperf-pack --legacy-max-tokens (the cap as max_tokens).")
+	}
+	if shorter > 0 {
+		lines = append(lines, "",
+			"Shorter: the server hit an end-of-sequence token before the requested output length.",
+			"Fix options (request fields: repack the store with aiperf-pack and one of):",
+			"  • --extra ignore_eos=true   generate until max_tokens (vLLM, TensorRT-LLM)",
+			"  • --extra min_tokens=N      a minimum output length (vLLM, TensorRT-LLM, SGLang)")
+	}
+	return append(lines, "", "Diagnostics: osl_mismatch_diff_pct per request in profile_export.jsonl")
+}
+
+func direction(longer, shorter int64) string {
+	switch {
+	case shorter == 0:
+		return "Every one is longer than requested."
+	case longer == 0:
+		return "Every one is shorter than requested."
+	}
+	return fmt.Sprintf("%s are longer than requested, %s shorter.", groupInt(longer), groupInt(shorter))
 }
 
 // ConsoleTable returns the console table's columns and rows as WriteConsole

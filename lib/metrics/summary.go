@@ -86,7 +86,11 @@ type Summary struct {
 	Warmup        int64 // warmup records, excluded from everything else
 	Good          int64 // requests meeting every SLO (with Options.Goodput)
 
-	OSLMismatches      int64 // osl_mismatch_count
+	OSLMismatches int64 // osl_mismatch_count
+	// OSLLonger counts the mismatches whose output was longer than
+	// requested (the others were shorter): a server that ignored the
+	// body's cap, not one that stopped early.
+	OSLLonger          int64
 	UsageDiscrepancies int64 // usage_discrepancy_count
 	// ITLNearZero counts the requests with an inter_token_latency below
 	// ITLNearZeroNS (itl_near_zero_count); ITLRequests those with one.
@@ -251,6 +255,7 @@ type summarizer struct {
 	cancel int64
 
 	good, oslMismatch, usageDisc    int64
+	oslLonger                       int64
 	itlZero, itlN                   int64
 	haveOSLMismatch, haveUsageDisc  bool
 	minReq, maxResp, startNS, endNS int64
@@ -366,6 +371,9 @@ func (s *summarizer) pass1(r *result.Record, x *values) {
 	if x.oslMismatch >= 0 {
 		s.haveOSLMismatch = true
 		s.oslMismatch += int64(x.oslMismatch)
+		if x.oslMismatch > 0 && x.v[mOSLDiff] > 0 {
+			s.oslLonger++
+		}
 	}
 	if x.usageDisc >= 0 {
 		s.haveUsageDisc = true
@@ -398,7 +406,7 @@ func (s *summarizer) summary() *Summary {
 		ITLRequests:   s.itlN,
 	}
 	if s.haveOSLMismatch {
-		sum.OSLMismatches = s.oslMismatch
+		sum.OSLMismatches, sum.OSLLonger = s.oslMismatch, s.oslLonger
 	}
 	if s.haveUsageDisc {
 		sum.UsageDiscrepancies = s.usageDisc

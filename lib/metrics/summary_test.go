@@ -321,3 +321,48 @@ func TestITLNearZeroCount(t *testing.T) {
 		t.Errorf("non-streaming summary has a count")
 	}
 }
+
+// The output length mismatch box words its cause by the mismatch's
+// direction: outputs longer than requested name aiperf-pack
+// --legacy-max-tokens (a server that ignored max_completion_tokens, as
+// ollama does), shorter ones ignore_eos and min_tokens.
+func TestOSLMismatchDirection(t *testing.T) {
+	mk := func(i int, out int64) result.Record {
+		t0 := int64(1_700_000_000_000_000_000) + int64(i)*100*ms
+		return result.Record{Record: i, Phase: result.PhaseProfiling, IntendedNS: t0, SentNS: t0, EndNS: t0 + 50*ms,
+			InputTokens: 10, MaxTokens: 32, OutputTokens: out, OutputSource: result.SourceUsage, ChunkOffsetsNS: []int64{50 * ms}}
+	}
+	for _, c := range []struct {
+		name      string
+		outs      []int64
+		want, not []string
+	}{
+		{"longer", []int64{256, 256, 256, 32}, []string{"3 of 4 requests", "Every one is longer than requested.", "aiperf-pack --legacy-max-tokens", "max_completion_tokens"},
+			[]string{"end-of-sequence", "ignore_eos"}},
+		{"shorter", []int64{3, 4, 32}, []string{"2 of 3 requests", "Every one is shorter than requested.", "end-of-sequence", "ignore_eos", "min_tokens"},
+			[]string{"--legacy-max-tokens"}},
+		{"both", []int64{256, 3, 4}, []string{"1 are longer than requested, 2 shorter.", "--legacy-max-tokens", "ignore_eos"}, nil},
+	} {
+		var recs []result.Record
+		for i, o := range c.outs {
+			recs = append(recs, mk(i, o))
+		}
+		s, err := Summarize(FromRecords(recs), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		WriteConsole(&b, s, "")
+		text := strings.Join(strings.Fields(b.String()), " ")
+		for _, w := range c.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: console lacks %q:\n%s", c.name, w, b.String())
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(text, w) {
+				t.Errorf("%s: console has %q:\n%s", c.name, w, b.String())
+			}
+		}
+	}
+}
