@@ -8,6 +8,8 @@ import (
 
 	"github.com/aiperf/toolkit/lib/htmlreport"
 	"github.com/aiperf/toolkit/lib/metrics"
+	"github.com/aiperf/toolkit/lib/replay"
+	"github.com/aiperf/toolkit/lib/request"
 	"github.com/aiperf/toolkit/lib/servermetrics"
 )
 
@@ -135,4 +137,17 @@ func (p *consoleParts) page(tap *warnTap) ([]string, []string, []htmlreport.Text
 		{Title: "Shards", Body: p.note},
 	}
 	return warns, notes, texts
+}
+
+// notStreamingNote says why a run of a store whose bodies ask for no
+// streamed answer has no TTFT or ITL ("" for a streaming store, and for
+// embeddings, which never stream): aiperf-pack's default is not to stream.
+func notStreamingNote(p *replay.Plan) string {
+	switch {
+	case p.Streaming || p.Endpoint == request.Embeddings:
+		return ""
+	case p.Endpoint == request.Raw:
+		return "the store is not streaming (its bodies do not ask for \"stream\":true): TTFT/ITL need streamed bodies"
+	}
+	return "the store is not streaming: TTFT/ITL need aiperf-pack --streaming"
 }

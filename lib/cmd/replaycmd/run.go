@@ -170,6 +170,8 @@ func summarizeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, 
 	mo.Streaming = stats.StreamingMetrics(plan.Streaming)
 	if mo.Streaming != plan.Streaming {
 		fmt.Fprintf(w, "aiperf-replay: warning: %s\n", streamingMismatch(plan.Streaming, stats))
+	} else if note := notStreamingNote(plan); note != "" && !o.quiet {
+		fmt.Fprintf(w, "%s%s\n", notePrefix, note)
 	}
 	fin := &finished{stats: stats, mo: mo, files: []string{recPath}}
 	var err error
