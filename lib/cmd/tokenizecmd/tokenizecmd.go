@@ -122,6 +122,10 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.Verbose {
 		summary(o, name, tr, st, time.Since(start))
+	} else if off, long := tr.Dropped(); long > 0 {
+		// rows dropped by a limit are requests lost: said even without -v
+		fmt.Fprintf(o.stderr, "aiperf-tokenize: %s: --max-isl %d dropped %d of %d rows (input_length above %d)\n",
+			name, o.MaxISL, long, st.Rows+int64(off+long+tr.Skipped()), o.MaxISL)
 	}
 	return nil
 }
