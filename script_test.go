@@ -81,6 +81,13 @@ func TestScript(t *testing.T) {
 			}
 			env.Defer(stop)
 			env.Setenv("MOCK_URL", url)
+			// $STRICT_MOCK_URL: one serving "served-model" alone (404 to others, as vLLM)
+			surl, sstop, err := startMock(mock.Config{Fast: true, Model: "served-model", StrictModel: true})
+			if err != nil {
+				return err
+			}
+			env.Defer(sstop)
+			env.Setenv("STRICT_MOCK_URL", surl)
 			// $METRICS_URL: a fake Prometheus exporter (servermetrics_script_test.go).
 			murl, mstop := startFakeExporter()
 			env.Defer(mstop)

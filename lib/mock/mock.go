@@ -76,6 +76,10 @@ type Config struct {
 	// Model is listed by /v1/models and named in replies to requests that
 	// carry no model. "" means "mock-model".
 	Model string
+	// StrictModel answers 404 (vLLM's NotFoundError, "The model `x` does
+	// not exist.") to a request that names another model than Model, as
+	// vLLM and ollama do; a request naming none is served.
+	StrictModel bool
 	// ReasoningTokens is how many of each reply's first tokens are sent as
 	// reasoning_content (counted in the token budget, reported as
 	// usage.completion_tokens_details.reasoning_tokens).

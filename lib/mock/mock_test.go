@@ -393,3 +393,25 @@ func TestReplyTokensReencode(t *testing.T) {
 		}
 	}
 }
+
+// With StrictModel a request naming another model than the one served is
+// answered 404, as vLLM answers it; the served one, and a request naming
+// none, are served, and /v1/models lists the served one.
+func TestStrictModel(t *testing.T) {
+	url, _ := start(t, Config{Fast: true, Model: "served", StrictModel: true})
+	resp := post(t, url, "/v1/chat/completions", `{"model":"other","messages":[{"role":"user","content":"hi"}],"max_tokens":2}`)
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 404 || !strings.Contains(string(b), "The model `other` does not exist.") {
+		t.Errorf("other model: %d %s", resp.StatusCode, b)
+	}
+	for _, body := range []string{`{"model":"served","prompt":"hi","max_tokens":2}`, `{"prompt":"hi","max_tokens":2}`} {
+		if resp := post(t, url, "/v1/completions", body); resp.StatusCode != 200 {
+			t.Errorf("%s: %d", body, resp.StatusCode)
+		}
+	}
+	// Without StrictModel any model is served.
+	url, _ = start(t, Config{Fast: true, Model: "served"})
+	if resp := post(t, url, "/v1/completions", `{"model":"other","prompt":"hi","max_tokens":2}`); resp.StatusCode != 200 {
+		t.Errorf("not strict: %d", resp.StatusCode)
+	}
+}

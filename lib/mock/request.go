@@ -154,3 +154,17 @@ func inputTexts(input []byte, fn func(string)) {
 		})
 	}
 }
+
+// unknownModel reports, with Config.StrictModel, that model (a request's
+// JSON string literal, nil when it names none) is not the one served,
+// and returns the name it gives.
+func (s *Server) unknownModel(model []byte) (string, bool) {
+	if !s.cfg.StrictModel || model == nil {
+		return "", false
+	}
+	name, err := jsonx.Unquote(model)
+	if err != nil || name != s.cfg.Model {
+		return name, true
+	}
+	return "", false
+}

@@ -68,6 +68,10 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, api string) 
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
+	if name, ok := s.unknownModel(q.model); ok {
+		writeError(w, http.StatusNotFound, "NotFoundError", "The model `"+name+"` does not exist.")
+		return
+	}
 
 	fault := s.cfg.Fault
 	if fault != FaultNone && rg.float() >= s.cfg.FaultRate {

@@ -25,6 +25,7 @@ type options struct {
 	seed                             uint64
 	fault, faultDelay                string
 	tokenizer, model                 string
+	strictModel                      bool
 	reasoning                        int
 	slots                            int
 	tokenRate                        float64
@@ -65,6 +66,7 @@ func New() *cli.App {
 			&cli.StringFlag{Name: "fault-delay", Value: "2s", Usage: "how long slow-headers waits and stall stalls", Destination: &o.faultDelay},
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "`builtin` (Qwen3), none (4 bytes a token), or a tokenizer.json path", Destination: &o.tokenizer},
 			&cli.StringFlag{Name: "model", Value: "mock-model", Usage: "model `NAME` listed by /v1/models", Destination: &o.model},
+			&cli.BoolFlag{Name: "strict-model", Usage: "answer 404 (\"The model `x` does not exist.\", as vLLM) to a request naming another model than --model", Destination: &o.strictModel},
 			&cli.IntFlag{Name: "slots", Usage: "decode at most `N` requests at once; the others wait in FIFO order (the wait shows in TTFT); 0: no limit", Destination: &o.slots},
 			&cli.Float64Flag{Name: "token-rate", Usage: "decode `R` tokens per second per slot (replaces --itl; the first token is due --ttft + 1/R after admission)", Destination: &o.tokenRate},
 			&cli.IntFlag{Name: "reasoning-tokens", Usage: "send the first `N` tokens of each chat reply as reasoning_content", Destination: &o.reasoning},
@@ -83,7 +85,7 @@ func New() *cli.App {
 }
 
 func (o *options) config() (mock.Config, error) {
-	cfg := mock.Config{Fast: o.fast, Seed: o.seed, Fault: o.fault, Model: o.model, ReasoningTokens: o.reasoning,
+	cfg := mock.Config{Fast: o.fast, Seed: o.seed, Fault: o.fault, Model: o.model, StrictModel: o.strictModel, ReasoningTokens: o.reasoning,
 		Slots: o.slots, TokenRate: o.tokenRate}
 	if o.slots < 0 {
 		return cfg, errors.New("--slots must not be negative")

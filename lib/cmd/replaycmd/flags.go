@@ -60,7 +60,7 @@ func (o *options) outputFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count output tokens of answers without usage with `builtin`, none or a tokenizer.json", Destination: &o.tokenizer},
 		&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Value: "artifacts", Usage: "output `DIR`", Destination: &o.out},
-		&cli.Float64Flag{Name: "max-error-rate", Value: -1, Usage: "exit 1 when more than `PCT` percent of the profiling requests failed", Destination: &o.maxErrorRate},
+		&cli.Float64Flag{Name: "max-error-rate", Value: -1, Usage: "exit 1 when more than `PCT` percent of the profiling requests failed (default 10, the client's own cancellations left out; 100: never)", Destination: &o.maxErrorRate},
 		goodputFlag(&o.goodput, "SLOs `\"METRIC:VALUE ...\"` in display units, e.g. \"time_to_first_token:100 inter_token_latency:3.4\""),
 		&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no summary table and no live line", Destination: &o.quiet},
 		sliceDurationFlag(&o.sliceDuration),

@@ -71,7 +71,7 @@ func New() *cli.App {
 			"DIR/profile_export.jsonl (the Python aiperf's shapes) and the summary table on stderr. On a terminal a\n" +
 			"live line shows progress. SIGINT stops sending, lets requests in flight finish within --grace, writes\n" +
 			"everything and exits 130; a second SIGINT cuts them at once and still writes everything, a third\n" +
-			"exits at once. --max-error-rate turns a failed run into exit 1.\n\n" +
+			"exits at once. A run where more than 10% of the requests failed exits 1 (--max-error-rate sets the rate).\n\n" +
 			"The API key is read from the environment variable --api-key-env names, never from a flag, and is\n" +
 			"written nowhere.",
 		Flags: o.flags(),

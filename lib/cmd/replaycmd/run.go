@@ -118,6 +118,7 @@ func announce(w io.Writer, o *options, p *replay.Plan) {
 // finished is a run's results summarized: what its exports and console
 // are written from.
 type finished struct {
+	plan     *replay.Plan // nil for a report
 	stats    *replay.Stats
 	mo       metrics.Options
 	files    []string
@@ -173,7 +174,7 @@ func summarizeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, 
 	} else if note := notStreamingNote(plan); note != "" && !o.quiet {
 		fmt.Fprintf(w, "%s%s\n", notePrefix, note)
 	}
-	fin := &finished{stats: stats, mo: mo, files: []string{recPath}}
+	fin := &finished{plan: plan, stats: stats, mo: mo, files: []string{recPath}}
 	var err error
 	if fin.sum, fin.col, err = summarizeCollect(fin.files, mo, o.html != ""); err != nil {
 		return nil, err
@@ -223,8 +224,8 @@ func printRun(w io.Writer, o *options, fin *finished) {
 		stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, cpu, o.out, strings.Join(runOutputs(o, fin), ", "))
 }
 
-// judgeRun says when nothing was profiled, and judges --max-error-rate
-// (exit 1).
+// judgeRun says when nothing was profiled, and judges --max-error-rate,
+// or its default (exit 1; see judgeErrors).
 func judgeRun(w io.Writer, o *options, fin *finished, maxErr float64) error {
 	stats, sum := fin.stats, fin.sum
 	profiled := sum.Requests + sum.ErrorRequests
@@ -235,16 +236,10 @@ func judgeRun(w io.Writer, o *options, fin *finished, maxErr float64) error {
 	default:
 		fmt.Fprintf(w, "aiperf-replay: no profiling requests: all %d requests sent were warmup (--warmup %d); the metrics are empty\n", stats.Sent, o.warmup)
 	}
-	if stats.Interrupted || maxErr < 0 {
+	if stats.Interrupted {
 		return nil
 	}
-	if profiled == 0 {
-		return base.No("no profiling requests: --max-error-rate has nothing to judge")
-	}
-	if rate := sum.ErrorRate(); rate > maxErr {
-		return base.No("error rate %.2f%% exceeds --max-error-rate %.2f%%", 100*rate, 100*maxErr)
-	}
-	return nil
+	return judgeErrors(w, fin, maxErr)
 }
 
 // createOutputs makes the output folder and starts the records file, and
