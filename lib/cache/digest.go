@@ -29,6 +29,9 @@ func digest(f *os.File, name string, size int64) (File, error) {
 		var sum [32]byte
 		err := withStore(f, size, false, func(r *store.Reader, _ []byte) error {
 			sum, out.StoreVersion = r.Sum(), r.Version()
+			if m := r.Metadata(); label(m.Model) && label(m.Endpoint) {
+				out.Model, out.Endpoint = m.Model, m.Endpoint
+			}
 			return nil
 		})
 		if err != nil {

@@ -13,6 +13,7 @@
 //	tmp/                   staging folders (p-*) with their locks, and removals (rm-*)
 //	quarantine/            entries moved aside by verify --repair
 //	memo/                  aiperf-hash's digest memo; never read or touched here
+//	keys/XX/HEX            aiperf-hash key's note of a key (lib/cachekey.Note); read by KeyNote
 //
 // XX is the key's first byte in hex and NAME the key's folder name (see
 // Key). An entry folder holds the entry's files, read-only (0444), and a

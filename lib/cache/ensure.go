@@ -35,6 +35,8 @@ type EnsureOptions struct {
 	// Explain is recorded in the manifest; a store whose settings differ
 	// from the key description it holds is refused (a *SettingsError).
 	Explain string
+	// Inputs name the inputs the key digested (Manifest.Inputs).
+	Inputs []string
 	// Logf is told what happens: a hit, why a lookup missed, who built the
 	// entry, each file restored, what was stored.
 	Logf func(format string, args ...any)
@@ -174,6 +176,7 @@ func (c *Cache) buildEntry(k Key, dest string, build BuildFunc, opt *EnsureOptio
 	if err := adoptOutputs(st, primary); err != nil {
 		return err
 	}
+	st.SetInputs(opt.Inputs)
 	e, stored, rs, err := st.PublishRestore(k, opt.Explain, dest, opt.Restore)
 	if err != nil {
 		return err

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/aiperf/toolkit/lib/cachekey"
 )
 
 // The manifest of an entry, version 1: a JSON object written last, through a
@@ -22,11 +24,17 @@ import (
 //	  "tool": "aiperf-cache v0.3.0",       the program that wrote it, with its version
 //	  "files": [                           the first file is the one lookup prints
 //	    {"name": "store.aipk", "size": 2147483648, "digest_kind": "aipk-trailer",
-//	     "digest": "…64 hex…", "store_format_version": 1},
+//	     "digest": "…64 hex…", "store_format_version": 1,
+//	     "model": "m", "endpoint": "chat"},  a store's: what its metadata names
 //	    {"name": "inputs.json", "size": 5120, "digest_kind": "sha256", "digest": "…"}
 //	  ],
-//	  "explain": "…"                       optional: the text the key was hashed from
-//	}
+//	  "explain": "…",                      optional: the text the key was hashed from
+//	  "inputs": ["mooncake.jsonl"]         optional: the names of the inputs the key digested
+//	}                                      (from aiperf-hash key's note, lib/cachekey.Note)
+//
+// model, endpoint and inputs label an entry for aiperf-cache ls; they were
+// added after version 1 was out, so older manifests lack them (and are read
+// as before) and older readers ignore them.
 //
 // Digest kinds:
 //
@@ -72,6 +80,9 @@ type Manifest struct {
 	Tool          string `json:"tool"`
 	Files         []File `json:"files"`
 	Explain       string `json:"explain,omitempty"`
+	// Inputs names the inputs the key digested (as aiperf-hash key was
+	// given them), when populate or ensure knew them.
+	Inputs []string `json:"inputs,omitempty"`
 }
 
 // File is one file of an entry.
@@ -82,6 +93,10 @@ type File struct {
 	Digest     string `json:"digest"`
 	// StoreVersion is the .aipk format version of an aipk-trailer file.
 	StoreVersion uint32 `json:"store_format_version,omitempty"`
+	// Model and Endpoint are what a store's metadata names (store.Meta):
+	// the model its bodies name and their endpoint type.
+	Model    string `json:"model,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // Size returns the total size of the entry's files.
@@ -150,6 +165,14 @@ func (m *Manifest) validate() error {
 	if len(m.Explain) > maxExplain || !utf8.ValidString(m.Explain) {
 		return fmt.Errorf("explain is not UTF-8 text of at most %d bytes", maxExplain)
 	}
+	if len(m.Inputs) > cachekey.MaxNoteInputs {
+		return fmt.Errorf("%d inputs, more than %d", len(m.Inputs), cachekey.MaxNoteInputs)
+	}
+	for i, in := range m.Inputs {
+		if err := cachekey.CheckInputName(in); err != nil {
+			return fmt.Errorf("inputs[%d]: %w", i, err)
+		}
+	}
 	if len(m.Files) == 0 || len(m.Files) > maxFiles {
 		return fmt.Errorf("%d files, want 1 to %d", len(m.Files), maxFiles)
 	}
@@ -169,6 +192,9 @@ func (m *Manifest) validate() error {
 		total += f.Size
 		if !isHex64(f.Digest) {
 			return fmt.Errorf("files[%d] %q: digest is not 64 lowercase hex digits", i, f.Name)
+		}
+		if !label(f.Model) || !label(f.Endpoint) {
+			return fmt.Errorf("files[%d] %q: model or endpoint is not UTF-8 text of at most %d bytes without control characters", i, f.Name, maxLabel)
 		}
 		switch f.DigestKind {
 		case DigestSHA256:
@@ -225,6 +251,23 @@ func validFileName(n string) error {
 		}
 	}
 	return nil
+}
+
+// maxLabel bounds a file's model and endpoint.
+const maxLabel = 1024
+
+// label reports whether s may be a file's model or endpoint: empty, or
+// UTF-8 of at most maxLabel bytes without control characters.
+func label(s string) bool {
+	if len(s) > maxLabel || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func isHex64(s string) bool {

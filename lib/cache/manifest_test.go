@@ -70,6 +70,10 @@ func TestManifestRejects(t *testing.T) {
 		{name: "sha256 with version", edit: func(m *Manifest) { m.Files[1].StoreVersion = 1 }, want: "store_format_version"},
 		{name: "explain", edit: func(m *Manifest) { m.Explain = strings.Repeat("x", maxExplain+1) }, want: "explain"},
 		{name: "created", edit: func(m *Manifest) { m.CreatedUnixNS = -5 }, want: "negative"},
+		{name: "input name", edit: func(m *Manifest) { m.Inputs = []string{"a\nb"} }, want: "inputs[0]"},
+		{name: "empty input", edit: func(m *Manifest) { m.Inputs = []string{""} }, want: "inputs[0]"},
+		{name: "model", edit: func(m *Manifest) { m.Files[0].Model = "a\tb" }, want: "model or endpoint"},
+		{name: "endpoint", edit: func(m *Manifest) { m.Files[0].Endpoint = strings.Repeat("e", maxLabel+1) }, want: "model or endpoint"},
 	}
 	for _, tc := range cases {
 		var b []byte
@@ -99,5 +103,26 @@ func TestManifestRejects(t *testing.T) {
 	big := make([]byte, maxManifestSize+1)
 	if _, err := ParseManifest(big); err == nil {
 		t.Error("an oversized manifest parsed")
+	}
+}
+
+// The fields added to version 1 (a store's model and endpoint, the key's
+// inputs) round-trip, and a manifest written before them reads as it did.
+func TestManifestLabels(t *testing.T) {
+	m := goodManifest()
+	m.Files[0].Model, m.Files[0].Endpoint, m.Inputs = "m", "chat", []string{"traces/mooncake.jsonl"}
+	b, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseManifest(b)
+	if err != nil || !reflect.DeepEqual(got, m) {
+		t.Fatalf("got %+v, %v; want %+v", got, err, m)
+	}
+	old := `{"v":1,"key":"sha256:` + strings.Repeat("ab", 32) + `","created_unix_ns":1,"tool":"aiperf-cache v0.3.0",` +
+		`"files":[{"name":"store.aipk","size":5,"digest_kind":"aipk-trailer","digest":"` + strings.Repeat("01", 32) + `","store_format_version":1}]}`
+	got, err = ParseManifest([]byte(old))
+	if err != nil || got.Files[0].Model != "" || got.Inputs != nil {
+		t.Fatalf("an older manifest: %+v, %v", got, err)
 	}
 }

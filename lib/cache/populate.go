@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"github.com/aiperf/toolkit/lib/cachedir"
+	"github.com/aiperf/toolkit/lib/cachekey"
+	"github.com/aiperf/toolkit/lib/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,14 +21,15 @@ import (
 // it is in use; a staging folder whose lock is free (its owner died) is
 // garbage.
 type Staging struct {
-	c     *Cache
-	name  string
-	d     *dir
-	lk    *os.File // tmp/NAME.lock, flocked
-	files []File
-	moved []string // sources of --move copies, removed on publish
-	move  bool     // a file came in by --move
-	done  bool
+	c      *Cache
+	name   string
+	d      *dir
+	lk     *os.File // tmp/NAME.lock, flocked
+	files  []File
+	moved  []string // sources of --move copies, removed on publish
+	inputs []string // the manifest's inputs (SetInputs)
+	move   bool     // a file came in by --move
+	done   bool
 }
 
 // stageAttempts bounds how often Stage starts over with a new name. Only a
@@ -246,6 +249,44 @@ func (s *Staging) adopt(name string) error {
 	return nil
 }
 
+// SetInputs names the inputs the entry's key digested, for its manifest
+// (see Manifest.Inputs); names that cannot be recorded are left out.
+func (s *Staging) SetInputs(names []string) {
+	s.inputs = nil
+	for _, n := range names {
+		if cachekey.CheckInputName(n) == nil && len(s.inputs) < cachekey.MaxNoteInputs {
+			s.inputs = append(s.inputs, n)
+		}
+	}
+}
+
+// relabel sets the model and endpoint of the staged stores from their own
+// metadata (an import's manifest says what its writer claimed).
+func (s *Staging) relabel() error {
+	for i := range s.files {
+		f := &s.files[i]
+		if f.DigestKind != DigestAipkTrailer {
+			continue
+		}
+		h, err := s.d.open(f.Name, unix.O_RDONLY, 0)
+		if err != nil {
+			return err
+		}
+		err = withStore(h, f.Size, false, func(r *store.Reader, _ []byte) error {
+			f.Model, f.Endpoint = "", ""
+			if m := r.Metadata(); label(m.Model) && label(m.Endpoint) {
+				f.Model, f.Endpoint = m.Model, m.Endpoint
+			}
+			return nil
+		})
+		h.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Files returns the files added so far.
 func (s *Staging) Files() []File { return slices.Clone(s.files) }
 
@@ -269,7 +310,7 @@ func (s *Staging) Publish(k Key, explain string) (*Entry, bool, error) {
 	if err := s.checkStaged(k, explain); err != nil {
 		return nil, false, err
 	}
-	m := &Manifest{V: ManifestVersion, Key: k.String(), CreatedUnixNS: s.c.now().UnixNano(), Tool: s.c.opt.Tool, Files: s.files, Explain: explain}
+	m := &Manifest{V: ManifestVersion, Key: k.String(), CreatedUnixNS: s.c.now().UnixNano(), Tool: s.c.opt.Tool, Files: s.files, Explain: explain, Inputs: s.inputs}
 	return s.publish(k, m)
 }
 
@@ -416,6 +457,8 @@ func (s *Staging) Abort() {
 type PopulateOptions struct {
 	AddOptions
 	Explain string
+	// Inputs name the inputs the key digested (Manifest.Inputs).
+	Inputs []string
 }
 
 // Populate stores files as k's entry (see Staging.Add for how each comes in)
@@ -439,5 +482,6 @@ func (c *Cache) Populate(k Key, files []string, opt PopulateOptions) (*Entry, bo
 			return nil, false, err
 		}
 	}
+	s.SetInputs(opt.Inputs)
 	return s.Publish(k, opt.Explain)
 }

@@ -19,13 +19,20 @@ type SettingsError struct {
 	Key   Key
 	Diffs []string // the differing fields (cachekey.DiffSettings); none when Bare
 	Bare  bool     // the store records no settings at all
+	// From names where the key's description came from, for the message
+	// ("" means --explain); Remedy says how to skip the check.
+	From, Remedy string
 }
 
 func (e *SettingsError) Error() string {
-	if e.Bare {
-		return fmt.Sprintf("cache: %s does not record the settings it was built with (packed by an older aiperf-pack?), so it cannot be checked against the --explain of %s: rebuild it, or leave --explain out", e.File, e.Key)
+	from, remedy := e.From, e.Remedy
+	if from == "" {
+		from, remedy = "its --explain", "leave --explain out"
 	}
-	return fmt.Sprintf("cache: %s was built with other settings than %s describes (its --explain), refusing to cache it under that key: %s", e.File, e.Key, strings.Join(e.Diffs, "; "))
+	if e.Bare {
+		return fmt.Sprintf("cache: %s does not record the settings it was built with (packed by an older aiperf-pack?), so it cannot be checked against what %s describes (%s): rebuild it, or %s", e.File, e.Key, from, remedy)
+	}
+	return fmt.Sprintf("cache: %s was built with other settings than %s describes (%s), refusing to cache it under that key: %s", e.File, e.Key, from, strings.Join(e.Diffs, "; "))
 }
 
 // explainedSettings returns the settings an --explain text describes, or

@@ -343,6 +343,10 @@ func (c *Cache) Import(ctx context.Context, r io.Reader, opt ImportOptions) (e *
 		return nil, false, err
 	}
 	s.files = m.Files
+	if err := s.relabel(); err != nil {
+		return nil, false, err
+	}
+	m.Files = s.files
 	return s.publish(k, m)
 }
 

@@ -8,6 +8,7 @@ package cachedir
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,6 +23,55 @@ const Env = "AIPERF_CACHE_DIR"
 // Memo is the folder inside the root reserved for aiperf-hash's digest memo.
 // aiperf-cache never lists, trims, verifies or removes anything in it.
 const Memo = "memo"
+
+// Keys is the folder inside the root where aiperf-hash key leaves a note
+// of each key it prints (lib/cachekey.Note, at NoteName): what the key
+// describes, for aiperf-cache populate and ensure to check a build against.
+const Keys = "keys"
+
+// NoteName returns where the note of the key of hex digest hex (64 hex
+// digits) lies, relative to the root: keys/XX/HEX, XX its first byte.
+func NoteName(hex string) string { return filepath.Join(Keys, hex[:2], hex) }
+
+// WriteNote writes b as the note at NoteName(hex) inside root (made as
+// Create makes it), through a temporary file and a rename that replaces
+// what is there without following it, unless the note holds b already.
+func WriteNote(root string, shared bool, hex string, b []byte) error {
+	name := filepath.Join(root, NoteName(hex))
+	if sameNote(name, b) {
+		return nil
+	}
+	for _, d := range []string{filepath.Join(root, Keys), filepath.Dir(name)} {
+		if err := Mkdir(d, shared); err != nil {
+			return err
+		}
+	}
+	f, err := atomicfile.CreateWith(name, atomicfile.Options{Perm: FileMode(shared), NoFollow: true})
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(b); err != nil {
+		return f.Named(err)
+	}
+	return f.Commit()
+}
+
+// sameNote reports whether name is a regular file holding b (opened
+// without following a link or blocking on a pipe planted there).
+func sameNote(name string, b []byte) bool {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(b)) {
+		return false
+	}
+	old := make([]byte, len(b)+1)
+	n, _ := io.ReadFull(f, old)
+	return string(old[:n]) == string(b)
+}
 
 // Modes of the root and of every folder and plain file made inside it. A
 // private root is the user's alone; a shared root is a team cache: group
@@ -188,6 +238,8 @@ Every file here can be deleted; aiperf rebuilds what it needs. Use aiperf-cache
   tmp/          entries being written; appear in entries/ by one rename
   quarantine/   entries that failed aiperf-cache verify --repair, kept for a look
   memo/         aiperf-hash's memo of file digests (aiperf-cache leaves it alone)
+  keys/XX/      aiperf-hash key's note of each key it printed: what the key describes
+                and its inputs' names; populate and ensure check a build against it
 
 Entry files are hard links when restored: do not write into a restored store
 in place (they are read-only for that reason); aiperf-cache restore --copy

@@ -3,6 +3,7 @@
 package cachecmd
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -115,11 +116,50 @@ func needArgs(c *cli.Context, n int, usage string) error {
 	return nil
 }
 
-func explainFlags(text, file *string) []cli.Flag {
+func explainFlags(text, file *string, unchecked *bool) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "explain", Usage: "record `TEXT` (what the key was hashed from: aiperf-hash key --explain) in the manifest, and refuse a store that records other settings than it describes", Destination: text},
+		&cli.StringFlag{Name: "explain", Usage: "record `TEXT` (what the key was hashed from: aiperf-hash key --explain) in the manifest, and refuse a store that records other settings than it describes (default: the note aiperf-hash key left in the cache root for KEY)", Destination: text},
 		&cli.PathFlag{Name: "explain-file", Usage: "--explain with the text of `FILE`", Destination: file},
+		&cli.BoolFlag{Name: "unchecked", Usage: "without --explain: do not check the store against the note aiperf-hash key left for KEY (a store of an older aiperf-pack records no settings)", Destination: unchecked},
 	}
+}
+
+// keyInfo is what populate and ensure know of a key: the description a
+// store is checked against (--explain, else the note aiperf-hash key left
+// in the root, unless --unchecked) and the inputs' names the note gives.
+type keyInfo struct {
+	explain  string
+	inputs   []string
+	fromNote bool
+}
+
+func (o *options) keyInfo(c *cli.Context, cc *cache.Cache, k cache.Key, explain string, unchecked bool) keyInfo {
+	ki := keyInfo{explain: explain}
+	n, err := cc.KeyNote(k)
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: warning: %v (the note is ignored)\n", err)
+	}
+	if _, digest := k.Digest(); n == nil && digest && explain == "" {
+		o.logf(c, "%s: aiperf-hash key left no note of it in this root: a store is not checked against what the key describes (give --explain-file)", k)
+	}
+	if n == nil {
+		return ki
+	}
+	ki.inputs = n.Inputs
+	if explain == "" && !unchecked {
+		ki.explain, ki.fromNote = n.Explain, true
+		o.logf(c, "checking the store against what %s describes (the note aiperf-hash key left)", k)
+	}
+	return ki
+}
+
+// annotate words a refusal of a store by where the description came from.
+func (ki keyInfo) annotate(err error) error {
+	var se *cache.SettingsError
+	if ki.fromNote && errors.As(err, &se) {
+		se.From, se.Remedy = "the note aiperf-hash key left of it", "give --unchecked"
+	}
+	return err
 }
 
 // readExplain returns the text of --explain or --explain-file for key k:

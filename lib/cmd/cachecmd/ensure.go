@@ -29,6 +29,7 @@ type ensureOptions struct {
 	restore     cache.RestoreOptions
 	explain     string
 	explainFile string
+	unchecked   bool
 }
 
 func ensureCommand(o *options) *cli.Command {
@@ -51,14 +52,14 @@ func ensureCommand(o *options) *cli.Command {
 			"stops CMD's whole process group. A *.aipk that CMD leaves must start like a store.\n" +
 			"DEST's folder must exist. A restored DEST has the time of the restore as its mtime, so make\n" +
 			"sees it as new. On a cache it cannot write (read-only or full, no root), a miss still builds\n" +
-			"DEST, beside it, with a warning that nothing was cached. With --explain (the key's\n" +
-			"aiperf-hash key --explain text) a store CMD built with other settings than the key describes\n" +
-			"is refused, naming the fields that differ, and nothing is cached.\n\n" +
+			"DEST, beside it, with a warning that nothing was cached. A store CMD built with other settings than\n" +
+			"--explain (aiperf-hash key --explain's text), else the note aiperf-hash key left in the root for KEY,\n" +
+			"describes is refused, naming the fields that differ, and nothing is cached (--unchecked: no note).\n\n" +
 			"  aiperf-hash key --explain --model m t.jsonl > store.explain\n" +
 			"  aiperf-cache ensure --explain-file store.explain \"$KEY\" store.aipk -- \\\n" +
 			"    sh -c 'aiperf-tokenize t.jsonl | aiperf-pack --model m -o \"$" + OutEnv + "\"'",
 		ArgsUsage: "KEY DEST -- CMD [ARGS...]",
-		Flags:     append(flags, explainFlags(&eo.explain, &eo.explainFile)...),
+		Flags:     append(flags, explainFlags(&eo.explain, &eo.explainFile, &eo.unchecked)...),
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
 			if len(args) >= 3 && args[2] == "--" {
@@ -93,7 +94,8 @@ func ensureCommand(o *options) *cli.Command {
 }
 
 func (o *options) ensure(c *cli.Context, cc *cache.Cache, k cache.Key, dest string, argv []string, explain string, eo *ensureOptions) error {
-	return cc.Ensure(c.Context, k, dest, o.builder(c, k, argv), cache.EnsureOptions{
+	ki := o.keyInfo(c, cc, k, explain, eo.unchecked)
+	return ki.annotate(cc.Ensure(c.Context, k, dest, o.builder(c, k, argv), cache.EnsureOptions{
 		Lock: cache.LockOptions{
 			Timeout: eo.lockTimeout,
 			Report:  eo.lockReport,
@@ -102,13 +104,14 @@ func (o *options) ensure(c *cli.Context, cc *cache.Cache, k cache.Key, dest stri
 			},
 		},
 		Restore: eo.restore,
-		Explain: explain,
+		Explain: ki.explain,
+		Inputs:  ki.inputs,
 		Logf:    func(format string, args ...any) { o.logf(c, format, args...) },
 		OnLockTimeout: func(err error) {
 			fmt.Fprintf(c.App.ErrWriter, "aiperf-cache: warning: %v; building without the lock (populate is atomic; the work may be done twice)\n", err)
 		},
 		OnUncached: func(cause error) { warnUncached(c, cause, dest) },
-	})
+	}))
 }
 
 // builder returns the build of ensure: CMD run with $OutEnv naming out.

@@ -54,6 +54,7 @@ func populateCommand(o *options) *cli.Command {
 	var (
 		opt           cache.PopulateOptions
 		explain, efil string
+		unchecked     bool
 	)
 	flags := []cli.Flag{
 		&cli.BoolFlag{Name: "move", Usage: "rename FILE into the cache (it disappears) instead of linking it", Destination: &opt.Move},
@@ -67,7 +68,7 @@ func populateCommand(o *options) *cli.Command {
 			"digest is the checksum in its trailer, so a multi-GB store is never re-read; verify re-hashes.\n" +
 			"If KEY already has a complete entry, it stays and FILE... is dropped.",
 		ArgsUsage: "KEY FILE...",
-		Flags:     append(flags, explainFlags(&explain, &efil)...),
+		Flags:     append(flags, explainFlags(&explain, &efil, &unchecked)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 2 {
 				return base.UsageError("populate: want KEY FILE..., got %d argument(s)", c.NArg())
@@ -84,10 +85,12 @@ func populateCommand(o *options) *cli.Command {
 				return err
 			}
 			defer cc.Close()
+			ki := o.keyInfo(c, cc, k, opt.Explain, unchecked)
+			opt.Explain, opt.Inputs = ki.explain, ki.inputs
 			start := time.Now()
 			e, stored, err := cc.Populate(k, c.Args().Tail(), opt)
 			if err != nil {
-				return err
+				return ki.annotate(err)
 			}
 			if stored {
 				o.logf(c, "stored %s: %d file(s), %s in %v", k, len(e.Manifest.Files), cache.FormatSize(e.Size()), time.Since(start).Round(time.Microsecond))

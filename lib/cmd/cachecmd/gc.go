@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -90,8 +91,13 @@ type lsFile struct {
 	Size       int64  `json:"size"`
 	DigestKind string `json:"digest_kind"`
 	Digest     string `json:"digest"`
+	Model      string `json:"model,omitempty"`
+	Endpoint   string `json:"endpoint,omitempty"`
 }
 
+// lsLine is an entry of ls --json. Model and Endpoint are its store's
+// (its first file's, as the manifest records them), Inputs the names of
+// the inputs its key digested (when populate or ensure knew them).
 type lsLine struct {
 	V         int      `json:"v"`
 	Key       string   `json:"key,omitempty"`
@@ -102,6 +108,9 @@ type lsLine struct {
 	LastUsed  int64    `json:"last_used_unix_ns"`
 	Created   int64    `json:"created_unix_ns,omitempty"`
 	Tool      string   `json:"tool,omitempty"`
+	Model     string   `json:"model,omitempty"`
+	Endpoint  string   `json:"endpoint,omitempty"`
+	Inputs    []string `json:"inputs,omitempty"`
 	Files     []lsFile `json:"files,omitempty"`
 	StorePath string   `json:"store_path,omitempty"`
 }
@@ -110,7 +119,7 @@ func lsCommand(o *options) *cli.Command {
 	var asJSON bool
 	return &cli.Command{
 		Name:  "ls",
-		Usage: "list the entries: key, size, last use, files (bad entries say why)",
+		Usage: "list the entries: key, size, last use, the store's model and endpoint, the trace, files (bad entries say why)",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: `one JSON object per line ("v":1)`, Destination: &asJSON},
 		},
@@ -144,10 +153,11 @@ func lsJSON(w io.Writer, all []cache.Info) error {
 			l.Error = in.Err.Error()
 		} else {
 			m := in.Manifest
-			l.Created, l.Tool = m.CreatedUnixNS, m.Tool
+			l.Created, l.Tool, l.Inputs = m.CreatedUnixNS, m.Tool, m.Inputs
+			l.Model, l.Endpoint = m.Files[0].Model, m.Files[0].Endpoint
 			l.StorePath = in.Dir + "/" + m.Files[0].Name
 			for _, f := range m.Files {
-				l.Files = append(l.Files, lsFile{f.Name, f.Size, f.DigestKind, f.Digest})
+				l.Files = append(l.Files, lsFile{f.Name, f.Size, f.DigestKind, f.Digest, f.Model, f.Endpoint})
 			}
 		}
 		if err := enc.Encode(l); err != nil {
@@ -157,21 +167,44 @@ func lsJSON(w io.Writer, all []cache.Info) error {
 	return nil
 }
 
-// lsText writes a table: key, size, last use, files (or why it is bad).
+// lsText writes a table: key, size, last use, the store's model and
+// endpoint, the trace (the base names of the key's inputs), files (or why
+// the entry is bad); "-" where the manifest does not say (older ones, a
+// file that is no store, a key not from aiperf-hash).
 func lsText(w io.Writer, all []cache.Info) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	for _, in := range all {
-		files := ""
+		model, endpoint, trace, files := "-", "-", "-", ""
 		if in.Err != nil {
 			files = "BAD: " + in.Err.Error()
 		} else {
-			names := make([]string, len(in.Manifest.Files))
-			for i, f := range in.Manifest.Files {
+			m := in.Manifest
+			model, endpoint = orDash(m.Files[0].Model), orDash(m.Files[0].Endpoint)
+			if len(m.Inputs) > 0 {
+				names := make([]string, len(m.Inputs))
+				for i, n := range m.Inputs {
+					names[i] = filepath.Base(n)
+				}
+				trace = strings.Join(names, ",")
+			}
+			names := make([]string, len(m.Files))
+			for i, f := range m.Files {
 				names[i] = f.Name
 			}
 			files = strings.Join(names, " ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", entryName(in), cache.FormatSize(in.Size), in.LastUsed.Format("2006-01-02 15:04"), files)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", entryName(in), cache.FormatSize(in.Size), in.LastUsed.Format("2006-01-02 15:04"),
+			cell(model), cell(endpoint), cell(trace), files)
 	}
 	return tw.Flush()
 }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// cell keeps a table cell on one column: tabs and spaces would split it.
+func cell(s string) string { return strings.Join(strings.Fields(s), "_") }

@@ -45,8 +45,8 @@ type memoOptions struct {
 
 func memoFlags(o *memoOptions) []cli.Flag {
 	return []cli.Flag{
-		&cli.PathFlag{Name: "dir", Usage: "cache root `DIR` holding the digest memo (default: $AIPERF_CACHE_DIR, else the user cache dir + /aiperf)", Destination: &o.dir},
-		&cli.BoolFlag{Name: "no-memo", Usage: "read every file: neither consult nor update the digest memo", Destination: &o.noMemo},
+		&cli.PathFlag{Name: "dir", Usage: "cache root `DIR` holding the digest memo and key's notes (default: $AIPERF_CACHE_DIR, else the user cache dir + /aiperf)", Destination: &o.dir},
+		&cli.BoolFlag{Name: "no-memo", Usage: "read every file: neither consult nor update the digest memo (nor leave key's note)", Destination: &o.noMemo},
 	}
 }
 

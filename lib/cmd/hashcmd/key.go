@@ -46,7 +46,12 @@ is keyed by the format aiperf-tokenize detects in it (from the first INPUT;
 on stdin, from its first 8 MiB), and --block-size 0 is that format's own.
 Their other flags (-o, --inputs-json, --verify, --max-line-bytes,
 --max-line, --no-end-marker) are accepted, checked and left out of the key:
-they cannot change a byte of the store.`
+they cannot change a byte of the store.
+
+key also leaves a note of the key in the cache root (keys/XX/HEX: the
+description and the INPUTs' names; not with --no-memo), from which
+aiperf-cache populate and ensure check a build's store against the key
+without --explain, and name the trace in the entry.`
 
 type keyOptions struct {
 	memo    memoOptions
@@ -94,6 +99,7 @@ func keyCommand(global *memoOptions) *cli.Command {
 			if err != nil {
 				return err
 			}
+			r.leaveNote(&o.memo, text, c.Args().Slice(), o.verbose)
 			if o.explain {
 				r.print(text)
 				return nil
