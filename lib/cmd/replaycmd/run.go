@@ -219,6 +219,11 @@ func printRun(w io.Writer, o *options, fin *finished) {
 	cpu := ""
 	if stats.Sent > 0 && stats.CPU > 0 {
 		cpu = fmt.Sprintf(", client CPU %.1f µs a request", float64(stats.CPU.Nanoseconds())/1e3/float64(stats.Sent))
+		if stats.Schedule != "concurrency" {
+			// The process's CPU over the run: a paced run spends it on its
+			// waits too, so the figure is not what a request costs.
+			cpu += " (paced: its timers and scrapes count too)"
+		}
 	}
 	fmt.Fprintf(w, "aiperf-replay: %d requests sent (%d failed) in %v, schedule %s%s; outputs in %s/ (%s)\n",
 		stats.Sent, stats.Errors, stats.Elapsed.Round(time.Millisecond), stats.Schedule, cpu, o.out, strings.Join(runOutputs(o, fin), ", "))
