@@ -48,7 +48,7 @@ func TestAPIKeyInNoOutput(t *testing.T) {
 	app := New()
 	var stdout, stderr bytes.Buffer
 	app.Writer, app.ErrWriter = &stdout, &stderr
-	code := base.Main(app, []string{"aiperf-replay", "--url", "http://" + l.Addr().String(), "--api-key-env", "AIPERF_TEST_KEY", "-o", out, st})
+	code := base.Main(app, []string{"aiperf-replay", "--url", "http://" + l.Addr().String(), "--api-key-env", "AIPERF_TEST_KEY", "--max-error-rate", "100", "-o", out, st})
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}

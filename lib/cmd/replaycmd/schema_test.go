@@ -101,9 +101,9 @@ func TestExportsMatchAiperfSchema(t *testing.T) {
 				`"timeout_seconds":10`, `"random_seed":7`, `"goodput":"time_to_first_token:100 request_latency:300"`, `"slice_duration":1`}, ""},
 		{"concurrency", []string{"--concurrency", "2", "--request-count", "4", "--slice-duration", "500ms", "--connection-reuse", "sticky", "--session-header", "X-S"},
 			[]string{`"concurrency":2`, `"arrival_pattern":"concurrency_burst"`, `"request_count":4`, `"slice_duration":0.5`, `"connection_reuse_strategy":"sticky-user-sessions"`}, ""},
-		{"errors", []string{"-H", "X-Mock-Fault: 503", "--slice-duration", "1s"},
+		{"errors", []string{"-H", "X-Mock-Fault: 503", "--slice-duration", "1s", "--max-error-rate", "100"},
 			[]string{`"concurrency":1`, `"request_count":2`}, `"code": 503,` + "\n" + `        "type": "Service Unavailable",`},
-		{"custom path", []string{"--path", "/custom/chat", "--slice-duration", "1s"},
+		{"custom path", []string{"--path", "/custom/chat", "--slice-duration", "1s", "--max-error-rate", "100"},
 			[]string{`"custom_endpoint":"/custom/chat"`}, `"code": 404,` + "\n" + `        "type": "Not Found",`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
