@@ -45,6 +45,8 @@ type Options struct {
 	// line (record.Encoder.Settings) for aiperf-pack to carry into the
 	// store.
 	Settings func(typ string) (string, error)
+	// ModelMap renames a trace's recorded models (weka_trace).
+	ModelMap map[string]string
 }
 
 // Stats summarise a run.
@@ -104,12 +106,15 @@ type runner struct {
 	syn      *synth.Synth
 	ver      *verifier
 	lit      []byte // the prompt being built
+	// autoBlock: the block size is the first weka_trace file's own
+	autoBlock bool
 }
 
 func newRunner(tr *trace.Reader, w io.Writer, o Options) *runner {
 	if o.ShardCount <= 1 {
 		o.ShardCount, o.ShardIndex = 1, 0
 	}
+	auto := o.Synth.BlockSize == 0 && tr.Type() == trace.TypeWeka
 	if o.Synth.BlockSize == 0 {
 		o.Synth.BlockSize = trace.KVBlockSize(tr.Type())
 	}
@@ -117,7 +122,7 @@ func newRunner(tr *trace.Reader, w io.Writer, o Options) *runner {
 		o.OutputName = "the output"
 	}
 	out := &trackedWriter{w: w}
-	return &runner{o: o, tr: tr, out: out, enc: record.NewEncoder(out), sessions: newSessionNumbers()}
+	return &runner{o: o, tr: tr, out: out, enc: record.NewEncoder(out), sessions: newSessionNumbers(), autoBlock: auto}
 }
 
 // row numbers the row's session and turn and, when the session is this
@@ -151,6 +156,9 @@ func (r *runner) row(row *trace.Row) error {
 // checkOnly validates the hash_ids of a row another shard emits, so that
 // every shard fails on the same bad row.
 func (r *runner) checkOnly(row *trace.Row) error {
+	if row.Agentic != nil {
+		return r.checkAgentic(row)
+	}
 	if row.HasText || row.Messages != nil || row.Payload != nil || row.InputLength <= 0 {
 		return nil
 	}
@@ -187,6 +195,10 @@ func (r *runner) record(row *trace.Row, sess int64, turn uint32) (*record.Record
 	}
 	rec.Extra = row.Extra
 	rec.ContextMode = row.ContextMode
+	if row.Agentic != nil {
+		rec.Tree = r.tree(row.Agentic)
+		return rec, r.agentic(row, rec)
+	}
 	return rec, r.body(row, rec)
 }
 

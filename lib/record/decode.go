@@ -223,6 +223,8 @@ func (p *lineParser) field(key, v []byte, _ int) error {
 		if err == nil && rec.ContextMode != ContextDeltas && rec.ContextMode != ContextMessageArray {
 			err = fieldErr("context_mode", "must be %q or %q, got %q", ContextDeltas, ContextMessageArray, clip([]byte(rec.ContextMode)))
 		}
+	case "model", "parent_session", "agent", "spawn_turn", "join_turn", "api_time_ms", "think_time_ms":
+		err = treeField(rec, string(k), v)
 	case "end":
 		if string(v) != "true" {
 			err = fieldErr("end", "must be true")
@@ -388,6 +390,20 @@ func fieldBit(k []byte) uint32 {
 		return 1 << 18
 	case "block_size":
 		return 1 << 19
+	case "model":
+		return 1 << 20
+	case "parent_session":
+		return 1 << 21
+	case "agent":
+		return 1 << 22
+	case "spawn_turn":
+		return 1 << 23
+	case "join_turn":
+		return 1 << 24
+	case "api_time_ms":
+		return 1 << 25
+	case "think_time_ms":
+		return 1 << 26
 	}
 	return 0
 }
@@ -428,4 +444,44 @@ func clip(v []byte) string {
 		return string(v[:40]) + "..."
 	}
 	return string(v)
+}
+
+// treeField decodes one member of an agentic record's Tree.
+func treeField(rec *Record, k string, v []byte) error {
+	if rec.Tree == nil {
+		rec.Tree = &Tree{SpawnTurn: -1, JoinTurn: -1}
+	}
+	t := rec.Tree
+	var err error
+	switch k {
+	case "model":
+		t.Model, err = stringField(k, v)
+	case "parent_session":
+		t.ParentSession, err = stringField(k, v)
+	case "agent":
+		t.Agent, err = stringField(k, v)
+	case "spawn_turn", "join_turn":
+		var x uint64
+		if string(v) == "-1" {
+			x = math.MaxUint64
+		} else if x, err = uintField(k, v, math.MaxUint32, "not a turn number (or -1)"); err != nil {
+			return err
+		}
+		n := int64(-1)
+		if x != math.MaxUint64 {
+			n = int64(x)
+		}
+		if k == "spawn_turn" {
+			t.SpawnTurn = n
+		} else {
+			t.JoinTurn = n
+		}
+	case "api_time_ms":
+		t.APITimeNS, err = millisField(k, v)
+		t.HasAPITime = true
+	case "think_time_ms":
+		t.ThinkTimeNS, err = millisField(k, v)
+		t.HasThinkTime = true
+	}
+	return err
 }

@@ -99,6 +99,9 @@ func appendHead(dst []byte, rec *Record) []byte {
 		dst = append(dst, `,"context_mode":`...)
 		dst = jsonx.AppendString(dst, rec.ContextMode)
 	}
+	if rec.Tree != nil {
+		dst = appendTree(dst, rec.Tree)
+	}
 	if rec.Kind != KindNone {
 		dst = append(dst, `,"`...)
 		dst = append(dst, rec.Kind.String()...)
@@ -149,3 +152,33 @@ func (e *Encoder) End() error {
 
 // Flush flushes buffered lines without ending the stream.
 func (e *Encoder) Flush() error { return e.w.Flush() }
+
+func appendTree(dst []byte, t *Tree) []byte {
+	if t.Model != "" {
+		dst = append(dst, `,"model":`...)
+		dst = jsonx.AppendString(dst, t.Model)
+	}
+	if t.ParentSession != "" {
+		dst = append(dst, `,"parent_session":`...)
+		dst = jsonx.AppendString(dst, t.ParentSession)
+		dst = append(dst, `,"spawn_turn":`...)
+		dst = strconv.AppendInt(dst, t.SpawnTurn, 10)
+		if t.JoinTurn >= 0 {
+			dst = append(dst, `,"join_turn":`...)
+			dst = strconv.AppendInt(dst, t.JoinTurn, 10)
+		}
+	}
+	if t.Agent != "" {
+		dst = append(dst, `,"agent":`...)
+		dst = jsonx.AppendString(dst, t.Agent)
+	}
+	if t.HasAPITime {
+		dst = append(dst, `,"api_time_ms":`...)
+		dst = jsonx.AppendScaled(dst, t.APITimeNS, 6)
+	}
+	if t.HasThinkTime {
+		dst = append(dst, `,"think_time_ms":`...)
+		dst = jsonx.AppendScaled(dst, t.ThinkTimeNS, 6)
+	}
+	return dst
+}

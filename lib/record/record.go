@@ -18,6 +18,9 @@
 // reply, before them) or "message_array_with_responses" (the turn carries
 // its whole conversation and is sent as it is). Every record of a session
 // carries the same value or none does; a payload record cannot be deltas.
+// model, parent_session, spawn_turn, join_turn, agent, api_time_ms and
+// think_time_ms, optional, place an agentic record (weka_trace) in its
+// session tree and keep its recorded timing (see Tree).
 // hash_ids (an array of unsigned 64-bit integers) and block_size (tokens per
 // hash_id block), optional and always together, are the trace's KV block ids
 // of the prompt, which aiperf-pack carries into the store so that the trace's
@@ -85,6 +88,27 @@ type Record struct {
 	// next call to Decoder.Next.
 	HashIDs   []uint64
 	BlockSize uint32
+
+	// Tree is the record's place in an agentic session tree and its
+	// recorded timing (weka_trace); nil for the other formats.
+	Tree *Tree
+}
+
+// Tree is an agentic record's session tree and recorded timing, on the
+// line as "model", "parent_session", "spawn_turn", "join_turn" (absent:
+// the parent never waits), "agent", "api_time_ms" and "think_time_ms".
+type Tree struct {
+	Model         string // the model the trace recorded (or --model, --model-map)
+	ParentSession string // "" for a root session
+	// SpawnTurn is the parent's turn after which the session starts (-1:
+	// with the parent's start); JoinTurn the parent's turn that waits for
+	// it (-1: none, a background child). Both -1 for a root.
+	SpawnTurn, JoinTurn int64
+	Agent               string // subagent_type, "chain" for a detected parallel chain
+	HasAPITime          bool
+	APITimeNS           int64
+	HasThinkTime        bool
+	ThinkTimeNS         int64
 }
 
 // Context modes (the context_mode field).

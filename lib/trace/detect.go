@@ -13,6 +13,8 @@ import (
 // JSONL line, a BurstGPT CSV header line, or a whole inputs_json document.
 // The rules follow aiperf's loader probes:
 //
+//   - requests, block_size and hash_id_scope: weka_trace (a whole file on
+//     one line; a pretty-printed one is read whole, as inputs_json)
 //   - captureData: sagemaker_data_capture
 //   - chat_id: bailian_trace
 //   - turns: multi_turn
@@ -55,6 +57,8 @@ func Detect(first []byte) (string, error) {
 	})
 	has := func(k string) bool { _, ok := fields[k]; return ok }
 	switch {
+	case has("requests") && has("block_size") && has("hash_id_scope"):
+		return TypeWeka, nil
 	case has("captureData"):
 		return TypeSageMaker, nil
 	case has("chat_id"):

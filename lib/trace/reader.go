@@ -112,6 +112,11 @@ func Open(path string, opt Options) (*Reader, error) {
 	if fi.IsDir() {
 		return openDir(path, opt)
 	}
+	if opt.Type == TypeWeka || (opt.Type == "" && strings.HasSuffix(path, ".json") && fi.Mode().IsRegular() && probeWeka(path, opt.MaxLineBytes)) {
+		rd := &Reader{typ: TypeWeka, filt: &filter{opt: opt}, size: fi.Size()}
+		rd.dec = &wekaDecoder{files: []string{path}, maxLine: opt.MaxLineBytes, read: &rd.read, filt: rd.filt}
+		return rd, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -160,6 +165,11 @@ func (rd *Reader) init(r io.Reader, name string, opt Options) error {
 		if typ, doc, err = detectStream(lr, name, opt.MaxLineBytes); err != nil {
 			return err
 		}
+		if doc != nil && typ == TypeWeka {
+			rd.typ, rd.filt = typ, &filter{opt: opt}
+			rd.dec = &wekaDecoder{files: []string{name}, data: [][]byte{doc}, filt: rd.filt}
+			return nil
+		}
 		if doc != nil { // a pretty-printed inputs_json document, read whole
 			rd.typ, rd.filt = typ, &filter{}
 			rd.dec = &preloaded{load: func() ([]*Row, error) { return parseInputsJSON(name, doc) }}
@@ -191,13 +201,19 @@ func (rd *Reader) init(r io.Reader, name string, opt Options) error {
 		rd.dec = newCustomDecoder(name, lr, false)
 	case TypeMultiTurn:
 		rd.dec = newCustomDecoder(name, lr, true)
+	case TypeWeka:
+		doc, err := io.ReadAll(newLimitLines(lr.Rest(), name, opt.MaxLineBytes))
+		if err != nil {
+			return ioError(name, 0, err)
+		}
+		rd.dec = &wekaDecoder{files: []string{name}, data: [][]byte{doc}, filt: rd.filt}
 	}
 	return nil
 }
 
 func isTraceType(t string) bool {
 	switch t {
-	case TypeMooncake, TypeBailian, TypeBurstGPT, TypeSageMaker:
+	case TypeMooncake, TypeBailian, TypeBurstGPT, TypeSageMaker, TypeWeka:
 		return true
 	}
 	return false
@@ -225,6 +241,9 @@ func detectStream(lr *lineReader, name string, maxLine int) (typ string, doc []b
 		if isInputsJSON(bytes.TrimSpace(doc)) {
 			return TypeInputsJSON, doc, nil
 		}
+		if isWeka(trimSpaceBOM(doc)) {
+			return TypeWeka, doc, nil
+		}
 	}
 	if derr != nil {
 		return "", nil, &Error{File: name, Line: line, Err: derr}
@@ -240,6 +259,9 @@ func mayStartInputsJSON(first []byte) bool {
 	if bytes.Equal(first, []byte("{")) {
 		return true
 	}
+	if first[0] == '{' && bytes.Contains(first, []byte(`"hash_id_scope"`)) && !validJSON(first) {
+		return true // the head of a weka_trace document
+	}
 	return first[0] == '{' && len(first) < 4096 && bytes.Contains(first, []byte(`"data"`)) && !validJSON(first)
 }
 
@@ -247,6 +269,25 @@ func mayStartInputsJSON(first []byte) bool {
 // is one session) or sagemaker_data_capture (every **/*.jsonl file).
 func openDir(dir string, opt Options) (*Reader, error) {
 	typ := opt.Type
+	if typ == "" || typ == TypeWeka {
+		files, err := wekaFiles(dir)
+		if err != nil {
+			return nil, err
+		}
+		if typ == TypeWeka || (len(files) > 0 && probeWeka(files[0], opt.MaxLineBytes)) {
+			if len(files) == 0 {
+				return nil, &Error{File: dir, Err: errors.New("no .json files found in directory")}
+			}
+			rd := &Reader{typ: TypeWeka, filt: &filter{opt: opt}}
+			for _, f := range files {
+				if fi, err := os.Stat(f); err == nil {
+					rd.size += fi.Size()
+				}
+			}
+			rd.dec = &wekaDecoder{files: files, maxLine: opt.MaxLineBytes, read: &rd.read, filt: rd.filt}
+			return rd, nil
+		}
+	}
 	if typ == "" {
 		var err error
 		if typ, err = detectDir(dir, opt.MaxLineBytes); err != nil {
@@ -264,7 +305,7 @@ func openDir(dir string, opt Options) (*Reader, error) {
 			err = &Error{File: dir, Err: errors.New("no .jsonl files found in directory")}
 		}
 	default:
-		return nil, &Error{File: dir, Err: fmt.Errorf("is a directory; only %s and %s read directories", TypeRawPayload, TypeSageMaker)}
+		return nil, &Error{File: dir, Err: fmt.Errorf("is a directory; only %s, %s and %s read directories", TypeRawPayload, TypeSageMaker, TypeWeka)}
 	}
 	if err != nil {
 		return nil, err
@@ -291,7 +332,15 @@ func openDir(dir string, opt Options) (*Reader, error) {
 // SageMaker rule; raw_payload reads only the top level of these), links
 // followed to regular files, linked folders not entered. It is what cache
 // keys digest for a trace directory.
-func DirFiles(dir string) ([]string, error) { return jsonlFiles(dir, true) }
+// Its *.json files (weka_trace) come after them.
+func DirFiles(dir string) ([]string, error) {
+	files, err := jsonlFiles(dir, true)
+	if err != nil {
+		return nil, err
+	}
+	w, err := wekaFiles(dir)
+	return append(files, w...), err
+}
 
 // jsonlFiles lists the *.jsonl files of dir in sorted order (component by
 // component, as Python sorts paths), recursively or not. A *.jsonl entry

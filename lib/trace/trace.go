@@ -31,14 +31,18 @@ var Types = []string{
 	TypeInputsJSON,
 	TypeSingleTurn,
 	TypeMultiTurn,
+	TypeWeka,
 }
 
 // KVBlockSize returns the tokens per hash_id block that traces of type typ
 // were recorded with: 16 for bailian_trace (Alibaba's serving stack), 512
 // for the others (Mooncake's KV block).
 func KVBlockSize(typ string) int {
-	if typ == TypeBailian {
+	switch typ {
+	case TypeBailian:
 		return 16
+	case TypeWeka:
+		return 64 // each file says its own; 64 is the corpus's
 	}
 	return 512
 }
@@ -106,6 +110,10 @@ type Row struct {
 	// ContextMessageArray, the same on every row of a session; "" when the
 	// trace does not say (replay then chooses, see its --history).
 	ContextMode string
+
+	// Agentic is the session tree and recorded timing of a weka_trace
+	// row (nil for the other formats).
+	Agentic *Agentic
 }
 
 // Context modes a row can carry (the Python aiperf's names).

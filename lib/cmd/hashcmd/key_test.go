@@ -90,6 +90,7 @@ var excludedCases = []flagCase{
 	{shape.TokenizeStage, "verify", nil, []string{"--verify"}},
 	{shape.TokenizeStage, "max-line-bytes", nil, []string{"--max-line-bytes", "100000"}},
 	{shape.TokenizeStage, "v", nil, []string{"-v"}},
+	{shape.TokenizeStage, "model-map", nil, []string{"--model-map", "a=b"}},
 	{shape.PackStage, "include-usage", []string{"--streaming"}, []string{"--include-usage"}},
 	{shape.PackStage, "o", nil, []string{"-o", "{dir}/elsewhere.aipk"}},
 	{shape.PackStage, "inputs-json", nil, []string{"--inputs-json", "{dir}/inputs.json"}},

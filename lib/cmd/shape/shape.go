@@ -259,11 +259,11 @@ type Exclusion struct {
 
 // Excluded lists every stage flag that cannot change a byte of the store;
 // the classification test reads it (and checks the claim on real runs).
-// `aiperf-hash key` accepts these flags, so a stage's command line can be
-// passed to it as it is, and ignores them.
+// `aiperf-hash key` accepts and ignores these flags.
 var Excluded = []Exclusion{
 	{TokenizeStage, "verify", "re-encodes each synthesized prompt to check it; fails or passes, writes the same records"},
 	{TokenizeStage, "max-line-bytes", "a limit: a trace either fits (same records) or is refused"},
+	{TokenizeStage, "model-map", "weka_trace records carry the mapped model; no store byte holds it yet"},
 	{TokenizeStage, "v", "a summary on stderr"},
 	{PackStage, "include-usage", "only checked (needs --streaming, contradicts --no-include-usage): with --streaming, usage is asked for anyway"},
 	{PackStage, "o", "the output path; the store's bytes do not name it"},

@@ -96,6 +96,7 @@ func run(ctx context.Context, o options) error {
 		Synth:      synth.Options{Seed: o.Seed, BlockSize: o.BlockSize},
 		ShardIndex: idx, ShardCount: cnt,
 		Verify:     o.Verify,
+		ModelMap:   chk.ModelMap,
 		Tokenizer:  func() (*tokenizer.Tokenizer, error) { return LoadTokenizer(&o.Tokenize) },
 		OutputName: "<stdout>",
 		Settings: func(typ string) (string, error) {

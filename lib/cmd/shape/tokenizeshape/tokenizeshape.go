@@ -31,6 +31,10 @@ type Tokenize struct {
 	MaxISL    int
 	MaxOSL    int
 	Shard     string
+	// ModelMap renames the recorded models of agentic records
+	// (weka_trace), TRACE_MODEL=SERVED; aiperf-pack's --model names the
+	// served model of every request.
+	ModelMap cli.StringSlice
 }
 
 // BuiltinTokenizer is the --tokenizer value naming the builtin tokenizer.
@@ -51,6 +55,7 @@ func TokenizeFlags(s *Tokenize) []cli.Flag {
 		&cli.Float64Flag{Name: "end-offset", Value: -1, Usage: "drop trace rows with a timestamp after `MS`", Destination: &s.End},
 		&cli.IntFlag{Name: "max-isl", Usage: "drop trace rows with input_length above `N`", Destination: &s.MaxISL},
 		&cli.IntFlag{Name: "max-osl", Usage: "cap output_length (max_tokens) at `N`", Destination: &s.MaxOSL},
+		&cli.StringSliceFlag{Name: "model-map", Usage: "weka_trace: send the trace's model `TRACE_MODEL=SERVED` as SERVED (repeatable)", Destination: &s.ModelMap},
 		&cli.StringFlag{Name: "shard", Usage: "emit only sessions i, i+N, ... of the trace (`i/N`, 0-based); packing every shard gives the unsharded store", Destination: &s.Shard,
 			Action: refuseEmptyShard},
 	}
@@ -69,6 +74,7 @@ func refuseEmptyShard(_ *cli.Context, v string) error {
 // Checked are tokenize settings turned into stage options.
 type Checked struct {
 	Trace      trace.Options
+	ModelMap   map[string]string
 	ShardIndex int
 	ShardCount int
 }
@@ -84,7 +90,31 @@ func (s *Tokenize) Check() (Checked, error) {
 	if err != nil {
 		return Checked{}, base.UsageError("--shard %q: %v", s.Shard, err)
 	}
-	return Checked{Trace: topt, ShardIndex: idx, ShardCount: cnt}, nil
+	mm, err := s.modelMap()
+	if err != nil {
+		return Checked{}, base.UsageError("%v", err)
+	}
+	return Checked{Trace: topt, ShardIndex: idx, ShardCount: cnt, ModelMap: mm}, nil
+}
+
+// modelMap parses --model-map's TRACE_MODEL=SERVED pairs.
+func (s *Tokenize) modelMap() (map[string]string, error) {
+	vals := s.ModelMap.Value()
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, v := range vals {
+		k, served, ok := strings.Cut(v, "=")
+		if !ok || k == "" || served == "" {
+			return nil, fmt.Errorf("--model-map %q: want TRACE_MODEL=SERVED", v)
+		}
+		if prev, dup := m[k]; dup && prev != served {
+			return nil, fmt.Errorf("--model-map maps %q twice (to %q and %q)", k, prev, served)
+		}
+		m[k] = served
+	}
+	return m, nil
 }
 
 func (s *Tokenize) traceOptions() (trace.Options, error) {
