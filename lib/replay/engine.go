@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aiperf/toolkit/lib/internal/pace"
+	"github.com/aiperf/toolkit/lib/internal/redact"
 	"github.com/aiperf/toolkit/lib/result"
 	"github.com/aiperf/toolkit/lib/store"
 	"github.com/aiperf/toolkit/lib/tokenizer"
@@ -526,8 +527,8 @@ func (r *runner) runInfo() *result.RunInfo {
 		Tool:      tool,
 		StartNS:   r.t0,
 		Store:     result.StoreInfo{Path: r.o.StoreName, SHA256: hex.EncodeToString(sum[:]), Records: int64(st.Len()), Sessions: int64(st.NumSessions())},
-		URL:       r.o.URL,
-		Path:      r.ep.path,
+		URL:       redact.URL(r.o.URL), // a token in its query stays out of the records
+		Path:      redact.URL(r.ep.path),
 		Endpoint:  p.Endpoint,
 		Model:     p.Model,
 		Streaming: p.Streaming,

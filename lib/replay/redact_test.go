@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,6 +33,55 @@ func TestRedact(t *testing.T) {
 	}
 	if newRedactor("", []Header{{"Accept", "x"}}) != nil {
 		t.Error("a redactor without credentials")
+	}
+}
+
+// TestRedactEncoded: the key echoed \u-escaped (wholly, in part, in
+// either case, with \/) or in base64 (of the key, of "Bearer KEY", or
+// inside the base64 of a longer text at any alignment) is redacted too.
+func TestRedactEncoded(t *testing.T) {
+	const key = "sk-proj/0123456789"
+	rd := newRedactor(key, nil)
+	uesc := func(s string, upper bool) string {
+		var b strings.Builder
+		for _, r := range s {
+			f := `\u%04x`
+			if upper {
+				f = `\u%04X`
+			}
+			fmt.Fprintf(&b, f, r)
+		}
+		return b.String()
+	}
+	b64 := func(e *base64.Encoding, s string) string { return e.EncodeToString([]byte(s)) }
+	cases := map[string]string{
+		`{"detail":"` + uesc(key, false) + `"}`:                      `{"detail":"[redacted]"}`,
+		`{"detail":"` + uesc(key, true) + `"}`:                       `{"detail":"[redacted]"}`,
+		`key \u0073k-proj\/0123\u00345678\u0039.`:                    `key [redacted].`,
+		"auth " + b64(base64.StdEncoding, key) + " refused":          "auth [redacted] refused",
+		"auth " + b64(base64.RawURLEncoding, key) + " refused":       "auth [redacted] refused",
+		"auth " + b64(base64.StdEncoding, "Bearer "+key) + " bad":    "auth [redacted] bad",
+		"auth " + b64(base64.RawStdEncoding, "Bearer "+key) + " bad": "auth [redacted] bad",
+		`\u0073k is not the key`:                                     `\u0073k is not the key`,
+	}
+	for k := range 3 {
+		// the key inside a longer text encoded whole, k bytes into a group
+		cases[b64(base64.StdEncoding, strings.Repeat("h", k)+"Authorization: Bearer "+key+"\r\n")] = ""
+	}
+	for in, want := range cases {
+		got := rd.redact(in)
+		if want == "" { // only the key's bits may go: nothing of it readable
+			if !strings.Contains(got, redacted) || len(got) > len(in) {
+				t.Errorf("%q: got %q, want the key's characters redacted", in, got)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+	}
+	if got := rd.redact("not base64 at all: c2stcHJv"); got != "not base64 at all: c2stcHJv" {
+		t.Errorf("a start of the key's base64 too short to tell: got %q", got)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/aiperf/toolkit/lib/internal/redact"
 )
 
 // Options configure a Collector.
@@ -87,8 +89,9 @@ type Collector struct {
 
 // target is one scraped URL and what it served.
 type target struct {
-	url  string
-	busy atomic.Bool // a scrape is in flight: a tick that finds it so is skipped
+	url   string      // as written out: without credentials (redact.URL)
+	fetch string      // as given: what is fetched
+	busy  atomic.Bool // a scrape is in flight: a tick that finds it so is skipped
 
 	mu        sync.Mutex
 	s         *series
@@ -197,7 +200,7 @@ const maxDuty = 0.2
 
 func (c *Collector) scrapeOne(ctx context.Context, t *target) {
 	start := c.o.Now()
-	body, ctype, err := fetch(ctx, c.o.Client, t.url, c.o.Timeout, c.o.Limits)
+	body, ctype, err := fetch(ctx, c.o.Client, t.fetch, c.o.Timeout, c.o.Limits)
 	lat := c.o.Now().Sub(start).Nanoseconds()
 	ts := start.UnixNano()
 	var p *Page
@@ -237,7 +240,7 @@ func (c *Collector) scrapeOne(ctx context.Context, t *target) {
 }
 
 func newTarget(u string) *target {
-	return &target{url: u, s: newSeries(), errs: map[string]int{}, known: map[string]famInfo{}}
+	return &target{url: redact.URL(u), fetch: u, s: newSeries(), errs: map[string]int{}, known: map[string]famInfo{}}
 }
 
 func (c *Collector) writeLine(t *target, ts, lat int64, p *Page, err error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/internal/atomicfile"
+	"github.com/aiperf/toolkit/lib/internal/redact"
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/rundir"
 	"github.com/aiperf/toolkit/lib/servermetrics"
@@ -65,7 +66,7 @@ func startServerMetrics(ctx context.Context, w io.Writer, o *smOptions, serverUR
 		}
 	}
 	if !quiet {
-		fmt.Fprintf(w, "aiperf-replay: scraping %v every %v\n", targets, interval)
+		fmt.Fprintf(w, "aiperf-replay: scraping %v every %v\n", redactAll(targets), interval)
 	}
 	a, err := startAgent(targets, interval, f.File, w)
 	if err != nil {
@@ -210,4 +211,13 @@ func clientFigures(sum *metrics.Summary) servermetrics.ClientFigures {
 		}
 	}
 	return cf
+}
+
+// redactAll is urls without their credentials, for messages.
+func redactAll(urls []string) []string {
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		out[i] = redact.URL(u)
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/aiperf/toolkit/lib/internal/redact"
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/rundir"
 )
@@ -56,9 +57,9 @@ func (o *options) inputConfig(storePath string, schedule string) json.RawMessage
 	cfg := map[string]any{
 		"tool":          "aiperf-replay",
 		"store":         storePath,
-		"url":           o.url,
+		"url":           redact.URL(o.url),
 		"endpoint":      o.endpoint,
-		"path":          o.path,
+		"path":          redact.URL(o.path),
 		"schedule":      schedule,
 		"concurrency":   o.concurrency,
 		"rate":          o.rate,
