@@ -28,8 +28,11 @@
 // str() of it (True, False, None), with & < > " ' HTML-escaped; a list must
 // go through tojson.
 //
-// The rendered text must be one JSON object; it is stored with its
-// insignificant white space removed. The Python aiperf parses the rendered
+// The rendered text must be one JSON object, no member of any object in
+// it given twice; it is stored with its insignificant white space removed.
+// A template is text: a NUL byte is refused, and a UTF-8 byte order mark
+// at its start is skipped (as every line-oriented input skips it), though
+// the digest covers the file's bytes as they are. The Python aiperf parses the rendered
 // text and sends it re-encoded (orjson: compact, members in the template's
 // order), so the two send the same bytes except where a string's escapes
 // or a number's spelling differ between the encoders.
@@ -43,6 +46,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aiperf/toolkit/lib/jsonx"
 )
@@ -117,6 +121,10 @@ func (e *Error) Error() string {
 // refused before any record is read.
 func Parse(name string, src []byte) (*Template, error) {
 	t := &Template{Name: name, Digest: sha256.Sum256(src)}
+	src = bytes.TrimPrefix(src, utf8BOM)
+	if i := bytes.IndexByte(src, 0); i >= 0 {
+		return nil, &Error{name, 1 + bytes.Count(src[:i], []byte("\n")), "a NUL byte: a template is text"}
+	}
 	s := string(src)
 	line := 1 // of s[0]
 	var lit []byte
@@ -144,7 +152,7 @@ func Parse(name string, src []byte) (*Template, error) {
 		s = s[1+j+2:]
 		switch open {
 		case "{%":
-			return nil, &Error{name, line, fmt.Sprintf("statement {%%%s%%} is not supported: a body template holds {{ placeholders }} only", inner)}
+			return nil, &Error{name, line, fmt.Sprintf("statement {%%%s%%} is not supported: a body template holds {{ placeholders }} only", clip(inner))}
 		case "{#":
 			line += strings.Count(inner, "\n")
 			continue
@@ -176,10 +184,29 @@ func Parse(name string, src []byte) (*Template, error) {
 	if len(lit) > 0 {
 		t.segs = append(t.segs, segment{lit: lit, litLine: litLine})
 	}
-	if _, err := t.Render(nil, sample); err != nil {
+	if _, err := t.render(nil, sample, true); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// maxQuoted is the most of a template's text an error message quotes: a
+// placeholder of megabytes gives a message of a line.
+const maxQuoted = 64
+
+// clip is s cut to maxQuoted bytes (at a character's start), "..." added
+// when it was cut.
+func clip(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	n := maxQuoted
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 func trimRightSpace(b []byte) []byte {
@@ -193,15 +220,16 @@ func trimRightSpace(b []byte) []byte {
 func parseExpr(expr string) (segment, error) {
 	parts := strings.Split(expr, "|")
 	name := strings.TrimSpace(parts[0])
+	expr = clip(expr) // for messages only
 	v, ok := varNames[name]
 	if !ok {
-		return segment{}, fmt.Errorf("unknown placeholder %q in {{ %s }} (want one of %s)", name, expr, strings.Join(Names, ", "))
+		return segment{}, fmt.Errorf("unknown placeholder %q in {{ %s }} (want one of %s)", clip(name), expr, strings.Join(Names, ", "))
 	}
 	seg := segment{hasVar: true, v: v, expr: expr}
 	for _, f := range parts[1:] {
 		f = strings.TrimSpace(f)
 		if !slices.Contains(Filters, f) {
-			return segment{}, fmt.Errorf("unknown filter %q in {{ %s }} (want %s)", f, expr, strings.Join(Filters, " or "))
+			return segment{}, fmt.Errorf("unknown filter %q in {{ %s }} (want %s)", clip(f), expr, strings.Join(Filters, " or "))
 		}
 		seg.filters = append(seg.filters, f)
 	}
@@ -231,7 +259,11 @@ var sample = &Values{
 
 // Render appends the body v renders to dst, compact. An error names the
 // template's line where the rendered text stops being JSON.
-func (t *Template) Render(dst []byte, v *Values) ([]byte, error) {
+func (t *Template) Render(dst []byte, v *Values) ([]byte, error) { return t.render(dst, v, false) }
+
+// render is Render; with dups it also refuses an object that names a
+// member twice (Parse's check: only the template's text can do that).
+func (t *Template) render(dst []byte, v *Values, dups bool) ([]byte, error) {
 	raw := make([]byte, 0, 256)
 	starts := make([]int, len(t.segs)) // where each segment's placeholder output starts
 	for i := range t.segs {
@@ -246,14 +278,64 @@ func (t *Template) Render(dst []byte, v *Values) ([]byte, error) {
 		}
 	}
 	if err := checkObject(raw); err != nil {
-		return dst, t.jsonError(raw, starts, err)
+		return dst, t.jsonError(raw, starts, "the rendered body is not a JSON object: ", err)
+	}
+	if dups {
+		if err := checkDuplicates(raw, jsonx.SkipSpace(raw, 0), 0); err != nil {
+			return dst, t.jsonError(raw, starts, "the rendered body: ", err)
+		}
 	}
 	return jsonx.AppendCompact(dst, raw), nil
 }
 
+// maxDepth bounds the nesting checkDuplicates follows.
+const maxDepth = 1000
+
+// checkDuplicates checks that no object in the JSON value at b[i] (valid:
+// checkObject passed) names a member twice; the error's offset is the
+// second one's key.
+func checkDuplicates(b []byte, i, depth int) error {
+	if depth > maxDepth {
+		return &jsonx.SyntaxError{Offset: i, Msg: "nested too deep"}
+	}
+	switch b[i] {
+	case '{':
+		seen := map[string]bool{}
+		_, err := jsonx.WalkFields(b, i, func(key []byte, off int) (int, error) {
+			k, err := jsonx.Unquote(key)
+			if err != nil {
+				return off, err
+			}
+			if seen[k] {
+				ko := off - 1
+				for ko > 0 && b[ko] != '"' {
+					ko--
+				}
+				return off, &jsonx.SyntaxError{Offset: ko - len(key) + 1, Msg: fmt.Sprintf("member %q given twice (the server would take one, silently)", clip(k))}
+			}
+			seen[k] = true
+			return skipChecked(b, off, depth)
+		})
+		return err
+	case '[':
+		_, err := jsonx.WalkElements(b, i, func(_, off int) (int, error) { return skipChecked(b, off, depth) })
+		return err
+	}
+	return nil
+}
+
+// skipChecked checks the value at b[off] and returns the index past it.
+func skipChecked(b []byte, off, depth int) (int, error) {
+	if err := checkDuplicates(b, off, depth+1); err != nil {
+		return off, err
+	}
+	return jsonx.Skip(b, off)
+}
+
 // jsonError names the template line where the rendered text raw stops
-// being JSON (starts: where each segment's placeholder output starts).
-func (t *Template) jsonError(raw []byte, starts []int, err error) error {
+// being JSON, or holds what err says (starts: where each segment's
+// placeholder output starts); prefix leads the message.
+func (t *Template) jsonError(raw []byte, starts []int, prefix string, err error) error {
 	line, msg := 0, err.Error()
 	var se *jsonx.SyntaxError
 	if errors.As(err, &se) {
@@ -272,7 +354,7 @@ func (t *Template) jsonError(raw []byte, starts []int, err error) error {
 			}
 		}
 	}
-	return &Error{t.Name, line, "the rendered body is not a JSON object: " + msg}
+	return &Error{t.Name, line, prefix + msg}
 }
 
 // checkObject checks that b is one JSON object.

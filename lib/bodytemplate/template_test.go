@@ -3,6 +3,7 @@ package bodytemplate
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -90,6 +91,37 @@ func TestParseErrors(t *testing.T) {
 		if err != nil && !errors.As(err, &te) {
 			t.Errorf("Parse(%q): %T is not an *Error", c.src, err)
 		}
+	}
+}
+
+// TestParseText: a member given twice (at any depth), a NUL and a huge
+// placeholder name are refused, the message a line long; a UTF-8 BOM is
+// skipped (the digest still covers it).
+func TestParseText(t *testing.T) {
+	huge := strings.Repeat("x", 5<<20)
+	for _, c := range []struct{ src, want string }{
+		{"{\"n\": 1,\n \"n\": {{ max_tokens }}}", `t.json:2: the rendered body: member "n" given twice (the server would take one, silently)`},
+		{"{\"a\": {\"b\": [{\"c\": 1, \"c\": 2}]}}", `t.json:1: the rendered body: member "c" given twice (the server would take one, silently)`},
+		{"{\"m\": 1,\n\"{{ model }}\": 2}", `t.json:2: the rendered body: member "m" given twice (the server would take one, silently)`},
+		{"{\n\"a\": \"x\x00\"}", `t.json:2: a NUL byte: a template is text`},
+		{"{\"a\": {{ " + huge + " }}}", `t.json:1: unknown placeholder "` + huge[:maxQuoted] + `..." in {{ ` + huge[:maxQuoted] + `... }} (want one of text, prompt, texts, messages, model, max_tokens, stream, role)`},
+		{"{% " + huge + " %}", `t.json:1: statement {% ` + huge[:maxQuoted-1] + `...%} is not supported: a body template holds {{ placeholders }} only`},
+	} {
+		_, err := Parse("t.json", []byte(c.src))
+		if err == nil || err.Error() != c.want {
+			got := fmt.Sprint(err)
+			t.Errorf("Parse(%.80q): got %.300s, want %.300s", c.src, got, c.want)
+		}
+	}
+	bom := "\xEF\xBB\xBF{\"p\": {{ prompt|tojson }}}"
+	a, err := Parse("bom.json", []byte(bom))
+	if err != nil {
+		t.Fatalf("a BOM: %v", err)
+	}
+	b, _ := Parse("b.json", []byte(bom[3:]))
+	got, err := a.Render(nil, full)
+	if want, _ := b.Render(nil, full); err != nil || string(got) != string(want) || a.Digest == b.Digest {
+		t.Errorf("a BOM: rendered %q, %v (want %q), digests equal %v", got, err, want, a.Digest == b.Digest)
 	}
 }
 

@@ -2,10 +2,12 @@ package shape
 
 import (
 	"errors"
-	"os"
+	"fmt"
+	"io"
 
 	"github.com/aiperf/toolkit/lib/bodytemplate"
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/internal/filekind"
 	"github.com/aiperf/toolkit/lib/request"
 )
 
@@ -17,7 +19,7 @@ func (p *Pack) readTemplate(o *request.Options) error {
 	if p.TemplateFile == "" {
 		return nil
 	}
-	src, err := os.ReadFile(p.TemplateFile)
+	src, err := readTemplateFile(p.TemplateFile)
 	if err != nil {
 		return base.UsageError("--template: %v", err)
 	}
@@ -31,4 +33,18 @@ func (p *Pack) readTemplate(o *request.Options) error {
 	}
 	o.Template = t
 	return nil
+}
+
+// readTemplateFile reads a template whole; a named pipe or a device is
+// refused at once (it would hang, or never end), as every input read whole.
+func readTemplateFile(name string) ([]byte, error) {
+	f, err := filekind.OpenRegular(name)
+	if errors.Is(err, filekind.ErrNotRegular) {
+		return nil, fmt.Errorf("%w (a template is read whole before any record)", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
