@@ -294,7 +294,7 @@ func cmdFileType(ts *testscript.TestScript, neg bool, args []string) {
 // signal [-after GLOB:N] SIGNALS STATUS prog args... runs prog in the
 // background, waits until N files in the work directory match GLOB (by
 // default, until it has started), sends the comma-separated SIGNALS (INT,
-// TERM, KILL) in a row, waits for it and asserts its exit status STATUS (a
+// TERM, HUP, KILL) in a row, waits for it and asserts its exit status STATUS (a
 // number, or "killed"). Its stderr goes to the file signal.stderr.
 //
 // On a loaded machine a short phase can end before the signal lands: a run
@@ -320,7 +320,7 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	var sigs []os.Signal
 	for _, s := range strings.Split(args[0], ",") {
-		sig, ok := map[string]os.Signal{"INT": os.Interrupt, "TERM": syscall.SIGTERM, "KILL": os.Kill}[s]
+		sig, ok := map[string]os.Signal{"INT": os.Interrupt, "TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP, "KILL": os.Kill}[s]
 		if !ok {
 			ts.Fatalf("signal: unknown signal %q", s)
 		}

@@ -366,6 +366,10 @@ func (r *runner) signal() {
 
 func (r *runner) run(ctx context.Context) (*Stats, error) {
 	r.sleepUntilStart(ctx)
+	if ctx.Err() != nil {
+		r.pool.close()
+		return r.notStarted()
+	}
 	// Connections for the first sends, dialled before the clock starts; a
 	// server that is not there fails the run now, not request by request.
 	warm := 4
@@ -375,6 +379,9 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 	warm = r.warmFor(min(warm, int(r.gen.n)))
 	if err := r.pool.warm(ctx, warm); err != nil {
 		r.pool.close()
+		if ctx.Err() != nil {
+			return r.notStarted()
+		}
 		return nil, fmt.Errorf("connecting to %s: %v", r.ep.addr, netMessage(err))
 	}
 	r.clk = newClock()
@@ -487,6 +494,21 @@ wait:
 	}
 	if werr != nil {
 		return st, fmt.Errorf("writing records: %w", werr)
+	}
+	return st, nil
+}
+
+// notStarted ends a run interrupted before its first send (waiting for
+// --start-at, or dialling): its results are the end line alone, saying it
+// was interrupted, so that its folder tells what happened.
+func (r *runner) notStarted() (*Stats, error) {
+	r.clk = newClock()
+	r.now = r.clk.now
+	r.t0 = r.clk.now()
+	r.sink = newSink(r.o.Records, r.o.Observe, r.runInfo())
+	st := &Stats{RunID: r.runID, Schedule: r.mode, Interrupted: true}
+	if err := r.sink.close(&result.End{RunID: r.runID, Interrupted: true}); err != nil {
+		return st, fmt.Errorf("writing records: %w", err)
 	}
 	return st, nil
 }

@@ -30,7 +30,7 @@ const (
 	ExitOK          = 0   // ok, or a predicate answered "yes"
 	ExitNo          = 1   // a clean "no": cache miss, verify mismatch, error-rate gate exceeded
 	ExitTrouble     = 2   // usage error, bad or corrupt input, I/O or network failure
-	ExitInterrupted = 130 // interrupted by SIGINT/SIGTERM; partial output was flushed
+	ExitInterrupted = 130 // interrupted by SIGINT/SIGTERM/SIGHUP; partial output was flushed
 	// ExitPipe: the reader of standard output went away (`| head`, or a
 	// stage downstream that failed and said why). The command stops without
 	// a word, as coreutils do; 141 is what a shell reports for them (128 +
@@ -93,7 +93,7 @@ func Code(err error) int {
 
 // Main runs app with args and returns the exit code; it never calls os.Exit,
 // so tests can call it. Errors are printed as "<app>: <err>" on app.ErrWriter.
-// SIGINT and SIGTERM cancel the context; a command that returns because of it
+// SIGINT, SIGTERM and SIGHUP cancel the context; a command that returns because of it
 // exits 130.
 func Main(app *cli.App, args []string) int {
 	setUp(app)

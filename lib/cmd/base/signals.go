@@ -12,7 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// notifyContext returns a context that SIGINT and SIGTERM cancel: the first
+// notifyContext returns a context that SIGINT, SIGTERM and SIGHUP cancel
+// (a closed terminal or a dropped ssh session stops a run as ^C does, its
+// results kept; under nohup, which ignores SIGHUP, it stays ignored): the first
 // signal asks the command to stop cleanly (it returns, removes its temporary
 // files and exits 130). A second signal stops a command that is stuck, for
 // example blocked reading a silent stdin: it removes the process's temporary
@@ -23,6 +25,9 @@ func notifyContext(app *cli.App) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), signalsKey{}, st))
 	sig := make(chan os.Signal, 3)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	if !signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(sig, syscall.SIGHUP)
+	}
 	done := make(chan struct{})
 	go func() {
 		select {

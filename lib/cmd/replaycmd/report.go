@@ -1,6 +1,7 @@
 package replaycmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -105,6 +106,9 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 	}
 	parts := renderParts(sum, ro.showTrace, srv.ps, srv.rep, files)
 	parts.note, parts.noteWarnings, err = rundir.ShardNote(files, runs) // printed after the server summary
+	if cerr := c.Context.Err(); cerr != nil {
+		return cerr // interrupted: nothing is written, the folder's exports are untouched
+	}
 	if werr := writeReportOutputs(ro, files, runs, sum, col, mo, made, srv, &parts, tap); werr != nil {
 		return werr
 	}
@@ -115,7 +119,7 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 	if parts.note != "" {
 		fmt.Fprintln(c.App.Writer, parts.note)
 	}
-	return err
+	return errors.Join(err, c.Context.Err()) // an interrupt once writing began: every output whole, exit 130
 }
 
 // checkReportFlags refuses what report cannot do before it reads a file,
