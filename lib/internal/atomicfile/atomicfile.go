@@ -29,6 +29,10 @@
 //     covers the other variations: the committed permissions, replacing
 //     what is at the name itself (NoFollow) and creating a file only if it
 //     is absent (NoReplace).
+//   - A folder taken with Own is the writer's own (a run's -o DIR): every
+//     file written directly in it is written as with NoFollow, so a link
+//     planted at an output's name is replaced, never followed, except the
+//     names Own was told the user gave (they keep the rule above).
 //   - Live temporary files are recorded per process, so RemoveTemps can delete
 //     them from a signal handler that must exit at once (a second Ctrl-C).
 package atomicfile
@@ -91,6 +95,9 @@ func Create(name string) (*File, error) { return CreateWith(name, Options{}) }
 
 // CreateWith is Create with options.
 func CreateWith(name string, opt Options) (*File, error) {
+	if !opt.NoReplace && owned(name) {
+		opt.NoFollow = true
+	}
 	dest := name
 	if !opt.NoReplace {
 		var err error
@@ -137,15 +144,19 @@ func Release(tmp string) { unregister(tmp) }
 // Destination returns the path that writing name will replace: name itself,
 // or the target of the symbolic link name. It fails with an error wrapping
 // ErrNotRegular when that path exists and is not a regular file.
-func Destination(name string) (string, error) { return destination(name, true) }
+// In a folder taken with Own it is name itself (see Own).
+func Destination(name string) (string, error) { return destination(name, !owned(name)) }
 
 // destination is Destination; without follow it is name itself, whatever
-// is there (Options.NoFollow).
+// is there but a directory (Options.NoFollow).
 func destination(name string, follow bool) (string, error) {
+	fi, err := os.Lstat(name)
 	if !follow {
+		if err == nil && fi.IsDir() {
+			return "", &fs.PathError{Op: "refusing to replace", Path: name, Err: fmt.Errorf("%w: it is a directory", ErrNotRegular)}
+		}
 		return name, nil
 	}
-	fi, err := os.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return name, nil
 	}
@@ -367,4 +378,69 @@ func sweep(dir string) {
 		}
 		removeIfUnlocked(filepath.Join(dir, e.Name()))
 	}
+}
+
+// The folders taken with Own: absolute path to the count of holders.
+var (
+	ownMu  sync.Mutex
+	owners = map[string]int{}
+	kept   = map[string]int{} // absolute names Own was told to follow
+)
+
+// Own takes dir as the writer's own until release is called: a file
+// written directly in dir (by Create, Write, WriteFile or a check with
+// Destination) replaces what is at its name, never following a link
+// (Options.NoFollow), except the names in follow (outputs the user named,
+// such as an HTML page put in the folder, which keep the rule of named
+// outputs). It is for a run's folder, whose files are the tool's: a link
+// planted at results.jsonl must not steer the write to a file elsewhere.
+// Calls nest; release is safe to call more than once.
+func Own(dir string, follow ...string) (release func()) {
+	d := absClean(dir)
+	var names []string
+	for _, n := range follow {
+		if n != "" {
+			names = append(names, absClean(n))
+		}
+	}
+	ownMu.Lock()
+	owners[d]++
+	for _, n := range names {
+		kept[n]++
+	}
+	ownMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			ownMu.Lock()
+			defer ownMu.Unlock()
+			if owners[d]--; owners[d] <= 0 {
+				delete(owners, d)
+			}
+			for _, n := range names {
+				if kept[n]--; kept[n] <= 0 {
+					delete(kept, n)
+				}
+			}
+		})
+	}
+}
+
+// owned reports whether name is directly in a folder taken with Own and
+// not one of the names it follows.
+func owned(name string) bool {
+	ownMu.Lock()
+	defer ownMu.Unlock()
+	if len(owners) == 0 {
+		return false
+	}
+	n := absClean(name)
+	return owners[filepath.Dir(n)] > 0 && kept[n] == 0
+}
+
+func absClean(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
 }

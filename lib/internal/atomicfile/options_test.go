@@ -129,3 +129,52 @@ func TestTempName(t *testing.T) {
 		t.Errorf("RemoveTemps left %s: %v", tmp, err)
 	}
 }
+
+// TestOwn: in a folder taken with Own, a link at an output's name is
+// replaced and its target left alone, a directory there is still refused,
+// and a name Own follows keeps the rule of named outputs; after release
+// links are followed again.
+func TestOwn(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	if err := os.Mkdir(run, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o644)
+	for _, n := range []string{"results.jsonl", "page.html"} {
+		if err := os.Symlink(victim, filepath.Join(run, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Mkdir(filepath.Join(run, "a-dir"), 0o777)
+	release := Own(run, filepath.Join(run, "page.html"))
+	if err := WriteFile(filepath.Join(run, "results.jsonl"), strings.NewReader("new")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(filepath.Join(run, "results.jsonl")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("results.jsonl: %v, %v: want a regular file", fi, err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Fatalf("the link was followed: victim holds %q", b)
+	}
+	if _, err := Destination(filepath.Join(run, "a-dir")); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("a directory: %v", err)
+	}
+	if err := WriteFile(filepath.Join(run, "page.html"), strings.NewReader("page")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "page" {
+		t.Errorf("a followed name: victim holds %q, want the page", b)
+	}
+	release()
+	release()
+	os.Remove(filepath.Join(run, "results.jsonl"))
+	os.Symlink(victim, filepath.Join(run, "results.jsonl"))
+	if err := WriteFile(filepath.Join(run, "results.jsonl"), strings.NewReader("after")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "after" {
+		t.Errorf("after release: victim holds %q, want the link followed", b)
+	}
+}
