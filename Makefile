@@ -135,8 +135,8 @@ demo: build
 	  i=0; while [ ! -s $(DEMO)/mock.url ] && [ $$i -lt 200 ]; do sleep 0.05; i=$$((i+1)); done; \
 	  url=$$(cat $(DEMO)/mock.url); [ -n "$$url" ] || { echo "aiperf-mock did not start:"; cat $(DEMO)/mock.log; exit 2; }; \
 	  echo "aiperf-mock $(DEMO_MOCK) listening on $$url (pid $$pid)"; \
-	  echo "bin/aiperf-replay --url $$url --speedup $(DEMO_SPEEDUP) --kv-capacity-blocks $(DEMO_KV) --html $(DEMO)/report.html -o $(DEMO)/replay $(DEMO)/store.aipk"; \
-	  bin/aiperf-replay --url $$url --speedup $(DEMO_SPEEDUP) --kv-capacity-blocks $(DEMO_KV) --html $(DEMO)/report.html -o $(DEMO)/replay $(DEMO)/store.aipk
+	  echo "bin/aiperf-replay --url $$url --speedup $(DEMO_SPEEDUP) --kv-capacity-blocks $(DEMO_KV) --html $(DEMO)/report.html --force -o $(DEMO)/replay $(DEMO)/store.aipk"; \
+	  bin/aiperf-replay --url $$url --speedup $(DEMO_SPEEDUP) --kv-capacity-blocks $(DEMO_KV) --html $(DEMO)/report.html --force -o $(DEMO)/replay $(DEMO)/store.aipk
 
 clean:
 	rm -rf bin $(DEMO)

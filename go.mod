@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/dlclark/regexp2 v1.12.0
+	github.com/gofrs/flock v0.13.2
 	github.com/klauspost/compress v1.20.4
 	github.com/minio/sha256-simd v1.0.1
 	github.com/prometheus/client_model v0.6.3

@@ -103,7 +103,7 @@ check_endpoint() {
 	local t=$1 e=$2 u=$3 d=$out/$1 rc=0 path=()
 	[ "$e" != template ] || path=(--path /v1/chat/completions)
 	AIPERF_REAL_KEY=sk-endpoints-check timeout 600 "$replay" --url "$u" --timeout "${reqtimeout}s" "${path[@]}" \
-		--max-error-rate 0 --concurrency 2 --api-key-env AIPERF_REAL_KEY -o "$d" "$out/$e.aipk" 2>"$d.stderr" || rc=$?
+		--max-error-rate 0 --concurrency 2 --api-key-env AIPERF_REAL_KEY --force -o "$d" "$out/$e.aipk" 2>"$d.stderr" || rc=$?
 	if [ $rc -ne 0 ]; then
 		failed=$((failed + 1))
 		say "FAIL $t: aiperf-replay exited $rc:"

@@ -139,7 +139,7 @@ check_run() {
 run_replay() {
 	local t=$1 store=$2 u=$3 d=$4 rc=0
 	shift 4
-	timeout 600 "$replay" --url "$u" --timeout "${reqtimeout}s" --max-error-rate 0 -o "$d" "$@" "$store" \
+	timeout 600 "$replay" --url "$u" --timeout "${reqtimeout}s" --max-error-rate 0 --force -o "$d" "$@" "$store" \
 		2>"$d.stderr" || rc=$?
 	if [ $rc -ne 0 ]; then
 		failed=$((failed + 1))

@@ -59,7 +59,8 @@ func (o *options) scheduleFlags() []cli.Flag {
 func (o *options) outputFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count output tokens of answers without usage with `builtin`, none or a tokenizer.json", Destination: &o.tokenizer},
-		&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Value: "artifacts", Usage: "output `DIR`", Destination: &o.out},
+		&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Value: "artifacts", Usage: "output `DIR` (one that holds an earlier run's results is refused without --force; one another run is writing into is refused)", Destination: &o.out},
+		&cli.BoolFlag{Name: "force", Usage: "replace the results of an earlier run in -o DIR", Destination: &o.force},
 		&cli.Float64Flag{Name: "max-error-rate", Value: -1, Usage: "exit 1 when more than `PCT` percent of the profiling requests failed (default 10, the client's own cancellations left out; 100: never)", Destination: &o.maxErrorRate},
 		goodputFlag(&o.goodput, "SLOs `\"METRIC:VALUE ...\"` in display units, e.g. \"time_to_first_token:100 inter_token_latency:3.4\""),
 		&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no summary table and no live line", Destination: &o.quiet},

@@ -34,6 +34,8 @@ type options struct {
 	perShard               bool
 	tokenizer              string
 	out                    string
+	force                  bool // --force: replace an earlier run's results in out
+	nested                 bool // out is a trial's folder in a --trials run's
 	maxErrorRate           float64
 	goodput                string
 	quiet                  bool

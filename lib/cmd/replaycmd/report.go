@@ -83,7 +83,7 @@ func runReport(c *cli.Context, ro *reportOptions) error {
 	if mo.Streaming, err = reportStreaming(ro.streaming, files, runs); err != nil {
 		return err
 	}
-	exp, err := startReportExport(ro.out, mo, files)
+	exp, err := startReportExport(ro.out, ro.html, mo, files)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 // In a folder that was there, the outputs already written stay, each
 // whole (each is written atomically).
 type reportExport struct {
+	claim   *rundir.Claim // the folder's lock, held until finish or drop
 	rec     *rundir.RecordExport
 	made    string // the highest folder report made, or ""
 	settled bool
@@ -25,11 +26,12 @@ type reportExport struct {
 
 // startReportExport makes the output folder and starts the export; nil
 // without -o.
-func startReportExport(dir string, mo metrics.Options, files []string) (*reportExport, error) {
+func startReportExport(dir, html string, mo metrics.Options, files []string) (*reportExport, error) {
 	if dir == "" {
 		return nil, nil
 	}
 	e := &reportExport{}
+	var err error
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(d); !os.IsNotExist(err) {
 			break
@@ -39,11 +41,13 @@ func startReportExport(dir string, mo metrics.Options, files []string) (*reportE
 			break
 		}
 	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	if e.claim, err = rundir.Take(dir, rundir.ClaimOptions{Kind: rundir.KindReport, Follow: []string{html}}); err != nil {
+		e.removeDir()
 		return nil, err
 	}
 	rec, err := rundir.StartRecordExport(dir, mo, files)
 	if err != nil {
+		e.claim.Release()
 		e.removeDir()
 		return nil, err
 	}
@@ -59,6 +63,7 @@ func (e *reportExport) finish() error {
 	}
 	e.settled = true
 	err := e.rec.Finish(true)
+	e.claim.Release()
 	if err != nil {
 		e.removeDir()
 	}
@@ -72,6 +77,7 @@ func (e *reportExport) drop() {
 	}
 	e.settled = true
 	e.rec.Finish(false)
+	e.claim.Release()
 	e.removeDir()
 }
 

@@ -39,10 +39,11 @@ func runOnce(c *cli.Context, o *options, st *store.Reader, ro replay.Options, st
 	if err != nil {
 		return base.UsageError("%v", err)
 	}
-	f, recPath, err := createOutputs(o.out, storePath)
+	f, recPath, claim, err := createOutputs(o.out, storePath, rundir.ClaimOptions{Force: o.force, Nested: o.nested, Follow: []string{o.html}})
 	if err != nil {
 		return err
 	}
+	defer claim.Release()
 	defer f.Abort()
 	if o.slice > 0 {
 		if err := checkTimeslicesDest(o.out); err != nil {
@@ -247,32 +248,37 @@ func judgeRun(w io.Writer, o *options, fin *finished, maxErr float64) error {
 	return judgeErrors(w, fin, maxErr)
 }
 
-// createOutputs makes the output folder and starts the records file, and
-// checks that every export can be written there, before a request is sent
-// (the exports are written after the run). No output may replace the store
-// being replayed.
-func createOutputs(dir, storePath string) (*atomicfile.File, string, error) {
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, "", err
-	}
+// createOutputs takes the output folder (rundir.Take: made, locked, and
+// refused when it holds an earlier run's results unless --force), starts
+// the records file, and checks that every export can be written there,
+// before a request is sent (the exports are written after the run). No
+// output may replace the store being replayed.
+func createOutputs(dir, storePath string, co rundir.ClaimOptions) (*atomicfile.File, string, *rundir.Claim, error) {
 	recPath := filepath.Join(dir, recordsFile)
 	if sfi, err := os.Stat(storePath); err == nil {
 		for _, name := range []string{recordsFile, exportJSONFile, exportCSVFile, exportRecordFile} {
 			p := filepath.Join(dir, name)
-			if fi, err := os.Stat(p); err == nil && os.SameFile(sfi, fi) {
-				return nil, "", base.UsageError("%s is the store being replayed: choose another -o", p)
+			if fi, err := os.Lstat(p); err == nil && os.SameFile(sfi, fi) {
+				return nil, "", nil, base.UsageError("%s is the store being replayed: choose another -o", p)
 			}
 		}
 	}
-	f, err := atomicfile.Create(recPath)
+	claim, err := rundir.Take(dir, co)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, base.UsageError("%v", err)
 	}
-	for _, name := range []string{exportJSONFile, exportCSVFile, exportRecordFile} {
-		if _, err := atomicfile.Destination(filepath.Join(dir, name)); err != nil {
-			f.Abort()
-			return nil, "", err
+	f, err := atomicfile.Create(recPath)
+	if err == nil {
+		for _, name := range []string{exportJSONFile, exportCSVFile, exportRecordFile} {
+			if _, err = atomicfile.Destination(filepath.Join(dir, name)); err != nil {
+				f.Abort()
+				break
+			}
 		}
 	}
-	return f, recPath, nil
+	if err != nil {
+		claim.Release()
+		return nil, "", nil, err
+	}
+	return f, recPath, claim, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
@@ -15,6 +14,7 @@ import (
 	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/replay"
 	"github.com/aiperf/toolkit/lib/result"
+	"github.com/aiperf/toolkit/lib/rundir"
 	"github.com/aiperf/toolkit/lib/store"
 	"github.com/aiperf/toolkit/lib/sweep"
 	"github.com/urfave/cli/v2"
@@ -46,9 +46,11 @@ func runSweep(c *cli.Context, o *sweepOptions) error {
 	}
 	sw.SessionsPerRequest = float64(st.NumSessions()) / float64(st.Len())
 	sw.SessionRequests = sessionRequests(st)
-	if err := os.MkdirAll(o.out, 0o777); err != nil {
-		return err
+	claim, err := rundir.Take(o.out, rundir.ClaimOptions{Kind: rundir.KindSweep, Follow: []string{o.page}})
+	if err != nil {
+		return base.UsageError("%v", err)
 	}
+	defer claim.Release()
 	if o.page != "" { // after DIR is made: the page may go in it
 		if err := checkHTML(o.page, r.storePath, sw.StatePath()); err != nil {
 			return err
@@ -156,28 +158,15 @@ func writeSweepHTML(path, statePath string, state *sweep.State) error {
 
 // step runs one step of the search as a replay into its run directory.
 func (r *sweepRun) step(ctx context.Context, sr sweep.StepRun) (*sweep.Measured, error) {
-	o := r.o
-	ro := r.base
-	ro.Arrival, ro.Smoothness, ro.Rate = "", 0, 0
-	ro.RequestCount, ro.Warmup, ro.Duration = sr.Requests, sr.Warmup, sr.Duration
-	if sr.Cap > 0 && (ro.Duration == 0 || ro.Duration > sr.Cap) {
-		ro.Duration = sr.Cap // --max-step-time: sending stops there
-	}
-	switch {
-	case sr.By == sweep.ByRate:
-		ro.Schedule, ro.Rate, ro.Arrival = replay.ScheduleRate, sr.Load, o.arrival
-		ro.Concurrency = o.maxConcurrency
-	default:
-		ro.Schedule, ro.Concurrency = replay.ScheduleConcurrency, int(sr.Load)
-	}
-	plan, err := replay.NewPlan(r.st, ro)
+	plan, err := replay.NewPlan(r.st, r.stepOptions(sr))
 	if err != nil {
 		return nil, planError(err)
 	}
-	f, recPath, err := createOutputs(sr.Dir, r.storePath)
+	f, recPath, claim, err := createOutputs(sr.Dir, r.storePath, rundir.ClaimOptions{Nested: true})
 	if err != nil {
 		return nil, err
 	}
+	defer claim.Release()
 	defer f.Abort()
 	plan.Options.Records = f
 	plan.Options.Cut = base.SecondSignal(r.c.Context)
@@ -214,6 +203,24 @@ func (r *sweepRun) step(ctx context.Context, sr sweep.StepRun) (*sweep.Measured,
 	m.SessionsPerRequest = sessionsPerRequest(r.st, played)
 	m.Summary, err = r.writeStep(sr.Dir, plan, stats, recPath)
 	return m, err
+}
+
+// stepOptions are the replay options of step sr.
+func (r *sweepRun) stepOptions(sr sweep.StepRun) replay.Options {
+	ro := r.base
+	ro.Arrival, ro.Smoothness, ro.Rate = "", 0, 0
+	ro.RequestCount, ro.Warmup, ro.Duration = sr.Requests, sr.Warmup, sr.Duration
+	if sr.Cap > 0 && (ro.Duration == 0 || ro.Duration > sr.Cap) {
+		ro.Duration = sr.Cap // --max-step-time: sending stops there
+	}
+	switch {
+	case sr.By == sweep.ByRate:
+		ro.Schedule, ro.Rate, ro.Arrival = replay.ScheduleRate, sr.Load, r.o.arrival
+		ro.Concurrency = r.o.maxConcurrency
+	default:
+		ro.Schedule, ro.Concurrency = replay.ScheduleConcurrency, int(sr.Load)
+	}
+	return ro
 }
 
 // stepConfig is the input config of a step's run: the replay flags that

@@ -27,24 +27,19 @@ import (
 // exit is 1 at the end); an interrupt stops after the trial it cut, and the
 // summary covers the trials that finished.
 func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, storePath string, goodput metrics.Goodput, maxErr float64) error {
-	if o.trials < 1 {
-		return base.UsageError("--trials %d: want at least 1", o.trials)
-	}
-	if !(o.confidence > 0 && o.confidence < 1) {
-		return base.UsageError("--confidence-level %v: want a level between 0 and 1 (0.95 for 95%%)", o.confidence)
-	}
-	if o.shard != "" || o.startAt != "" {
-		return base.UsageError("--trials: not with --shard or --start-at (a sharded replay's trials would need one start per trial)")
-	}
-	if o.html != "" { // it was the last trial's page, said nowhere (fresh-user finding)
-		return base.UsageError("--trials: not with --html (each trial is a run directory: aiperf-replay report --html FILE DIR/trial-K writes one trial's page; the trials' figures side by side are DIR/trials.json, and compare takes DIR as a side)")
+	if err := checkTrialFlags(o); err != nil {
+		return err
 	}
 	pause, err := duration("--trial-pause", o.trialPause)
 	if err != nil {
 		return err
 	}
 	w := c.App.ErrWriter
-	staleTrials(w, o.out, o.trials)
+	claim, err := claimTrials(w, o)
+	if err != nil {
+		return err
+	}
+	defer claim.Release()
 	var done []string // the finished trials' records files
 	var no error
 	for k := 1; k <= o.trials; k++ {
@@ -54,7 +49,7 @@ func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, 
 			}
 		}
 		to := *o
-		to.out = rundir.TrialDir(o.out, k)
+		to.out, to.nested = rundir.TrialDir(o.out, k), true
 		if !o.quiet {
 			fmt.Fprintf(w, "aiperf-replay: trial %d of %d into %s/\n", k, o.trials, to.out)
 		}
@@ -83,6 +78,33 @@ func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, 
 		return c.Context.Err()
 	}
 	return no
+}
+
+// checkTrialFlags refuses what --trials cannot do.
+func checkTrialFlags(o *options) error {
+	switch {
+	case o.trials < 1:
+		return base.UsageError("--trials %d: want at least 1", o.trials)
+	case !(o.confidence > 0 && o.confidence < 1):
+		return base.UsageError("--confidence-level %v: want a level between 0 and 1 (0.95 for 95%%)", o.confidence)
+	case o.shard != "" || o.startAt != "":
+		return base.UsageError("--trials: not with --shard or --start-at (a sharded replay's trials would need one start per trial)")
+	case o.html != "": // it was the last trial's page, said nowhere (fresh-user finding)
+		return base.UsageError("--trials: not with --html (each trial is a run directory: aiperf-replay report --html FILE DIR/trial-K writes one trial's page; the trials' figures side by side are DIR/trials.json, and compare takes DIR as a side)")
+	}
+	return nil
+}
+
+// claimTrials takes the trials' folder (refused when it holds an earlier
+// run's results or trials, unless --force; each trial takes its trial-K)
+// and warns of an earlier run's trials past this run's.
+func claimTrials(w io.Writer, o *options) (*rundir.Claim, error) {
+	claim, err := rundir.Take(o.out, rundir.ClaimOptions{Force: o.force})
+	if err != nil {
+		return nil, base.UsageError("%v", err)
+	}
+	staleTrials(w, o.out, o.trials)
+	return claim, nil
 }
 
 // dropTrialsSummary removes dir's earlier trials.json once trial 1 has run
