@@ -73,7 +73,7 @@ func (rw *RecordWriter) Write(r *result.Record) error {
 	b = append(b, `,"turn_index":`...)
 	b = appendInt(b, int64(r.Turn))
 	b = append(b, `,"request_start_ns":`...)
-	b = appendInt(b, r.SentNS)
+	b = appendInt(b, r.StartNS())
 	b = append(b, `,"request_ack_ns":`...)
 	b = appendIntOrNull(b, r.FirstByteNS)
 	b = append(b, `,"request_end_ns":`...)
@@ -94,7 +94,7 @@ func (rw *RecordWriter) Write(r *result.Record) error {
 	first := true
 	for i := id(0); i < numRecord; i++ {
 		d := &defs[i]
-		if d.has(flagInternal) {
+		if d.has(flagInternal) || d.has(flagNoRecord) {
 			continue
 		}
 		if i == mICL {

@@ -124,6 +124,13 @@ const (
 	mHTTPChunksReceived
 	mHTTPConnOverhead
 	mHTTPTotal
+	mWireSending
+	mWireWaiting
+	mWireReceiving
+	mWireDuration
+	mWireDataSent
+	mWireDataReceived
+	mWireReads
 	numRecord // record metrics end here
 )
 
@@ -192,8 +199,9 @@ var defs = [numIDs]def{
 	mCachedPrompt: {"cached_prompt_tokens", "Cached Prompt Tokens", unitTokens, unitTokens, flagNoConsole | flagInternal | flagInt, kindRecord, 0},
 	// aiperf's HTTP trace metrics (k6's names; its
 	// src/aiperf/metrics/types/http_trace_metrics.py), from the record's
-	// http phases. connecting holds the TLS handshake, as aiperf's does;
-	// tls_handshaking (k6's, not aiperf's) is the handshake alone.
+	// http phases by aiperf's definitions (httptrace.go). connecting holds
+	// the TLS handshake, as aiperf's does; tls_handshaking (k6's, not
+	// aiperf's) is the handshake alone.
 	mHTTPBlocked:        {"http_req_blocked", "HTTP Blocked", unitNS, unitMS, httpFlags, kindRecord, 2000},
 	mHTTPDNS:            {"http_req_dns_lookup", "HTTP DNS Lookup", unitNS, unitMS, httpFlags, kindRecord, 2010},
 	mHTTPConnecting:     {"http_req_connecting", "HTTP Connecting", unitNS, unitMS, httpFlags, kindRecord, 2020},
@@ -209,6 +217,16 @@ var defs = [numIDs]def{
 	mHTTPConnOverhead:   {"http_req_connection_overhead", "HTTP Connection Overhead", unitNS, unitMS, httpFlags, kindRecord, 2110},
 	mHTTPDuration:       {"http_req_duration", "HTTP Duration (excl. conn)", unitNS, unitMS, httpFlags, kindRecord, 2120},
 	mHTTPTotal:          {"http_req_total", "HTTP Total Time", unitNS, unitMS, httpFlags, kindRecord, 2130},
+	// Not in aiperf: the connection's view of the exchange (see
+	// httptrace.go), in the run's exports but not per request (results.jsonl
+	// holds them).
+	mWireSending:      {"http_wire_sending", "HTTP Wire Sending", unitNS, unitMS, wireFlags, kindRecord, 2200},
+	mWireWaiting:      {"http_wire_waiting", "HTTP Wire Waiting (first byte)", unitNS, unitMS, wireFlags, kindRecord, 2210},
+	mWireReceiving:    {"http_wire_receiving", "HTTP Wire Receiving", unitNS, unitMS, wireFlags, kindRecord, 2220},
+	mWireDuration:     {"http_wire_duration", "HTTP Wire Duration", unitNS, unitMS, wireFlags, kindRecord, 2230},
+	mWireDataSent:     {"http_wire_data_sent", "HTTP Wire Data Sent", unitBytes, unitKB, wireFlags, kindRecord, 2240},
+	mWireDataReceived: {"http_wire_data_received", "HTTP Wire Data Received", unitBytes, unitKB, wireFlags, kindRecord, 2250},
+	mWireReads:        {"http_wire_reads", "HTTP Wire Reads", unitCount, unitCount, wireFlags, kindRecord, 2260},
 
 	mRequestCount:          {"request_count", "Request Count", unitRequests, unitRequests, flagLargerIsBetter | flagNoRecord, kindAggregate, 1100},
 	mErrorCount:            {"error_request_count", "Error Request Count", unitRequests, unitRequests, flagErrorOnly | flagNoRecord, kindAggregate, 0},
@@ -243,6 +261,9 @@ var defs = [numIDs]def{
 
 // httpFlags are the flags of the http_req_* metrics.
 const httpFlags = flagHTTPTrace | flagNoConsole | flagInt
+
+// wireFlags are the flags of the http_wire_* metrics.
+const wireFlags = httpFlags | flagNoRecord
 
 var byTag = func() map[string]id {
 	m := make(map[string]id, numIDs)

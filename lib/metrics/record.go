@@ -91,6 +91,10 @@ func (e *evaluator) note(r *result.Record) {
 //   - content responses are r.ChunkOffsetsNS; a request without an error and
 //     with at least one is valid, any other is an error record (one without
 //     an error of its own gets InvalidInferenceResultError);
+//   - the request start is r.StartNS(), aiperf's: before the connection was
+//     taken from the pool or dialled, so a request that opened its
+//     connection has the dial in its latencies (the record's SentNS, and
+//     its chunk offsets, are from when it had the connection);
 //   - request_latency = last content response - request start;
 //   - time_to_first_token = first content response - start, time_to_second_token
 //     = second - first, time_to_first_output_token = first non-reasoning
@@ -141,10 +145,12 @@ func (e *evaluator) eval(r *result.Record, x *values) {
 		return
 	}
 
-	latency := c[len(c)-1]
+	start := r.StartNS()
+	dial := r.SentNS - start // the connection's overhead, before SentNS
+	latency := c[len(c)-1] + dial
 	x.set(mLatency, float64(latency))
 	x.setHTTP(r.HTTP)
-	x.startNS, x.maxRespNS = r.SentNS, r.SentNS+latency
+	x.startNS, x.maxRespNS = start, start+latency
 	if r.IntendedNS > 0 && r.EndNS >= r.IntendedNS {
 		x.set(mScheduleLatency, float64(r.EndNS-r.IntendedNS))
 	}
@@ -164,7 +170,7 @@ func (e *evaluator) eval(r *result.Record, x *values) {
 	}
 
 	if e.streaming {
-		ttft := c[0]
+		ttft := c[0] + dial
 		x.set(mTTFT, float64(ttft))
 		if len(c) >= 2 {
 			if d := c[1] - c[0]; d >= 0 {
@@ -182,7 +188,7 @@ func (e *evaluator) eval(r *result.Record, x *values) {
 			}
 		}
 		if r.FirstOutputNS > 0 && r.FirstOutputNS >= r.SentNS {
-			x.set(mTTFO, float64(r.FirstOutputNS-r.SentNS))
+			x.set(mTTFO, float64(r.FirstOutputNS-start))
 		}
 		if haveISL && ttft != 0 {
 			x.set(mPrefillTPS, float64(isl)/(float64(ttft)*convFactor(unitNS, unitSec)))

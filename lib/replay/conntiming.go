@@ -15,9 +15,9 @@ import (
 
 // HTTP timing. The client owns its sockets, so every phase of a request is
 // timed where it happens, with the monotonic clock the records' times come
-// from, in the phases k6 and the Python aiperf name (aiperf's
-// src/aiperf/metrics/types/http_trace_metrics.py, matched through its
-// http_req_connecting, http_req_waiting, ... tags):
+// from. The record keeps two views (lib/result/http.go):
+//
+// The connection's, in k6's phase names:
 //
 //	blocked     from asking the pool for a connection to the start of a dial
 //	            (or to the send, for a connection from the pool)
@@ -26,8 +26,20 @@ import (
 //	            (aiohttp) counts it (0 on a reused connection)
 //	tls         the TLS handshake alone: k6's http_req_tls_handshaking
 //	sending     from the send (the record's sent time) to the request's last byte written
-//	waiting     from there to the response's first byte (time to first byte)
+//	waiting     from there to the response's first byte (its head)
 //	receiving   from the first byte to the last byte of the response
+//	data_*      the bytes written and read: heads, chunk framing and bodies
+//
+// The bodies', as the Python aiperf's aiohttp trace sees them
+// (src/aiperf/transports/aiohttp_trace.py: its response chunks are body
+// deliveries, and an answer that is not an event stream is delivered
+// whole, when aiohttp has read it all):
+//
+//	body_sent            the request body's bytes
+//	body_waiting         from the last byte written to the first body delivery
+//	body_receiving       from the first body delivery to the last
+//	body_received        the body's bytes, de-chunked and decoded
+//	body_chunks_received the deliveries: reads that brought body bytes
 //
 // A connection taken from the pool is "reused" whether an earlier request
 // used it or it was dialed ahead (the warm-up dials, or the spare dialed
@@ -43,6 +55,10 @@ type dialTimes struct {
 type rsHTTP struct {
 	h       result.HTTP
 	sendEnd int64 // when the request's last byte was written; 0 until then
+	// The response body's deliveries so far: the reads that brought body
+	// bytes (a read's pieces share its time), the first's and the last's
+	// times, and the bytes.
+	bodyReads, bodyFirst, bodyLast, bodyBytes int64
 }
 
 // open resolves, connects and, on https, shakes hands, timing each phase.
@@ -122,12 +138,30 @@ func (rs *reqState) timeConn(c *conn, reused bool, asked, sent int64) {
 	rs.rec.HTTP = h
 }
 
-// timeSent notes the end of sending n bytes.
-func (rs *reqState) timeSent(at int64, n int) {
+// timeSent notes the end of sending a request of head and body bytes.
+func (rs *reqState) timeSent(at int64, head, body int) {
 	rs.http.sendEnd = at
 	rs.http.h.SendingNS = max(at-rs.rec.SentNS, 0)
-	rs.http.h.DataSent = int64(n)
+	rs.http.h.DataSent = int64(head + body)
 	rs.http.h.ChunksSent = 1
+	rs.http.h.BodySent = int64(body)
+}
+
+// timeBody notes n bytes of the response body, delivered by the read of
+// time t.
+func (rs *reqState) timeBody(n int, t int64) {
+	b := &rs.http
+	if n == 0 {
+		return
+	}
+	b.bodyBytes += int64(n)
+	if b.bodyReads == 0 {
+		b.bodyFirst = t
+	}
+	if b.bodyReads == 0 || t != b.bodyLast {
+		b.bodyReads++
+		b.bodyLast = t
+	}
 }
 
 // timeDone completes the HTTP timing once the exchange is over.
@@ -147,5 +181,18 @@ func (rs *reqState) timeDone() {
 	h.WaitingNS = max(R.FirstByteNS-rs.http.sendEnd, 0)
 	if R.EndNS > R.FirstByteNS {
 		h.ReceivingNS = R.EndNS - R.FirstByteNS
+	}
+	b := &rs.http
+	h.BodyReceived = b.bodyBytes
+	switch {
+	case !R.Streamed:
+		// Not an event stream: aiohttp hands the body over whole once it
+		// is read (ClientResponse.read), one delivery at the end.
+		h.BodyChunksReceived = 1
+		h.BodyWaitingNS = max(R.EndNS-b.sendEnd, 0)
+	case b.bodyReads > 0:
+		h.BodyChunksReceived = b.bodyReads
+		h.BodyWaitingNS = max(b.bodyFirst-b.sendEnd, 0)
+		h.BodyReceivingNS = b.bodyLast - b.bodyFirst
 	}
 }

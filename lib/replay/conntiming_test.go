@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -285,6 +287,104 @@ func TestReuseOptions(t *testing.T) {
 		_, err := Run(context.Background(), st, tc.o)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
+		}
+	}
+}
+
+// countingConn counts the bytes read from a connection.
+type countingConn struct {
+	net.Conn
+	n atomic.Int64
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// TestBodyTiming: the record's body members are what the Python aiperf's
+// aiohttp trace sees. A server that sends its head at once and its first
+// event 30 ms later: body_waiting (aiperf's http_req_waiting) holds the
+// 30 ms, waiting_ns ends at the head; the body bytes are the request
+// body and the de-chunked response body, the connection's bytes are
+// everything written and read. An answer that is not streamed is one
+// delivery at its end.
+func TestBodyTiming(t *testing.T) {
+	const pause = 30 * time.Millisecond
+	const ev1 = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"
+	const ev2 = "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n"
+	const head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+	wire := fmt.Sprintf("%s%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n", head, len(ev1), ev1, len(ev2), ev2)
+	const json = `{"choices":[{"index":0,"message":{"content":"hi"}}],"usage":{"prompt_tokens":5,"completion_tokens":1}}`
+	jsonWire := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(json), json)
+
+	for _, streamed := range []bool{true, false} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got atomic.Int64 // request bytes the server read
+		go func() {
+			for {
+				nc, err := l.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer nc.Close()
+					cc := &countingConn{Conn: nc}
+					br := bufio.NewReader(cc)
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					got.Store(cc.n.Load() - int64(br.Buffered()))
+					if !streamed {
+						io.WriteString(nc, jsonWire)
+						io.Copy(io.Discard, br)
+						return
+					}
+					io.WriteString(nc, head)
+					time.Sleep(pause)
+					io.WriteString(nc, wire[len(head):len(head)+len(fmt.Sprintf("%x\r\n%s\r\n", len(ev1), ev1))])
+					time.Sleep(pause)
+					io.WriteString(nc, wire[len(head)+len(fmt.Sprintf("%x\r\n%s\r\n", len(ev1), ev1)):])
+					io.Copy(io.Discard, br)
+				}()
+			}
+		}()
+		body := chatBody("q", 3, true)
+		st := singleTurns(t, 1, 0, func(int) []byte { return body })
+		recs, _ := replayAll(t, context.Background(), st, Options{URL: "http://" + l.Addr().String(), Concurrency: 1})
+		l.Close()
+		if len(recs) != 1 || recs[0].Err != nil || recs[0].HTTP == nil {
+			t.Fatalf("streamed %v: %+v", streamed, recs)
+		}
+		r := &recs[0]
+		h := r.HTTP
+		if h.BodySent != int64(len(body)) || h.DataSent != got.Load() {
+			t.Errorf("streamed %v: body_sent %d, data_sent %d; want the body's %d and the %d bytes the server read", streamed, h.BodySent, h.DataSent, len(body), got.Load())
+		}
+		if !streamed {
+			if h.BodyReceived != int64(len(json)) || h.DataReceived != int64(len(jsonWire)) || h.BodyChunksReceived != 1 || h.BodyReceivingNS != 0 ||
+				h.BodyWaitingNS != r.EndNS-r.SentNS-h.SendingNS {
+				t.Errorf("not streamed: %+v; want one delivery of %d bytes at the end (%d on the wire)", h, len(json), len(jsonWire))
+			}
+			continue
+		}
+		if h.BodyReceived != int64(len(ev1+ev2)) || h.DataReceived != int64(len(wire)) {
+			t.Errorf("body_received %d, data_received %d; want the events' %d bytes and the %d on the wire", h.BodyReceived, h.DataReceived, len(ev1+ev2), len(wire))
+		}
+		if h.BodyWaitingNS < int64(pause) || h.WaitingNS > h.BodyWaitingNS || h.BodyChunksReceived < 1 || h.BodyChunksReceived > 2 {
+			t.Errorf("%+v: want body_waiting >= %v (the head came first), waiting_ns to the head, 1 or 2 deliveries", h, pause)
+		}
+		if h.BodyChunksReceived == 2 && h.BodyReceivingNS < int64(pause) {
+			t.Errorf("two deliveries %v apart, body_receiving %d", pause, h.BodyReceivingNS)
+		}
+		if end := r.SentNS + h.SendingNS + h.BodyWaitingNS + h.BodyReceivingNS; end > r.EndNS {
+			t.Errorf("the last body delivery (%d) is after the record's end (%d)", end, r.EndNS)
 		}
 	}
 }

@@ -366,7 +366,7 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 			return
 		}
 		if werr == nil { // a cut write sent less than this: no send timing
-			rs.timeSent(sent, len(hdr)+total)
+			rs.timeSent(sent, len(hdr), total)
 		}
 		var cancelAt int64
 		if cancel {
@@ -435,6 +435,7 @@ func (r *runner) exchange(rs *reqState, sess *session, seq int64) {
 // onBody takes a piece of a response body.
 func (rs *reqState) onBody(p []byte, t int64) error {
 	rs.t = t
+	rs.timeBody(len(p), t)
 	switch rs.mode {
 	case modeUndecided:
 		q := bytes.TrimLeft(p, " \t\r\n")

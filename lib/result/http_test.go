@@ -8,7 +8,8 @@ import (
 
 func sampleHTTP() *HTTP {
 	return &HTTP{Reused: false, BlockedNS: 410, DNSNS: 7, ConnectingNS: 120000, TLSNS: 90000, SendingNS: 5120,
-		WaitingNS: 80213, ReceivingNS: 1203011, DataSent: 1534, DataReceived: 20482, ChunksSent: 1, ChunksReceived: 33}
+		WaitingNS: 80213, ReceivingNS: 1203011, DataSent: 1534, DataReceived: 20482, ChunksSent: 1, ChunksReceived: 33,
+		BodySent: 1290, BodyReceived: 19110, BodyChunksReceived: 32, BodyWaitingNS: 30114520, BodyReceivingNS: 1173101}
 }
 
 func TestHTTPField(t *testing.T) {
@@ -16,7 +17,8 @@ func TestHTTPField(t *testing.T) {
 	line := string(Append(nil, &r))
 	want := `,"http":{"reused":false,"blocked_ns":410,"dns_lookup_ns":7,"connecting_ns":120000,"tls_handshaking_ns":90000,` +
 		`"sending_ns":5120,"waiting_ns":80213,"receiving_ns":1203011,"data_sent":1534,"data_received":20482,` +
-		`"chunks_sent":1,"chunks_received":33}}` + "\n"
+		`"chunks_sent":1,"chunks_received":33,"body_sent":1290,"body_received":19110,"body_chunks_received":32,` +
+		`"body_waiting_ns":30114520,"body_receiving_ns":1173101}}` + "\n"
 	if !strings.HasSuffix(line, want) {
 		t.Fatalf("got  %s\nwant suffix %s", line, want)
 	}
@@ -26,6 +28,13 @@ func TestHTTPField(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.HTTP, r.HTTP) {
 		t.Fatalf("round trip: %+v, want %+v", got.HTTP, r.HTTP)
+	}
+	// aiperf's start is before the connection's overhead.
+	if got.StartNS() != 10-410-7-120000 {
+		t.Errorf("StartNS %d, want SentNS less blocked, dns and connecting", got.StartNS())
+	}
+	if r := (Record{SentNS: 10}); r.StartNS() != 10 {
+		t.Errorf("StartNS without http: %d", r.StartNS())
 	}
 	// Lines written before the field, or with null, carry none.
 	for _, in := range []string{`{"v":1,"sent_unix_ns":10}`, `{"v":1,"http":null}`} {

@@ -45,7 +45,7 @@ func (o *connOptions) sweepSettings(m map[string]string) {
 }
 
 func showTraceTimingFlag(dst *bool) cli.Flag {
-	return &cli.BoolFlag{Name: "show-trace-timing", Usage: "print the http_req_* metrics (blocked, dns, connecting, TLS, sending, waiting, receiving, ...) as a console table of their own; the exports always hold them", Destination: dst}
+	return &cli.BoolFlag{Name: "show-trace-timing", Usage: "print the http_req_* metrics (aiperf's: blocked, dns, connecting, sending, waiting, receiving, ...) and ours (TLS, http_wire_*: the connection's view) as a console table of their own; the exports always hold them", Destination: dst}
 }
 
 // apply sets the replay options of the flags.
