@@ -20,7 +20,8 @@ type reply struct {
 	usage     result.Usage
 	hasUsage  bool
 	srvErr    *result.Error
-	done      bool // "data: [DONE]" seen
+	usageErr  string // the first usage count that is no count (endpoint_parse.go)
+	done      bool   // "data: [DONE]" seen
 	shape     chunkShape
 }
 
@@ -232,22 +233,22 @@ func (rp *reply) readUsage(v []byte) {
 	laxObject(v, 0, 1, func(k, v []byte) error {
 		switch string(k) {
 		case `"prompt_tokens"`, `"input_tokens"`:
-			u.PromptTokens, hasInput = uintOf(v), true
+			u.PromptTokens, hasInput = rp.countOf(k, v), true
 		case `"completion_tokens"`:
-			u.CompletionTokens = uintOf(v)
+			u.CompletionTokens = rp.countOf(k, v)
 		case `"output_tokens"`:
-			u.CompletionTokens, hasOutputKey = uintOf(v), true
+			u.CompletionTokens, hasOutputKey = rp.countOf(k, v), true
 		case `"total_tokens"`:
-			u.TotalTokens, hasTotal = uintOf(v), true
+			u.TotalTokens, hasTotal = rp.countOf(k, v), true
 		case `"cache_read_input_tokens"`:
-			if v[0] >= '0' && v[0] <= '9' {
-				u.CachedTokens, u.HasCached = uintOf(v), true
+			if string(v) != "null" {
+				u.CachedTokens, u.HasCached = rp.countOf(k, v), true
 			}
 		case `"completion_tokens_details"`, `"output_tokens_details"`:
 			if v[0] == '{' {
 				laxObject(v, 0, 2, func(k, v []byte) error {
 					if string(k) == `"reasoning_tokens"` {
-						u.ReasoningTokens = uintOf(v)
+						u.ReasoningTokens = rp.countOf(k, v)
 					}
 					return nil
 				})
@@ -257,8 +258,8 @@ func (rp *reply) readUsage(v []byte) {
 			// report the prompt tokens served from the prefix cache here.
 			if v[0] == '{' {
 				laxObject(v, 0, 2, func(k, v []byte) error {
-					if string(k) == `"cached_tokens"` && v[0] >= '0' && v[0] <= '9' {
-						u.CachedTokens, u.HasCached = uintOf(v), true
+					if string(k) == `"cached_tokens"` && string(v) != "null" {
+						u.CachedTokens, u.HasCached = rp.countOf(k, v), true
 					}
 					return nil
 				})
@@ -275,14 +276,6 @@ func (rp *reply) readUsage(v []byte) {
 		}
 	}
 	rp.usage, rp.hasUsage = u, true
-}
-
-func uintOf(v []byte) int64 {
-	x, ok := jsonx.ParseUint(v)
-	if !ok || x > 1<<62 {
-		return 0
-	}
-	return int64(x)
 }
 
 // readError takes an error member: an object {message, type, code} or a

@@ -1,5 +1,7 @@
 package replay
 
+import "github.com/aiperf/toolkit/lib/jsonx"
+
 // The answers of the endpoints beyond chat and completions, read by the
 // same single walk of a chunk (chunk.go) through the top-level members
 // chat and completions chunks do not have:
@@ -170,4 +172,23 @@ func (rp *reply) apply(ev *apiEvent, f *textFlags) {
 			f.reasoning = true
 		}
 	}
+}
+
+// countOf reads a usage member's token count: a non-negative integer, or
+// null for none. Anything else (a negative or fractional number, a string,
+// a count past 2^62) reads as 0 and is the reply's usageErr, the first
+// one: the answer's usage cannot be trusted, and its record says so
+// instead of counting 0 tokens.
+func (rp *reply) countOf(key, v []byte) int64 {
+	if string(v) == "null" {
+		return 0
+	}
+	x, ok := jsonx.ParseUint(v)
+	if !ok || x > 1<<62 {
+		if rp.usageErr == "" {
+			rp.usageErr = "usage member " + string(key) + " is not a token count: " + clip(v, 60)
+		}
+		return 0
+	}
+	return int64(x)
 }

@@ -93,22 +93,22 @@ func (rp *reply) strictUsage(v []byte) {
 	jsonx.Fields(v, 0, func(k, v []byte, _ int) error {
 		switch string(k) {
 		case `"prompt_tokens"`, `"input_tokens"`:
-			u.PromptTokens, in = uintOf(v), true
+			u.PromptTokens, in = rp.countOf(k, v), true
 		case `"completion_tokens"`:
-			u.CompletionTokens = uintOf(v)
+			u.CompletionTokens = rp.countOf(k, v)
 		case `"output_tokens"`:
-			u.CompletionTokens, out = uintOf(v), true
+			u.CompletionTokens, out = rp.countOf(k, v), true
 		case `"total_tokens"`:
-			u.TotalTokens, total = uintOf(v), true
+			u.TotalTokens, total = rp.countOf(k, v), true
 		case `"cache_read_input_tokens"`:
-			if v[0] >= '0' && v[0] <= '9' {
-				u.CachedTokens, u.HasCached = uintOf(v), true
+			if string(v) != "null" {
+				u.CachedTokens, u.HasCached = rp.countOf(k, v), true
 			}
 		case `"completion_tokens_details"`, `"output_tokens_details"`:
 			if v[0] == '{' {
 				jsonx.Fields(v, 0, func(k, v []byte, _ int) error {
 					if string(k) == `"reasoning_tokens"` {
-						u.ReasoningTokens = uintOf(v)
+						u.ReasoningTokens = rp.countOf(k, v)
 					}
 					return nil
 				})
@@ -116,8 +116,8 @@ func (rp *reply) strictUsage(v []byte) {
 		case `"prompt_tokens_details"`, `"input_tokens_details"`:
 			if v[0] == '{' {
 				jsonx.Fields(v, 0, func(k, v []byte, _ int) error {
-					if string(k) == `"cached_tokens"` && v[0] >= '0' && v[0] <= '9' {
-						u.CachedTokens, u.HasCached = uintOf(v), true
+					if string(k) == `"cached_tokens"` && string(v) != "null" {
+						u.CachedTokens, u.HasCached = rp.countOf(k, v), true
 					}
 					return nil
 				})

@@ -590,15 +590,33 @@ func (r *runner) finish(rs *reqState, h *head) {
 			R.ChunkOffsetsNS = append(R.ChunkOffsetsNS, R.EndNS-R.SentNS)
 		}
 	}
-	if e := rs.rp.srvErr; e != nil {
+	switch e := rs.rp.srvErr; {
+	case e != nil:
 		if e.Code == 0 {
 			e.Code = h.status
 		}
 		R.Err = e
-	} else if rs.parseErr != nil {
+	case rs.parseErr != nil:
 		rs.parseErr.Code = h.status
 		R.Err = rs.parseErr
+	case rs.rp.usageErr != "":
+		R.Err = &result.Error{Code: h.status, Type: "ResponseParseError", Message: rs.rp.usageErr}
+	case len(R.ChunkOffsetsNS) == 0:
+		// An answer without content (only a tool call, only event types
+		// the client does not read, only usage) is the Python aiperf's
+		// invalid record, an error: it is one here as well, so the run's
+		// count of failures and its exports agree.
+		e := noContent // its own: the record's error is redacted in place
+		R.Err = &e
 	}
+}
+
+// noContent is the error of an answer without content, aiperf's
+// InvalidInferenceResultError (it carries no code), in the words
+// lib/metrics gives records written before the replay said it.
+var noContent = result.Error{
+	Type:    "InvalidInferenceResultError",
+	Message: "Invalid inference result: no responses with actual content were received from the server",
 }
 
 // count sets the record's token counts: from the last usage the server
@@ -607,7 +625,7 @@ func (r *runner) finish(rs *reqState, h *head) {
 // text is taken for the placeholder some servers put on every chunk.
 func (r *runner) count(rs *reqState) {
 	R, rp := &rs.rec, &rs.rp
-	if rp.hasUsage {
+	if rp.hasUsage && rp.usageErr == "" {
 		rs.usage = rp.usage
 		R.Usage = &rs.usage
 		if rp.usage.CompletionTokens > 0 || len(rp.content)+len(rp.reasoning) == 0 {
