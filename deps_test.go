@@ -17,8 +17,9 @@ import (
 //     libraries and scripts never see a flag.
 //   - net/http is imported only by the stages that talk HTTP: lib/replay and
 //     lib/mock, lib/servermetrics (it scrapes /metrics), their command
-//     packages and binaries, and the replay benchmark's bare reference
-//     client (scripts/bench/replaybench).
+//     packages and binaries, the replay benchmark's bare reference client
+//     (scripts/bench/replaybench) and the memory check's hostile server
+//     (scripts/membound).
 //   - cmd/aiperf-<x> imports lib/cmd/base and exactly one lib/cmd/<x>cmd,
 //     and nothing else of the module.
 //   - Libraries (lib/..., outside lib/cmd) never import lib/cmd.
@@ -33,7 +34,7 @@ var httpAllowed = []string{
 	"lib/replay", "lib/mock", "lib/servermetrics",
 	"lib/cmd/replaycmd", "lib/cmd/mockcmd",
 	"cmd/aiperf-replay", "cmd/aiperf-mock",
-	"scripts/bench/replaybench",
+	"scripts/bench/replaybench", "scripts/membound",
 }
 
 // pkgInfo is a module package: its path relative to the module root, its

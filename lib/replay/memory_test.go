@@ -208,3 +208,59 @@ func TestStreamBounds(t *testing.T) {
 		}
 	}
 }
+
+// allocated returns the bytes f allocates (the heap's running total, so
+// deterministic for code that allocates on the calling goroutine alone).
+func allocated(f func()) uint64 {
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	f()
+	runtime.ReadMemStats(&b)
+	return b.TotalAlloc - a.TotalAlloc
+}
+
+// TestStreamAllocations: a stream without end, fed to its limit, allocates
+// at most about twice the limit on the way (its text's buffer doubles, and
+// its capacity never passes the limit), where append's growth by a quarter
+// allocated five times it, and held buffers past it: eight such streams at
+// once reached 1 GB of RSS against --max-response's 8 x 64 MiB
+// (scripts/membound/run.sh measures it). A non-streamed body of a declared
+// length is read into one buffer of that length.
+func TestStreamAllocations(t *testing.T) {
+	const limit = 8 * mib
+	event := []byte(`data: {"choices":[{"delta":{"content":"` + strings.Repeat("x", 16<<10) + `"}}]}` + "\n\n")
+	rs := newReqState()
+	var err error
+	n := allocated(func() {
+		rs.limit = limit
+		rs.sse.max = min(limit, maxSSELine)
+		rs.rp.reset()
+		rs.mode = modeSSE
+		rs.sse.reset()
+		for i := 0; err == nil && i < 4*limit/len(event); i++ {
+			err = rs.onBody(event, int64(i+1))
+		}
+	})
+	var big *errTooLarge
+	if !errors.As(err, &big) {
+		t.Fatalf("the stream ended with %v, want a too-large error", err)
+	}
+	if held := cap(rs.rp.content) + cap(rs.rp.reasoning) + 8*cap(rs.rec.ChunkOffsetsNS); held > limit {
+		t.Errorf("the stream's buffers hold %d bytes, above the limit %d", held, limit)
+	}
+	if n > 2*limit+limit/4 {
+		t.Errorf("the stream allocated %d MiB on the way to its %d MiB limit, want at most %d MiB", n/mib, limit/mib, (2*limit+limit/4)/mib)
+	}
+
+	body := bytes.Repeat([]byte("y"), 4*mib)
+	rs, err = newReqState(), nil
+	n = allocated(func() {
+		rs.limit, rs.mode, rs.declared = limit, modeJSON, int64(len(body))
+		for p := body; len(p) > 0 && err == nil; p = p[min(len(p), 32<<10):] {
+			err = rs.onBody(p[:min(len(p), 32<<10)], 1)
+		}
+	})
+	if err != nil || len(rs.body) != len(body) || n > uint64(len(body))+64<<10 {
+		t.Errorf("a %d MiB body of that Content-Length: %v, %d bytes allocated", len(body)/mib, err, n)
+	}
+}

@@ -440,7 +440,7 @@ func (rs *reqState) onBody(p []byte, t int64) error {
 	case modeUndecided:
 		q := bytes.TrimLeft(p, " \t\r\n")
 		if len(q) == 0 {
-			if len(rs.body)+len(p) > rs.limit {
+			if !reserve(&rs.body, len(p), rs.limit) {
 				return rs.bodyTooLarge(int64(len(rs.body) + len(p)))
 			}
 			rs.body = append(rs.body, p...)
@@ -456,7 +456,11 @@ func (rs *reqState) onBody(p []byte, t int64) error {
 		}
 		fallthrough
 	case modeJSON:
-		if len(rs.body)+len(p) > rs.limit {
+		need := len(p)
+		if rest := rs.declared - int64(len(rs.body)); rest > int64(need) && rest <= int64(rs.limit) {
+			need = int(rest) // the whole body at once: no growth
+		}
+		if !reserve(&rs.body, need, rs.limit) {
 			return rs.bodyTooLarge(int64(len(rs.body) + len(p)))
 		}
 		rs.body = append(rs.body, p...)
@@ -480,6 +484,27 @@ func (rs *reqState) onStream(p []byte) error {
 		rs.start = append(rs.start, p[:min(len(p), maxStart-len(rs.start))]...)
 	}
 	return rs.sse.feed(p, rs.emit)
+}
+
+// reserve makes room for n more bytes in *b within budget, the capacity
+// *b may reach, and reports whether it could. It grows *b to twice its
+// capacity (or what is needed, at most budget) by itself rather than by
+// append, whose growth of large slices by a quarter would leave four
+// times the final size in garbage on the way to it and a capacity past
+// the budget: what a response holds is its buffers' capacity, so that
+// --max-response bounds the memory and not only the bytes.
+func reserve(b *[]byte, n, budget int) bool {
+	if cap(*b)-len(*b) >= n {
+		return true
+	}
+	need := len(*b) + n
+	if need > budget {
+		return false
+	}
+	nb := make([]byte, len(*b), min(max(2*cap(*b), need, 4096), budget))
+	copy(nb, *b)
+	*b = nb
+	return true
 }
 
 func (rs *reqState) bodyTooLarge(n int64) error {
@@ -507,6 +532,14 @@ func (rs *reqState) onEvent(event, data []byte) error {
 			return nil
 		}
 	}
+	// The text a chunk adds is a part of its data: room for it is made
+	// before, within what the response may hold, so that the text's buffer
+	// never outgrows the limit (see reserve).
+	rp, times := &rs.rp, 8*cap(R.ChunkOffsetsNS)
+	if !reserve(&rp.content, len(data), rs.limit-cap(rp.reasoning)-times) ||
+		len(rp.reasoning) > 0 && !reserve(&rp.reasoning, len(data), rs.limit-cap(rp.content)-times) {
+		return rs.streamTooLarge()
+	}
 	c, rsn, err := rs.rp.chunk(data)
 	if err != nil {
 		if rs.parseErr == nil {
@@ -515,6 +548,13 @@ func (rs *reqState) onEvent(event, data []byte) error {
 		return nil
 	}
 	if c || rsn {
+		if o := R.ChunkOffsetsNS; len(o) == cap(o) {
+			n := max(2*cap(o), 64)
+			if cap(rs.rp.content)+cap(rs.rp.reasoning)+8*n > rs.limit {
+				return rs.streamTooLarge()
+			}
+			R.ChunkOffsetsNS = append(make([]int64, 0, n), o...)
+		}
 		R.ChunkOffsetsNS = append(R.ChunkOffsetsNS, rs.t-R.SentNS)
 		if R.FirstTokenNS == 0 {
 			R.FirstTokenNS = rs.t
@@ -522,7 +562,7 @@ func (rs *reqState) onEvent(event, data []byte) error {
 		if c && R.FirstOutputNS == 0 {
 			R.FirstOutputNS = rs.t
 		}
-		if n := len(R.ChunkOffsetsNS); n >= result.MaxChunks || len(rs.rp.content)+len(rs.rp.reasoning)+8*n > rs.limit {
+		if n := len(R.ChunkOffsetsNS); n >= result.MaxChunks || cap(rs.rp.content)+cap(rs.rp.reasoning)+8*cap(R.ChunkOffsetsNS) > rs.limit {
 			return rs.streamTooLarge()
 		}
 	}

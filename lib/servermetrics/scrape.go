@@ -61,6 +61,9 @@ func (o *Options) defaults() {
 	if o.Limits.MaxSeries <= 0 {
 		o.Limits.MaxSeries = d.MaxSeries
 	}
+	if o.Limits.MaxSamples <= 0 {
+		o.Limits.MaxSamples = d.MaxSamples
+	}
 	if o.Client == nil {
 		o.Client = &http.Client{Transport: &http.Transport{
 			Proxy:               nil,
@@ -85,6 +88,11 @@ type Collector struct {
 	wmu  sync.Mutex // JSONL
 	werr error
 	line []byte
+
+	// parseMu makes the targets' parses take turns: the parser holds a
+	// whole page's samples (see Limits.MaxSamples), and one page at a time
+	// bounds what the scrapes of many targets hold together.
+	parseMu sync.Mutex
 }
 
 // target is one scraped URL and what it served.
@@ -92,6 +100,7 @@ type target struct {
 	url   string      // as written out: without credentials (redact.URL)
 	fetch string      // as given: what is fetched
 	busy  atomic.Bool // a scrape is in flight: a tick that finds it so is skipped
+	body  []byte      // the last page's buffer, reused by the next (busy guards it)
 
 	mu        sync.Mutex
 	s         *series
@@ -200,12 +209,17 @@ const maxDuty = 0.2
 
 func (c *Collector) scrapeOne(ctx context.Context, t *target) {
 	start := c.o.Now()
-	body, ctype, err := fetch(ctx, c.o.Client, t.fetch, c.o.Timeout, c.o.Limits)
+	body, ctype, err := fetch(ctx, c.o.Client, t.fetch, c.o.Timeout, c.o.Limits, t.body)
+	t.body = body[:0]
 	lat := c.o.Now().Sub(start).Nanoseconds()
 	ts := start.UnixNano()
 	var p *Page
+	work := start.Add(time.Duration(lat)) // the parse's start, once its turn came
 	if err == nil {
+		c.parseMu.Lock()
+		work = c.o.Now()
 		p, err = Parse(body, ctype, c.o.Limits)
+		c.parseMu.Unlock()
 	}
 	t.mu.Lock()
 	t.fetches++
@@ -230,9 +244,9 @@ func (c *Collector) scrapeOne(ctx context.Context, t *target) {
 		}
 	}
 	end := c.o.Now()
-	work := end.Sub(start).Nanoseconds() - lat // parse and store
-	t.workNS = work
-	t.nextNS = end.UnixNano() + int64(float64(work)*(1/maxDuty-1))
+	w := end.Sub(work).Nanoseconds() // parse and store
+	t.workNS = w
+	t.nextNS = end.UnixNano() + int64(float64(w)*(1/maxDuty-1))
 	t.mu.Unlock()
 	if c.o.JSONL != nil {
 		c.writeLine(t, ts, lat, p, err)
@@ -257,8 +271,9 @@ func (c *Collector) writeLine(t *target, ts, lat int64, p *Page, err error) {
 	_, c.werr = c.o.JSONL.Write(c.line)
 }
 
-// fetch GETs one page: its body and Content-Type.
-func fetch(ctx context.Context, client *http.Client, u string, timeout time.Duration, lim Limits) ([]byte, string, error) {
+// fetch GETs one page: its body (read into buf when it has room) and
+// Content-Type.
+func fetch(ctx context.Context, client *http.Client, u string, timeout time.Duration, lim Limits, buf []byte) ([]byte, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -279,7 +294,7 @@ func fetch(ctx context.Context, client *http.Client, u string, timeout time.Dura
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return nil, "", fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, lim.MaxBody+1))
+	body, err := readBody(resp.Body, buf[:0], resp.ContentLength, lim.MaxBody+1)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 			return nil, "", fmt.Errorf("body not complete within %v", timeout)
@@ -290,6 +305,53 @@ func fetch(ctx context.Context, client *http.Client, u string, timeout time.Dura
 		return nil, "", fmt.Errorf("body larger than the limit of %d bytes", lim.MaxBody)
 	}
 	return body, resp.Header.Get("Content-Type"), nil
+}
+
+// readBody reads r into buf, at most most bytes: into one buffer of the
+// declared length when there is one, else one that doubles, once a read
+// into a small probe says more is coming (io.ReadAll's growth by a
+// quarter allocated about five times a big page).
+func readBody(r io.Reader, buf []byte, declared, most int64) ([]byte, error) {
+	m := int(most)
+	if declared > int64(cap(buf)) && declared < most {
+		buf = make([]byte, 0, declared+1) // +1: the read that finds the end
+	}
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) >= m {
+				return buf, nil
+			}
+			var probe [512]byte
+			n, err := r.Read(probe[:])
+			if n == 0 {
+				if err == io.EOF {
+					return buf, nil
+				}
+				if err != nil {
+					return buf, err
+				}
+				continue
+			}
+			nb := make([]byte, len(buf), min(max(2*cap(buf), 64<<10), m))
+			copy(nb, buf)
+			buf = append(nb, probe[:min(n, m-len(nb))]...)
+			if err == io.EOF {
+				return buf, nil
+			}
+			if err != nil {
+				return buf, err
+			}
+			continue
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), m)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // shortErr drops the URL net/http puts in front of its errors (the
@@ -310,7 +372,7 @@ func Probe(ctx context.Context, client *http.Client, u string, timeout time.Dura
 		o.defaults()
 		client = o.Client
 	}
-	body, ctype, err := fetch(ctx, client, u, timeout, DefaultLimits)
+	body, ctype, err := fetch(ctx, client, u, timeout, DefaultLimits, nil)
 	if err != nil {
 		return false
 	}
