@@ -69,9 +69,32 @@ func Write(w io.Writer, p Page, c *Collector) error {
 	win := chooseWindows(t0, t1)
 
 	writeHead(&b, title, "")
+	writeMeta(&b, p, s, t0, t1)
+	writeWarnings(&b, p.Warnings)
+	writePanels(&b, Panels(p.Console))
+	writeNotes(&b, p.Notes)
+
+	writeSummary(&b, s)
+	writeTexts(&b, p.Texts)
+	writeCharts(&b, "h2", c, s, win, t1)
+
+	b.WriteString("<h2>How the charts are drawn</h2>\n<p class=\"how\">")
+	writeHow(&b, win)
+	b.WriteString("</p>\n")
+	if p.Console != "" {
+		fmt.Fprintf(&b, "<details><summary>The summary as the console printed it</summary>\n<pre>%s</pre>\n</details>\n", esc(p.Console))
+	}
+	b.WriteString("</body>\n</html>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeMeta writes what the run was: its id, records, requests and span,
+// and the run info's server, schedule and store.
+func writeMeta(b *strings.Builder, p Page, s *metrics.Summary, t0, t1 int64) {
 	b.WriteString("<p class=\"meta\">")
 	if p.RunID != "" {
-		fmt.Fprintf(&b, "Run <code>%s</code>. ", esc(p.RunID))
+		fmt.Fprintf(b, "Run <code>%s</code>. ", esc(p.RunID))
 	}
 	if len(p.Sources) > 0 {
 		b.WriteString("Records: ")
@@ -79,15 +102,15 @@ func Write(w io.Writer, p Page, c *Collector) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "<code>%s</code>", esc(src))
+			fmt.Fprintf(b, "<code>%s</code>", esc(src))
 		}
 		b.WriteString(". ")
 	}
-	fmt.Fprintf(&b, "%s profiling requests (%s succeeded, %s failed", groupInt(s.Requests+s.ErrorRequests), groupInt(s.Requests), groupInt(s.ErrorRequests))
+	fmt.Fprintf(b, "%s profiling requests (%s succeeded, %s failed", groupInt(s.Requests+s.ErrorRequests), groupInt(s.Requests), groupInt(s.ErrorRequests))
 	if s.Warmup > 0 {
-		fmt.Fprintf(&b, "; %s warmup requests left out", groupInt(s.Warmup))
+		fmt.Fprintf(b, "; %s warmup requests left out", groupInt(s.Warmup))
 	}
-	fmt.Fprintf(&b, "), over %s s from the first send to the last end", fmtNum(float64(t1-t0)/1e9))
+	fmt.Fprintf(b, "), over %s s from the first send to the last end", fmtNum(float64(t1-t0)/1e9))
 	if !s.Streaming {
 		b.WriteString("; not streamed, so no TTFT or ITL")
 	}
@@ -95,40 +118,38 @@ func Write(w io.Writer, p Page, c *Collector) error {
 	if r := p.Run; r != nil {
 		b.WriteString("<p class=\"meta\">")
 		if r.Model != "" {
-			fmt.Fprintf(&b, "Model <code>%s</code>, ", esc(r.Model))
+			fmt.Fprintf(b, "Model <code>%s</code>, ", esc(r.Model))
 		}
-		fmt.Fprintf(&b, "server <code>%s%s</code>", esc(r.URL), esc(r.Path))
+		fmt.Fprintf(b, "server <code>%s%s</code>", esc(r.URL), esc(r.Path))
 		if r.Schedule != "" {
-			fmt.Fprintf(&b, ", schedule %s", esc(r.Schedule))
+			fmt.Fprintf(b, ", schedule %s", esc(r.Schedule))
 		}
 		if r.Offered != "" {
-			fmt.Fprintf(&b, " (%s)", esc(r.Offered))
+			fmt.Fprintf(b, " (%s)", esc(r.Offered))
 		}
 		if r.Shards > 0 {
-			fmt.Fprintf(&b, ", %d shards", r.Shards)
+			fmt.Fprintf(b, ", %d shards", r.Shards)
 		}
 		if r.Store.Path != "" {
 			sum := r.Store.SHA256
 			if len(sum) > 12 {
 				sum = sum[:12]
 			}
-			fmt.Fprintf(&b, "; store <code>%s</code> (sha256 %s…, %s records)", esc(r.Store.Path), esc(sum), groupInt(r.Store.Records))
+			fmt.Fprintf(b, "; store <code>%s</code> (sha256 %s…, %s records)", esc(r.Store.Path), esc(sum), groupInt(r.Store.Records))
 		}
 		if r.StartNS > 0 {
-			fmt.Fprintf(&b, "; started %s", time.Unix(0, r.StartNS).UTC().Format("2006-01-02 15:04:05.000 UTC"))
+			fmt.Fprintf(b, "; started %s", time.Unix(0, r.StartNS).UTC().Format("2006-01-02 15:04:05.000 UTC"))
 		}
 		if r.Tool != "" {
-			fmt.Fprintf(&b, "; records by %s", esc(r.Tool))
+			fmt.Fprintf(b, "; records by %s", esc(r.Tool))
 		}
 		b.WriteString(".</p>\n")
 	}
-	writeWarnings(&b, p.Warnings)
-	writePanels(&b, Panels(p.Console))
-	writeNotes(&b, p.Notes)
+}
 
-	writeSummary(&b, s)
-	writeTexts(&b, p.Texts)
-
+// writeCharts writes the charts of the requests c collected, in three
+// sections under headings of tag h (h2 on a run's page).
+func writeCharts(b *strings.Builder, h string, c *Collector, s *metrics.Summary, win windows, t1 int64) {
 	noStream := "no values: TTFT and ITL need streamed answers"
 	if s.Streaming {
 		noStream = "no values"
@@ -165,22 +186,17 @@ func Write(w io.Writer, p Page, c *Collector) error {
 		{lateChart.SVG(), esc("How late each request was sent against its schedule (sent − intended; the schedule's honesty: an open-loop client should keep it near 0); every request is a point, failed ones included; "+perWindow+". ") + esc(lateNote)},
 		{errorsOverTime(c, win).SVG(), esc(fmt.Sprintf("Failed requests per %s window by send time (the last window may be partial), one line per kind (error type and HTTP code), the %d most frequent apart.", win, errorKinds))},
 	}
-	writeSection(&b, "Latency over time", over)
-	writeSection(&b, "Distributions", distr)
-	writeSection(&b, "Load and the schedule", load)
+	writeSectionAt(b, h, "Latency over time", over)
+	writeSectionAt(b, h, "Distributions", distr)
+	writeSectionAt(b, h, "Load and the schedule", load)
+}
 
-	b.WriteString("<h2>How the charts are drawn</h2>\n<p class=\"how\">")
+// writeHow says how a run's charts are drawn.
+func writeHow(b *strings.Builder, win windows) {
 	b.WriteString(esc(fmt.Sprintf("Times are seconds since the run's first send. Windows are %s long (1, 2 or 5 times a power of ten seconds, at most %d over the run). "+
 		"Point clouds are binned: the plot area is cut into 2×2-pixel cells and each cell holding a request is drawn once, shaded by its count on a logarithmic scale of the fullest cell's, so a million requests show their density and a lone outlier still shows. "+
 		"Percentiles are numpy's linear method, by the same code as the table. A CDF of up to %s values is drawn as exact steps, a larger one through its quantiles at every 0.1 %% and 99.91 %% to 99.99 %%. "+
 		"An axis whose largest value lies beyond 1.5 × p99.9 is cut at 1.2 × p99.9 and says how many values it drew on its edge.", win, maxWindows, groupInt(exactCDF))))
-	b.WriteString("</p>\n")
-	if p.Console != "" {
-		fmt.Fprintf(&b, "<details><summary>The summary as the console printed it</summary>\n<pre>%s</pre>\n</details>\n", esc(p.Console))
-	}
-	b.WriteString("</body>\n</html>\n")
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // writeHead writes a page's start, up to its h1: the page frame every
@@ -199,8 +215,11 @@ func writeHead(b *strings.Builder, title, css string) {
 }
 
 // writeSection writes a heading and its charts, each with its caption.
-func writeSection(b *strings.Builder, h string, figs []figure) {
-	fmt.Fprintf(b, "<h2>%s</h2>\n<div class=\"charts\">\n", esc(h))
+func writeSection(b *strings.Builder, h string, figs []figure) { writeSectionAt(b, "h2", h, figs) }
+
+// writeSectionAt is writeSection under a heading of tag (h2, h3).
+func writeSectionAt(b *strings.Builder, tag, h string, figs []figure) {
+	fmt.Fprintf(b, "<%s>%s</%s>\n<div class=\"charts\">\n", tag, esc(h), tag)
 	for _, f := range figs {
 		b.WriteString("<figure>\n")
 		b.Write(f.svg)
@@ -222,8 +241,13 @@ func span(c *Collector) (t0, t1 int64) {
 }
 
 func writeSummary(b *strings.Builder, s *metrics.Summary) {
-	cols, rows := metrics.ConsoleTable(s)
 	b.WriteString("<h2>Summary</h2>\n")
+	writeSummaryTable(b, s)
+}
+
+// writeSummaryTable writes the summary table and the error summary.
+func writeSummaryTable(b *strings.Builder, s *metrics.Summary) {
+	cols, rows := metrics.ConsoleTable(s)
 	if len(rows) == 0 {
 		b.WriteString("<p>No metrics: no profiling request.</p>\n")
 	} else {

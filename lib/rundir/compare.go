@@ -213,35 +213,10 @@ func ParseGates(specs []string) ([]compare.Gate, error) {
 func CompareWarnings(old, new *Side) []string {
 	var out []string
 	diff := func(what string, a, b *result.RunInfo, ignore ...string) {
-		ignore = append(ignore, OutputSettings...)
-		if same, known := a.SameStore(b); known && !same {
-			out = append(out, fmt.Sprintf("%s replayed different stores (%s, sha256 %s; %s, sha256 %s)",
-				what, ShowPath(a.Store.Path), ShortSum(a.Store.SHA256), ShowPath(b.Store.Path), ShortSum(b.Store.SHA256)))
-		}
-		d := slices.DeleteFunc(a.Diff(b, ignore...), func(s string) bool {
-			return slices.Contains(ignore, "url") && strings.HasPrefix(s, "url: ")
-		})
-		if len(d) > 0 {
-			out = append(out, fmt.Sprintf("%s ran with different settings (%s)", what, strings.Join(d, "; ")))
-		}
+		out = append(out, runDiff(what, a, b, ignore...)...)
 	}
 	for _, s := range []*Side{old, new} {
-		for _, w := range s.Warnings {
-			out = append(out, s.Name+": "+w)
-		}
-		ends, _ := EndWarnings(s.Trials, s.Runs, Ends(s.Trials, s.Runs), false)
-		for _, w := range ends {
-			out = append(out, s.Name+": "+w)
-		}
-		for i, r := range s.Runs {
-			if r == nil {
-				out = append(out, fmt.Sprintf("%s: %s has no run info (written before records carried it): its store and settings are not checked", s.Name, DisplayName(s.Trials[i])))
-				continue
-			}
-			if i > 0 && s.Runs[0] != nil {
-				diff(fmt.Sprintf("the %s trials %s and %s", s.Name, DisplayName(s.Trials[0]), DisplayName(s.Trials[i])), s.Runs[0], r)
-			}
-		}
+		out = append(out, s.TrialsWarnings()...)
 	}
 	if a, b := old.Runs[0], new.Runs[0]; a != nil && b != nil {
 		diff("old and new", a, b, "url")
@@ -252,6 +227,48 @@ func CompareWarnings(old, new *Side) []string {
 				out = append(out, fmt.Sprintf("old and new both hold run %s: a run against itself shows no change", a.ID))
 				return out
 			}
+		}
+	}
+	return out
+}
+
+// runDiff says where runs a and b differ in store or settings (but the
+// settings ignore and OutputSettings); what names them.
+func runDiff(what string, a, b *result.RunInfo, ignore ...string) []string {
+	var out []string
+	ignore = append(ignore, OutputSettings...)
+	if same, known := a.SameStore(b); known && !same {
+		out = append(out, fmt.Sprintf("%s replayed different stores (%s, sha256 %s; %s, sha256 %s)",
+			what, ShowPath(a.Store.Path), ShortSum(a.Store.SHA256), ShowPath(b.Store.Path), ShortSum(b.Store.SHA256)))
+	}
+	d := slices.DeleteFunc(a.Diff(b, ignore...), func(s string) bool {
+		return slices.Contains(ignore, "url") && strings.HasPrefix(s, "url: ")
+	})
+	if len(d) > 0 {
+		out = append(out, fmt.Sprintf("%s ran with different settings (%s)", what, strings.Join(d, "; ")))
+	}
+	return out
+}
+
+// TrialsWarnings say what the side's trials folders left out or doubt,
+// the trials' end lines, and where its trials differ in store or settings
+// from its first; each is led by the side's name.
+func (s *Side) TrialsWarnings() []string {
+	var out []string
+	for _, w := range s.Warnings {
+		out = append(out, s.Name+": "+w)
+	}
+	ends, _ := EndWarnings(s.Trials, s.Runs, Ends(s.Trials, s.Runs), false)
+	for _, w := range ends {
+		out = append(out, s.Name+": "+w)
+	}
+	for i, r := range s.Runs {
+		if r == nil {
+			out = append(out, fmt.Sprintf("%s: %s has no run info (written before records carried it): its store and settings are not checked", s.Name, DisplayName(s.Trials[i])))
+			continue
+		}
+		if i > 0 && s.Runs[0] != nil {
+			out = append(out, runDiff(fmt.Sprintf("the %s trials %s and %s", s.Name, DisplayName(s.Trials[0]), DisplayName(s.Trials[i])), s.Runs[0], r)...)
 		}
 	}
 	return out

@@ -291,3 +291,74 @@ func unlistedTrials(dir string, listed []string) []string {
 	}
 	return out
 }
+
+// IsTrialsDir reports whether arg is a trials folder (--trials N -o DIR):
+// a folder without a results file of its own that holds a trials.json or
+// trial-K folders.
+func IsTrialsDir(arg string) bool {
+	if !isDir(arg) {
+		return false
+	}
+	if _, ok := Results(arg); ok {
+		return false
+	}
+	if _, err := os.Stat(filepath.Join(arg, TrialsFile)); err == nil {
+		return true
+	}
+	ds, _ := TrialDirs(arg)
+	return len(ds) > 0
+}
+
+// LoadTrials reads the trials folder dir as compare reads a side (LoadSide):
+// the results of the trials its trials.json lists, each a whole run,
+// once. level is trials.json's confidence level (0.95 without one). Close
+// the side when done.
+func LoadTrials(dir string) (s *Side, level float64, err error) {
+	s, err = LoadSide(dir, []string{dir})
+	if err != nil {
+		return nil, 0, err
+	}
+	level = 0.95
+	if b, err := os.ReadFile(filepath.Join(dir, TrialsFile)); err == nil {
+		var ts struct {
+			Level float64 `json:"confidence_level"`
+		}
+		if json.Unmarshal(b, &ts) == nil && ts.Level > 0 && ts.Level < 1 {
+			level = ts.Level
+		}
+	}
+	return s, level, nil
+}
+
+// ByTrial is f's value in each of the trials dirs (TrialsSummary.Dirs),
+// NaN in those it names missing.
+func (f TrialFigure) ByTrial(dirs []string) []float64 {
+	out := make([]float64, len(dirs))
+	k := 0
+	for i, d := range dirs {
+		if slices.Contains(f.MissingIn, d) || k >= len(f.Values) {
+			out[i] = math.NaN()
+			continue
+		}
+		out[i] = f.Values[k]
+		k++
+	}
+	return out
+}
+
+// AggregateCooldown is the pause between trials that dir's aggregate
+// (AggregateJSON) records, 0 without one: a report rewriting the
+// aggregate keeps what the run said.
+func AggregateCooldown(dir string) float64 {
+	b, err := os.ReadFile(filepath.Join(dir, AggregateDir, AggregateJSON))
+	if err != nil {
+		return 0
+	}
+	var a struct {
+		Metadata struct {
+			Cooldown float64 `json:"cooldown_seconds"`
+		} `json:"metadata"`
+	}
+	json.Unmarshal(b, &a) // a damaged one reads as no pause
+	return a.Metadata.Cooldown
+}

@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -102,6 +103,10 @@ func TestTrialWithoutSuccess(t *testing.T) {
 	if err := WriteTrialsTable(&b, ts); err != nil {
 		t.Fatal(err)
 	}
+	// the page's columns: a value a trial, trial-2's missing
+	if v := lat.ByTrial(ts.Dirs); len(v) != 3 || v[0] != 20 || !math.IsNaN(v[1]) || v[2] != 40 {
+		t.Errorf("request_latency avg by trial: %v, want [20 NaN 40]", v)
+	}
 	if !strings.Contains(b.String(), "note: request_latency p50, request_latency p99, request_latency avg: over 2 of 3 trials (trial-2 had no value: no request succeeded there, or none had the metric)\n") {
 		t.Errorf("table:\n%s\nwant a note naming trial-2", b.String())
 	}
@@ -132,5 +137,26 @@ func TestWriteTrialsTable(t *testing.T) {
 	}
 	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), `"confidence_level": 0.9`) {
 		t.Errorf("trials.json: %s, %v", b, err)
+	}
+}
+
+// TestIsTrialsDir: report reads a folder across its trials when it holds
+// a trials.json or trial-K folders and no results of its own; a run
+// folder, a file and a folder of neither are not.
+func TestIsTrialsDir(t *testing.T) {
+	dir := t.TempDir()
+	writeResults(t, dir, "trials/trial-1", 10)
+	writeResults(t, dir, "run", 10)
+	listed := filepath.Join(dir, "listed")
+	if err := os.MkdirAll(listed, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(listed, TrialsFile), []byte(`{"trials":0,"trial_dirs":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"trials": true, "listed": true, "run": false, "run/results.jsonl": false, "trials/trial-1": false, ".": false, "none": false} {
+		if got := IsTrialsDir(filepath.Join(dir, name)); got != want {
+			t.Errorf("IsTrialsDir(%s) = %v, want %v", name, got, want)
+		}
 	}
 }

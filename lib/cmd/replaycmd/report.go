@@ -40,6 +40,8 @@ func reportCommand() *cli.Command {
 			"shards' schedule starts (each shard's first send less its offset in the schedule), with a warning past 10 ms. A run's directory (-o DIR) stands for its results.jsonl (records.jsonl in runs before 2026-12), and brings its\n" +
 			"server_metrics_export.jsonl: the server summary as the run printed it (and with -o, the server-metrics exports;\n" +
 			"shards' scrapes are joined by target, one shard's taken where several scraped the same).\n\n" +
+			"A trials folder (--trials N -o DIR) is read alone: the table across its trials, as the run printed it, from\n" +
+			"each trial's own figures; -o is the folder itself (trials.json and the aggregate rewritten), --html its trials page.\n\n" +
 			"--html FILE also writes the report as one self-contained HTML page (no script, nothing loaded from\n" +
 			"elsewhere): the summary table, latencies over time with per-window p50/p99, their CDFs, output tokens/s,\n" +
 			"requests in flight, send lateness and errors over time. Point clouds are binned to pixel cells, so a page\n" +
@@ -53,7 +55,7 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained HTML page to `FILE` (summary, latencies over time, CDFs, load, lateness, errors)", Destination: &ro.html},
 			showTraceTimingFlag(&ro.showTrace),
 		},
-		Action: func(c *cli.Context) error { return runReport(c, ro) },
+		Action: func(c *cli.Context) error { return reportAction(c, ro) }, // trialsreport.go
 	}
 }
 

@@ -34,7 +34,8 @@ func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, 
 	if err != nil {
 		return err
 	}
-	w := c.App.ErrWriter
+	w, restore := tapTrials(c, o)
+	defer restore()
 	claim, err := claimTrials(w, o)
 	if err != nil {
 		return err
@@ -50,6 +51,7 @@ func runTrials(c *cli.Context, o *options, st *store.Reader, ro replay.Options, 
 		}
 		to := *o
 		to.out, to.nested = rundir.TrialDir(o.out, k), true
+		to.html = "" // the trials page, written at the end, holds every trial's
 		if !o.quiet {
 			fmt.Fprintf(w, "aiperf-replay: trial %d of %d into %s/\n", k, o.trials, to.out)
 		}
@@ -89,8 +91,6 @@ func checkTrialFlags(o *options) error {
 		return base.UsageError("--confidence-level %v: want a level between 0 and 1 (0.95 for 95%%)", o.confidence)
 	case o.shard != "" || o.startAt != "":
 		return base.UsageError("--trials: not with --shard or --start-at (a sharded replay's trials would need one start per trial)")
-	case o.html != "": // it was the last trial's page, said nowhere (fresh-user finding)
-		return base.UsageError("--trials: not with --html (each trial is a run directory: aiperf-replay report --html FILE DIR/trial-K writes one trial's page; the trials' figures side by side are DIR/trials.json, and compare takes DIR as a side)")
 	}
 	return nil
 }
@@ -163,9 +163,18 @@ func writeTrials(w io.Writer, o *options, files []string, goodput metrics.Goodpu
 	if err := writeAggregate(o, files); err != nil {
 		return err
 	}
+	if o.html != "" {
+		if err := trialsRunHTML(o.html, o.out, ts, goodput, w); err != nil {
+			return err
+		}
+	}
 	if !o.quiet {
 		rundir.WriteTrialsTable(w, ts)
-		fmt.Fprintf(w, "aiperf-replay: %d trials; the summary across them is in %s\n", ts.Trials, path)
+		page := ""
+		if o.html != "" {
+			page = ", the page of the trials in " + o.html
+		}
+		fmt.Fprintf(w, "aiperf-replay: %d trials; the summary across them is in %s%s\n", ts.Trials, path, page)
 	}
 	return nil
 }
@@ -180,15 +189,21 @@ func writeAggregate(o *options, files []string) error {
 		dirs[i] = filepath.Dir(f)
 	}
 	pause, _ := duration("--trial-pause", o.trialPause)
-	a, err := rundir.SummarizeAggregate(dirs, o.confidence, pause.Seconds(), "aiperf-replay "+base.Version)
+	return writeAggregateOf(o.out, dirs, o.confidence, pause.Seconds())
+}
+
+// writeAggregateOf writes out's aggregate over the trial folders dirs, or
+// removes an earlier one when fewer than two completed a request.
+func writeAggregateOf(out string, dirs []string, level, pause float64) error {
+	a, err := rundir.SummarizeAggregate(dirs, level, pause, "aiperf-replay "+base.Version)
 	if err != nil {
 		return err
 	}
 	if a != nil {
-		return rundir.WriteAggregate(o.out, a)
+		return rundir.WriteAggregate(out, a)
 	}
 	for _, name := range []string{rundir.AggregateJSON, rundir.AggregateCSV} {
-		if err := os.Remove(filepath.Join(o.out, rundir.AggregateDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(filepath.Join(out, rundir.AggregateDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
