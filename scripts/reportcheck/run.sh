@@ -9,7 +9,7 @@
 # "warning:" lines, the summary's boxed panels) is not visible above the page's summary. The pages,
 # the console output and the PNGs stay in $REPORT_CHECK_DIR (default bin/report-check). Then a run
 # made to print warning panels (replies shorter than asked: --extra max_tokens=3 against records
-# asking 10; every token at once: --itl 0), and the page of a sweep (aiperf-replay sweep --html)
+# asking 10; every token at once: --itl 0), the page of two trials of it (--trials --html), and the page of a sweep (aiperf-replay sweep --html)
 # against a mock of known capacity (--slots, --token-rate), on a store of 40 short requests. Stops
 # only the mocks it started, by pid.
 set -euo pipefail
@@ -81,6 +81,10 @@ url=$(cat "$OUT/warnmock.url")
 [ -n "$url" ] || { echo "aiperf-mock did not start:"; cat "$OUT/warnmock.log"; exit 2; }
 "$BIN/aiperf-replay" --url "$url" --request-count 200 -o "$OUT/warnrun" --html "$OUT/warn.html" "$OUT/short.aipk" \
 	> "$OUT/warn.out" 2> "$OUT/warn.err"
+# and the page of two trials of it (--trials --html): the table across the trials at the top, each
+# trial's warning panels in its section, its charts collapsed (so they are not checked)
+"$BIN/aiperf-replay" --url "$url" --request-count 100 --trials 2 -o "$OUT/trials" --html "$OUT/trials.html" "$OUT/short.aipk" \
+	> "$OUT/trials.out" 2> "$OUT/trials.err"
 kill "$mockpid" 2>/dev/null; wait "$mockpid" 2>/dev/null || true
 mockpid=
 panels=$(cat "$OUT/warn.out" "$OUT/warn.err" | grep -c "^╭" || true)
@@ -88,6 +92,8 @@ echo "warning panels the run printed: $panels"
 [ "$panels" -gt 0 ] || { echo "make report-check: the run meant to print a warning panel printed none"; exit 2; }
 # (its charts are not checked: a mock with no ITL leaves the ITL and lateness charts on their axes)
 CHARTS=0 shoot warn "$OUT/warn.out" "$OUT/warn.err"
+grep -q '<h2>Across 2 trials</h2>' "$OUT/trials.html" || { echo "make report-check: the trials page has no table across the trials"; exit 1; }
+CHARTS=0 shoot trials "$OUT/trials.out" "$OUT/trials.err"
 
 # The sweep's page: 4 slots of 200 tokens/s, TTFT 5 ms, 10-token replies (55 ms a slot: about
 # 73 requests/s flat out), an SLO of TTFT 100 ms.
