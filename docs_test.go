@@ -198,3 +198,94 @@ func TestDocsCheckCatches(t *testing.T) {
 		}
 	}
 }
+
+// readmeMaxLines keeps the README a guide: the reference of each binary
+// is its page in docs/, the benchmarks' figures docs/bench.md.
+const readmeMaxLines = 800
+
+func TestReadmeIsAGuide(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > readmeMaxLines {
+		t.Errorf("README.md has %d lines, more than %d: move reference text to docs/", n, readmeMaxLines)
+	}
+}
+
+// mdLink is an inline Markdown link or image: [text](target) or
+// [text](target "title").
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+
+// TestDocsLinksResolve: every relative link in README.md and docs/*.md
+// names a file or folder that exists (anchors are not checked).
+func TestDocsLinksResolve(t *testing.T) {
+	pages, _ := filepath.Glob("docs/*.md")
+	for _, page := range append([]string{"README.md"}, pages...) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, target := range markdownLinks(string(b)) {
+			if why := checkLink(page, target); why != "" {
+				t.Errorf("%s: link %d (%s): %s", page, i+1, target, why)
+			}
+		}
+	}
+}
+
+// markdownLinks returns the targets of the inline links outside code
+// (fenced blocks and backticked spans).
+func markdownLinks(text string) []string {
+	var out []string
+	fence := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fence = !fence
+			continue
+		}
+		if fence {
+			continue
+		}
+		parts := strings.Split(line, "`")
+		for i := 0; i < len(parts); i += 2 {
+			for _, m := range mdLink.FindAllStringSubmatch(parts[i], -1) {
+				out = append(out, m[1])
+			}
+		}
+	}
+	return out
+}
+
+// checkLink says what is wrong with a link's target, relative to the page
+// it is on; absolute URLs and bare anchors are not checked.
+func checkLink(page, target string) string {
+	if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") || strings.HasPrefix(target, "#") {
+		return ""
+	}
+	name, _, _ := strings.Cut(target, "#")
+	if strings.HasPrefix(name, "/") {
+		return "an absolute path: links are relative to the page"
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(page), filepath.FromSlash(name))); err != nil {
+		return "no such file or folder"
+	}
+	return ""
+}
+
+func TestDocsLinkCheckCatches(t *testing.T) {
+	got := markdownLinks("see [a](docs/a.md#x) and `[b](no.md)`, [c](https://x/y) ![i](img.png \"t\")\n```\n[d](fenced.md)\n```\n")
+	if strings.Join(got, " ") != "docs/a.md#x https://x/y img.png" {
+		t.Errorf("links: %q", got)
+	}
+	for _, c := range []struct{ page, target string }{{"README.md", "docs/nosuch.md"}, {"docs/pack.md", "pack.md/../nosuch.md"}, {"docs/pack.md", "docs/pack.md"}, {"README.md", "/etc/passwd"}} {
+		if checkLink(c.page, c.target) == "" {
+			t.Errorf("%s -> %s passed the check", c.page, c.target)
+		}
+	}
+	for _, c := range []struct{ page, target string }{{"README.md", "docs/pack.md#endpoints"}, {"docs/pack.md", "../README.md"}, {"docs/pack.md", "bench.md"}, {"README.md", "#exit-codes"}, {"README.md", "https://example.com/nosuch"}} {
+		if why := checkLink(c.page, c.target); why != "" {
+			t.Errorf("%s -> %s: %s", c.page, c.target, why)
+		}
+	}
+}
