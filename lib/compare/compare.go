@@ -93,7 +93,7 @@ type Side struct {
 
 // DefaultMinChange is aiperf-replay compare's --min-change, in percent:
 // the practical threshold below which a change is "~" however small its
-// p-value. Its ground (README, "compare"; scripts/bench/compare-aa.sh): A/A
+// p-value. Its ground (docs/replay.md, "compare"; scripts/bench/compare-aa.sh): A/A
 // pairs of ordinary runs on a quiet machine differ significantly by 0.1 to
 // 0.5 % (TTFT p50 -0.13 %, p=0.005), so 5 % is ten times that. On this
 // shared 2-core machine at load 10-19, ten A/A pairs of 200 requests

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compare-aa.sh: the run-to-run spread of ordinary runs, the figure compare's --min-change default
-# is chosen from (README "compare"). PAIRS (default 10) A/A pairs: two runs of one setting, one
+# is chosen from (docs/replay.md, "compare"). PAIRS (default 10) A/A pairs: two runs of one setting, one
 # after the other, of the shipped Mooncake sample's first 200 requests at 10 a second (constant
 # arrivals; RUN_FLAGS replaces these flags) against one aiperf-mock (make demo's: --ttft 20ms
 # --itl 0.5ms), each pair compared with

@@ -7,7 +7,7 @@
 #      client's, one request at a time against aiperf-mock --ttft 20ms --itl 1ms
 #   4. RSS of aiperf-replay over RSS_REQUESTS requests (default 1,000,000), sampled every 10 s
 #
-# Method of 1 (the same for both clients; README "Benchmarks" says the same):
+# Method of 1 (the same for both clients; docs/bench.md "Replay" says the same):
 #   - server: SERVER=bare (default) is `replaybench serve`, a net/http server that reads each body and
 #     answers with the same bytes every time: the stream aiperf-mock --fast sent for the first body
 #     (captured at setup), written as the mock writes it (headers flushed, one write and flush per
