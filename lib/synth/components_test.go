@@ -2,6 +2,7 @@ package synth
 
 import (
 	"encoding/json"
+	"github.com/aiperf/toolkit/lib/internal/fixture"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,6 +119,7 @@ func baseJSON(t *testing.T, base string) map[string]json.RawMessage {
 }
 
 func TestComponentsExactOrRefused(t *testing.T) {
+	fixture.SkipChecked(t, raceEnabled)
 	text, err := CorpusText()
 	if err != nil {
 		t.Fatal(err)

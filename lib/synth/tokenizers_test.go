@@ -55,6 +55,7 @@ func loadTokenizer(t testing.TB, name string) *tokenizer.Tokenizer {
 // synthetic tokenizers that synthesis accepts; plus plain prompts of a few
 // lengths.
 func TestExactLengthTokenizers(t *testing.T) {
+	fixture.SkipChecked(t, raceEnabled)
 	names := append([]string{"gpt2"}, realTokenizers...)
 	names = append(names, "synthetic/bl-prefix", "synthetic/sp-first", "synthetic/sp-metaspace", "synthetic/sp-prepend",
 		"synthetic/bl-onig", "synthetic/bl-split-prefix", "synthetic/bl-punct-contiguous")
