@@ -2,14 +2,9 @@ package replay
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
-	"fmt"
 	"net"
-	"net/netip"
-	"strings"
-	"time"
 
+	"github.com/aiperf/toolkit/lib/replay/transport"
 	"github.com/aiperf/toolkit/lib/result"
 )
 
@@ -46,10 +41,11 @@ import (
 // when the last idle one is taken): this request did not wait for its
 // dial, as aiohttp reports a pooled connection.
 
-// dialTimes are the phases of opening one connection, in ns.
-type dialTimes struct {
-	dns, connect, tls int64 // connect: TCP alone
-}
+// dialTimes are the phases of opening one connection (lib/replay/transport):
+// dns is the name dialed (the proxy's, through one), connect the TCP or
+// unix connect plus a proxy's CONNECT exchange, tls the handshake with the
+// target, so that a proxied connection is timed as a direct one is.
+type dialTimes = transport.Times
 
 // rsHTTP is a request's HTTP timing in progress.
 type rsHTTP struct {
@@ -61,65 +57,14 @@ type rsHTTP struct {
 	bodyReads, bodyFirst, bodyLast, bodyBytes int64
 }
 
-// open resolves, connects and, on https, shakes hands, timing each phase.
-// The dial timeout bounds the whole.
+// open opens a connection for the pool, timing each phase. The dial
+// timeout bounds the whole.
 func (p *pool) open(ctx context.Context) (net.Conn, dialTimes, error) {
-	var dt dialTimes
-	dctx, cancel := context.WithTimeout(ctx, p.dialer.Timeout)
-	defer cancel()
-	dialTCP := p.dialTCP
-	if dialTCP == nil {
-		dialTCP = p.dialer.DialContext
+	nc, dt, err := p.dialer.Dial(ctx)
+	if err == nil {
+		p.dials.Add(1)
 	}
-	host, port, err := net.SplitHostPort(p.ep.addr)
-	if err != nil {
-		return nil, dt, err
-	}
-	addrs := []string{p.ep.addr}
-	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err != nil {
-		t := time.Now()
-		ips, err := net.DefaultResolver.LookupNetIP(dctx, "ip", host)
-		dt.dns = int64(time.Since(t))
-		if err != nil {
-			return nil, dt, err
-		}
-		addrs = addrs[:0]
-		for _, ip := range ips {
-			addrs = append(addrs, net.JoinHostPort(ip.Unmap().String(), port))
-		}
-	}
-	t := time.Now()
-	var nc net.Conn
-	for _, a := range addrs {
-		if nc, err = dialTCP(dctx, "tcp", a); err == nil {
-			break
-		}
-	}
-	dt.connect = int64(time.Since(t))
-	if err != nil {
-		if ctx.Err() == nil && errors.Is(dctx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("dial %s: no connection within %v", p.ep.addr, p.dialer.Timeout)
-		}
-		return nil, dt, err
-	}
-	p.dials.Add(1)
-	if p.ep.tls == nil {
-		return nc, dt, nil
-	}
-	// The handshake is part of the dial, under the same timeout: a server
-	// that accepts and never answers must not hang the run.
-	t = time.Now()
-	tc := tls.Client(underTLS(nc), p.ep.tls)
-	err = tc.HandshakeContext(dctx)
-	dt.tls = int64(time.Since(t))
-	if err != nil {
-		if ctx.Err() == nil && errors.Is(dctx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("TLS handshake: no answer within %v", p.dialer.Timeout)
-		}
-		nc.Close()
-		return nil, dt, err
-	}
-	return tc, dt, nil
+	return nc, dt, err
 }
 
 // timeConn starts the request's HTTP timing: c came from the pool
@@ -130,9 +75,9 @@ func (rs *reqState) timeConn(c *conn, reused bool, asked, sent int64) {
 	h := &rs.http.h
 	h.Reused = reused
 	if !reused {
-		h.DNSNS = c.dialed.dns
-		h.ConnectingNS = c.dialed.connect + c.dialed.tls
-		h.TLSNS = c.dialed.tls
+		h.DNSNS = c.dialed.DNS
+		h.ConnectingNS = c.dialed.Connect + c.dialed.TLS
+		h.TLSNS = c.dialed.TLS
 	}
 	h.BlockedNS = max(sent-asked-h.DNSNS-h.ConnectingNS, 0)
 	rs.rec.HTTP = h

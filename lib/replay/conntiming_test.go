@@ -117,16 +117,16 @@ func TestDialTimes(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := newPool(ep, 5*time.Second)
-		p.dialTCP = slowDial(dConn)
+		p.dialer.DialTCP = slowDial(dConn)
 		c, reused, err := p.get(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if reused || c.dialed.connect < int64(dConn) || c.dialed.tls < int64(dTLS) {
+		if reused || c.dialed.Connect < int64(dConn) || c.dialed.TLS < int64(dTLS) {
 			t.Errorf("%s: reused %v, %+v: want connect >= %v, tls >= %v", u, reused, c.dialed, dConn, dTLS)
 		}
-		if host == "" && c.dialed.dns != 0 {
-			t.Errorf("%s: dns %d for an address", u, c.dialed.dns)
+		if host == "" && c.dialed.DNS != 0 {
+			t.Errorf("%s: dns %d for an address", u, c.dialed.DNS)
 		}
 		p.put(c)
 		c2, reused, err := p.get(context.Background())
@@ -151,7 +151,7 @@ func BenchmarkDialTimes(b *testing.B) {
 				b.Fatal(err)
 			}
 			p := newPool(ep, 5*time.Second)
-			p.dialTCP = slowDial(d)
+			p.dialer.DialTCP = slowDial(d)
 			defer p.close()
 			var conns, tlss []float64
 			for b.Loop() {
@@ -159,8 +159,8 @@ func BenchmarkDialTimes(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				conns = append(conns, float64(c.dialed.connect)/1e3)
-				tlss = append(tlss, float64(c.dialed.tls)/1e3)
+				conns = append(conns, float64(c.dialed.Connect)/1e3)
+				tlss = append(tlss, float64(c.dialed.TLS)/1e3)
 				p.drop(c)
 			}
 			b.ReportMetric(median(conns), "connect-p50-us")

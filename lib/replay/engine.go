@@ -382,7 +382,7 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 		if ctx.Err() != nil {
 			return r.notStarted()
 		}
-		return nil, fmt.Errorf("connecting to %s: %v", r.ep.addr, netMessage(err))
+		return nil, fmt.Errorf("connecting to %s: %v", r.pool.dialer.Where(), netMessage(err))
 	}
 	r.clk = newClock()
 	r.now = r.clk.now

@@ -9,11 +9,14 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/aiperf/toolkit/lib/replay/transport"
 )
 
 // The client speaks HTTP/1.1 itself, on plain or TLS connections, instead of
@@ -27,10 +30,33 @@ import (
 
 // endpoint is where requests go.
 type endpoint struct {
-	addr string      // host:port to dial
+	addr string      // host:port to dial, or a unix socket's path
 	host string      // Host header value
-	path string      // request target
+	path string      // the request's path (and query)
 	tls  *tls.Config // nil for http
+	unix bool        // addr is a unix socket
+	// proxy is the HTTP proxy from the environment (transport.Proxy);
+	// nil: direct. For an http target the request line names the target
+	// in absolute form (target).
+	proxy *url.URL
+}
+
+// target is the request line's target: the path, or on an http target
+// through a proxy the absolute URL.
+func (ep *endpoint) target() string {
+	if ep.proxy != nil && ep.tls == nil {
+		return "http://" + ep.host + ep.path
+	}
+	return ep.path
+}
+
+// dialer is the transport.Dialer of ep's connections.
+func (ep *endpoint) dialer(timeout time.Duration) transport.Dialer {
+	d := transport.Dialer{Addr: ep.addr, TLS: ep.tls, Proxy: ep.proxy, Timeout: timeout, KeepAlive: 30 * time.Second, WrapTLS: underTLS}
+	if ep.unix {
+		d.Network = "unix"
+	}
+	return d
 }
 
 // parseEndpoint joins a base URL and a path. A base URL with a path of its
@@ -41,7 +67,22 @@ type endpoint struct {
 // leading /v1. path is made a valid request target: a leading slash is
 // added when it lacks one, and characters a request line cannot carry are
 // percent-encoded; the base URL's query goes after the path's own.
+//
+// A base URL unix:///run/vllm.sock is the unix socket at that path (all
+// that follows unix://, taken literally); the request's path is path, and
+// its Host header "localhost". The proxy is the environment's
+// (transport.ProxyFromEnv): a target it names is reached through it, one
+// it refuses (an https:// or socks5:// proxy) is an error naming the
+// variable.
 func parseEndpoint(base, path string, insecure bool) (endpoint, error) {
+	if sock, ok := strings.CutPrefix(base, "unix://"); ok {
+		if sock == "" {
+			return endpoint{}, fmt.Errorf("url %q: no socket path (want unix:///path/to.sock)", base)
+		}
+		ep, err := parseEndpoint("http://localhost", path, insecure)
+		ep.addr, ep.unix = sock, true
+		return ep, err
+	}
 	raw := base
 	if !strings.Contains(base, "://") {
 		raw = "http://" + base
@@ -56,7 +97,7 @@ func parseEndpoint(base, path string, insecure bool) (endpoint, error) {
 	case "https":
 		ep.tls = &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}, InsecureSkipVerify: insecure}
 	default:
-		return ep, fmt.Errorf("url %q: want an http:// or https:// URL", base)
+		return ep, fmt.Errorf("url %q: want an http://, https:// or unix:// URL", base)
 	}
 	if u.Host == "" {
 		return ep, fmt.Errorf("url %q: no host", base)
@@ -73,6 +114,11 @@ func parseEndpoint(base, path string, insecure bool) (endpoint, error) {
 	}
 	ep.addr = net.JoinHostPort(u.Hostname(), port)
 	ep.host = u.Host
+	if base != "http://localhost" { // not a unix socket's
+		if ep.proxy, err = transport.ProxyFromEnv(os.Getenv).For(u.Scheme, u.Host); err != nil {
+			return ep, err
+		}
+	}
 	var query string
 	if path != "" {
 		if !strings.HasPrefix(path, "/") {
@@ -154,7 +200,7 @@ const (
 // were requests in flight at once.
 type pool struct {
 	ep     endpoint
-	dialer net.Dialer
+	dialer transport.Dialer
 
 	mu       sync.Mutex
 	idle     []*conn
@@ -165,15 +211,13 @@ type pool struct {
 	refillWG sync.WaitGroup
 
 	dials atomic.Int64
-	// dialTCP connects (tests slow it down); nil: dialer.DialContext.
-	dialTCP func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // maxRefills bounds the background dials that keep a spare connection.
 const maxRefills = 2
 
 func newPool(ep endpoint, dialTimeout time.Duration) *pool {
-	return &pool{ep: ep, dialer: net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}, all: make(map[*conn]struct{})}
+	return &pool{ep: ep, dialer: ep.dialer(dialTimeout), all: make(map[*conn]struct{})}
 }
 
 // get returns an idle connection or dials a new one. reused reports the

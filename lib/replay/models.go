@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 )
@@ -19,8 +20,8 @@ const (
 
 // ListModels asks the server o.URL names which models it serves: GET
 // /v1/models joined to o.URL as the requests' path is (a base URL ending
-// in /v1 takes /models), with o's headers and API key, no proxy and no
-// redirect followed (only the target is asked), within ModelsTimeout. It
+// in /v1 takes /models), with o's headers and API key, through the
+// requests' proxy (or unix socket), no redirect followed (only the target is asked), within ModelsTimeout. It
 // returns the ids of an OpenAI-style list ({"data":[{"id":...}]}), at most
 // maxModelsNamed of them, in the server's order.
 func ListModels(ctx context.Context, o Options) ([]string, error) {
@@ -45,8 +46,18 @@ func ListModels(ctx context.Context, o Options) ([]string, error) {
 		req.Header.Set("Authorization", "Bearer "+o.APIKey)
 		req.Header.Set("x-api-key", o.APIKey) // Anthropic's name for it
 	}
+	tr := &http.Transport{TLSClientConfig: ep.tls}
+	if ep.proxy != nil {
+		tr.Proxy = http.ProxyURL(ep.proxy)
+	}
+	if ep.unix {
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", ep.addr)
+		}
+	}
 	client := &http.Client{
-		Transport:     &http.Transport{Proxy: nil, TLSClientConfig: ep.tls},
+		Transport:     tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	defer client.CloseIdleConnections()

@@ -72,7 +72,7 @@ func TestPlanRefusals(t *testing.T) {
 		{"store of chat bodies", plain, Options{Endpoint: "embeddings"}, "endpoint", "endpoint embeddings: the store holds chat bodies (for /v1/chat/completions)"},
 		{"other endpoint", plain, Options{Endpoint: "completions"}, "endpoint", "endpoint completions: the store holds chat bodies (for /v1/chat/completions)"},
 		{"client header", plain, Options{Headers: []Header{{"X-Request-ID", "x"}}}, "", "header X-Request-ID: set by the client"},
-		{"bad URL", plain, Options{URL: "ftp://x"}, "", "want an http:// or https:// URL"},
+		{"bad URL", plain, Options{URL: "ftp://x"}, "", "want an http://, https:// or unix:// URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.o

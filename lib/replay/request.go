@@ -130,7 +130,7 @@ func (l *stateList) put(rs *reqState) {
 func (r *runner) header() []byte {
 	var b []byte
 	b = append(b, "POST "...)
-	b = append(b, r.ep.path...)
+	b = append(b, r.ep.target()...)
 	b = append(b, " HTTP/1.1\r\n"...)
 	has := func(name string) bool {
 		for _, h := range r.o.Headers {
@@ -143,6 +143,11 @@ func (r *runner) header() []byte {
 	if !has("host") {
 		b = append(b, "Host: "...)
 		b = append(b, r.ep.host...)
+		b = append(b, "\r\n"...)
+	}
+	if a := r.pool.dialer.ProxyAuth(); a != "" && r.pool.dialer.Forward() && !has("proxy-authorization") {
+		b = append(b, "Proxy-Authorization: "...)
+		b = append(b, a...)
 		b = append(b, "\r\n"...)
 	}
 	if !has("user-agent") {

@@ -24,7 +24,7 @@ import (
 // empty socket returns EAGAIN and the poller waits), so the scheduler has
 // nothing to hand off while one runs.
 type rawSock struct {
-	tc      *net.TCPConn
+	tc      rawConn // a TCP or unix connection
 	rc      syscall.RawConn
 	readFn  func(fd uintptr) bool // s.read, bound once (a method value allocates)
 	writeFn func(fd uintptr) bool
@@ -48,10 +48,22 @@ type rawSock struct {
 	pb      [64]byte              // the check's read buffer
 }
 
+// rawConn is a connection rawSock can drive: *net.TCPConn or
+// *net.UnixConn (a unix:// target).
+type rawConn interface {
+	net.Conn
+	SyscallConn() (syscall.RawConn, error)
+}
+
 // newSock returns the sock of a new connection.
 func newSock(c net.Conn) sock {
-	tc, ok := c.(*net.TCPConn)
-	if !ok {
+	var tc rawConn
+	switch c := c.(type) {
+	case *net.TCPConn:
+		tc = c
+	case *net.UnixConn:
+		tc = c
+	default:
 		return newNetSock(c)
 	}
 	rc, err := tc.SyscallConn()

@@ -53,7 +53,7 @@ func New() *cli.App {
 			"queries and hits, prompt and generation tokens, TTFT and ITL histograms. --prefix-cache-blocks simulates\n" +
 			"a prefix cache over --block-bytes blocks of the prompt's text; --prefill-per-token charges its misses.",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "`ADDR` to listen on (port 0 picks a free port)", Destination: &o.listen},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "`ADDR` to listen on (port 0 picks a free port), or unix:///PATH for a unix socket", Destination: &o.listen},
 			&cli.StringFlag{Name: "ttft", Value: "20ms", Usage: "time to first token", Destination: &o.ttft},
 			&cli.StringFlag{Name: "itl", Value: "5ms", Usage: "inter-token latency", Destination: &o.itl},
 			&cli.StringFlag{Name: "ttft-jitter", Value: "0", Usage: "uniform jitter `J`: each TTFT is ttft ± J (the ITL jitter never moves the first token)", Destination: &o.ttftJitter},
@@ -150,12 +150,16 @@ func serve(ctx context.Context, c *cli.Context, addr string, cfg mock.Config) er
 	if err != nil {
 		return base.UsageError("%v", err)
 	}
-	l, err := net.Listen("tcp", addr)
+	network, url := "tcp", "http://"
+	if p, ok := strings.CutPrefix(addr, "unix://"); ok {
+		network, url, addr = "unix", "unix://", p // the socket is removed at the end
+	}
+	l, err := net.Listen(network, addr)
 	if err != nil {
 		return err
 	}
 	hs, done := srv.Serve(l)
-	fmt.Fprintf(c.App.Writer, "http://%s\n", l.Addr())
+	fmt.Fprintf(c.App.Writer, "%s%s\n", url, l.Addr())
 	if f, ok := c.App.Writer.(interface{ Sync() error }); ok {
 		f.Sync()
 	}

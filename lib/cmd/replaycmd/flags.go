@@ -19,7 +19,7 @@ func (o *options) flags() []cli.Flag {
 // targetFlags are where requests go and what they carry.
 func (o *options) targetFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "url", Usage: "server base `URL` (http://host:port; host:port means http); the path is appended (once: a URL ending in /v1 takes /chat/completions)", Destination: &o.url},
+		&cli.StringFlag{Name: "url", Usage: "server base `URL` (http://host:port; host:port means http; unix:///PATH a unix socket; HTTP(S)_PROXY/NO_PROXY apply); the path is appended (once: a URL ending in /v1 takes /chat/completions)", Destination: &o.url},
 		&cli.StringFlag{Name: "endpoint", Usage: "`TYPE` chat, completions, embeddings, responses, messages, raw or template (default: the store's; a store of another endpoint's bodies is refused; messages sends the API key as x-api-key, with anthropic-version)", Destination: &o.endpoint},
 		&cli.StringFlag{Name: "path", Usage: "request `PATH` (overrides --endpoint and the store's)", Destination: &o.path},
 		&cli.StringSliceFlag{Name: "H", Aliases: []string{"header"}, Usage: "extra request header `K:V`; repeatable", Destination: &o.headers},
