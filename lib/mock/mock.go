@@ -43,10 +43,11 @@ const (
 	FaultSlowHeaders = "slow-headers" // wait Config.FaultDelay before the response headers
 	Fault429         = "429"          // answer 429 Too Many Requests with an OpenAI error body
 	Fault503         = "503"          // answer 503 Service Unavailable with an OpenAI error body
+	Fault307         = "307"          // answer 307 Temporary Redirect to /redirected + the path
 )
 
 // Faults lists every fault mode.
-var Faults = []string{FaultReset, FaultStall, FaultMalformed, FaultSlowHeaders, Fault429, Fault503}
+var Faults = []string{FaultReset, FaultStall, FaultMalformed, FaultSlowHeaders, Fault429, Fault503, Fault307}
 
 // FaultHeader is a request header that selects a fault for that one request,
 // overriding Config.Fault and Config.FaultRate. It exists for tests that share

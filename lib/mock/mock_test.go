@@ -243,6 +243,9 @@ func TestErrorRateSeeded(t *testing.T) {
 	}
 }
 
+// noRedirect is a client that returns a redirect as it came.
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
 func TestFaults(t *testing.T) {
 	url, _ := start(t, Config{Fast: true, FaultDelay: 300 * time.Millisecond})
 	const body = `{"messages":[{"role":"user","content":"x"}],"stream":true,"max_tokens":6}`
@@ -251,7 +254,7 @@ func TestFaults(t *testing.T) {
 			begin := time.Now()
 			req, _ := http.NewRequest("POST", url+"/v1/chat/completions", strings.NewReader(body))
 			req.Header.Set(FaultHeader, fault)
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := noRedirect.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,8 +265,8 @@ func TestFaults(t *testing.T) {
 				evs, rerr = events(t, resp.Body)
 			}
 			switch fault {
-			case Fault429, Fault503:
-				if want := map[string]int{Fault429: 429, Fault503: 503}[fault]; resp.StatusCode != want {
+			case Fault429, Fault503, Fault307:
+				if want := map[string]int{Fault429: 429, Fault503: 503, Fault307: 307}[fault]; resp.StatusCode != want {
 					t.Errorf("status %d", resp.StatusCode)
 				}
 			case FaultReset, FaultStall:

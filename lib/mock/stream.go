@@ -97,6 +97,10 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, api string) 
 	case fault == Fault503:
 		writeError(w, http.StatusServiceUnavailable, "server_error", "mock: injected 503")
 		return
+	case fault == Fault307:
+		w.Header().Set("Location", "/redirected"+r.URL.Path)
+		w.WriteHeader(http.StatusTemporaryRedirect)
+		return
 	case errHit:
 		s.errors.Add(1)
 		writeError(w, http.StatusInternalServerError, "server_error", "mock: injected error")

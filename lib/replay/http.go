@@ -376,6 +376,7 @@ type head struct {
 	codings  [maxCodings]uint8
 	ncodings int
 	coding   string // the Content-Encoding value, when it names a coding not decoded
+	location string // a redirect's (3xx) Location, clipped
 }
 
 // Content codings (RFC 9110 §8.4.1) the client decodes.
@@ -616,6 +617,8 @@ func parseHead(b []byte, h *head) error {
 				mt = mt[:i]
 			}
 			h.sse = asciiEqualFold(bytes.TrimSpace(mt), "text/event-stream")
+		case h.status >= 300 && h.status < 400 && asciiEqualFold(name, "location"):
+			h.location = clip(value, 200)
 		}
 	}
 	if http10 && !keepAlive {

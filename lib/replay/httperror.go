@@ -25,3 +25,15 @@ func httpError(status int, body []byte) *result.Error {
 	}
 	return &result.Error{Code: status, Type: typ, Message: clipText(strings.ToValidUTF8(string(body), "\uFFFD"), maxMessage)}
 }
+
+// redirectMessage is the error message of a redirect (3xx). Redirects are
+// not followed: each would add a second exchange (and maybe a dial to
+// another host) inside every measured request, so the run would time the
+// detour, not the server; a redirect is a failed request whose message
+// names where the server points, and the error gate fails a run of them.
+func redirectMessage(location string) string {
+	if location == "" {
+		return "redirected without a Location: redirects are not followed"
+	}
+	return "redirected to " + location + ": redirects are not followed (each would be timed inside the request); give --url the address it names"
+}

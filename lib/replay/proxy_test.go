@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,5 +179,26 @@ func TestUnixSocket(t *testing.T) {
 	}
 	if host != "localhost /v1/chat/completions" {
 		t.Errorf("the server saw %q", host)
+	}
+}
+
+// TestRedirectNotFollowed: a 307 is a failed request whose message names
+// the Location; the request is sent once, to the target alone.
+func TestRedirectNotFollowed(t *testing.T) {
+	var n atomic.Int32
+	url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		http.Redirect(w, r, "http://other.invalid/v1/chat/completions", http.StatusTemporaryRedirect)
+	}))
+	st := singleTurns(t, 2, 0, func(int) []byte { return chatBody("q", 3, true) })
+	recs, _ := replayAll(t, context.Background(), st, Options{URL: url, Concurrency: 1})
+	for _, r := range recs {
+		if r.Err == nil || r.Err.Code != 307 || r.Err.Type != "Temporary Redirect" ||
+			!strings.HasPrefix(r.Err.Message, "redirected to http://other.invalid/v1/chat/completions: redirects are not followed") {
+			t.Errorf("record %d: %+v", r.Record, r.Err)
+		}
+	}
+	if len(recs) != 2 || n.Load() != 2 {
+		t.Errorf("%d records, %d requests", len(recs), n.Load())
 	}
 }

@@ -603,6 +603,9 @@ func (r *runner) finish(rs *reqState, h *head) {
 	switch rs.mode {
 	case modeError:
 		R.Err = httpError(h.status, rs.body)
+		if h.status >= 300 && h.status < 400 {
+			R.Err.Message = redirectMessage(h.location)
+		}
 		return
 	case modeSSE:
 		if rs.events == 0 && rs.rp.srvErr == nil && rs.parseErr == nil {

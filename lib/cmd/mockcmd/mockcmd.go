@@ -45,7 +45,7 @@ func New() *cli.App {
 			"prompt tokens with the tokenizer. Latencies take a Go duration (20ms, 1.5s) or a number of ms.\n\n" +
 			"Faults (--fault): reset (reset the connection mid-stream), stall (stop sending mid-stream for\n" +
 			"--fault-delay), malformed (one chunk of truncated JSON), slow-headers (wait --fault-delay before the\n" +
-			"headers), 429, 503. A request header X-Mock-Fault: MODE selects a fault for that request alone.\n\n" +
+			"headers), 429, 503, 307 (a redirect to /redirected + the path). A request header X-Mock-Fault: MODE selects a fault for that request alone.\n\n" +
 			"Capacity: --slots N decodes N requests at once and queues the rest (FIFO; the wait is part of TTFT);\n" +
 			"--token-rate R makes every token take 1/R, so a reply of n tokens holds its slot S = ttft + n/R and the\n" +
 			"server completes at most N/S requests per second (N*R/n with --ttft 0).\n\n" +
