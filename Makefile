@@ -158,7 +158,12 @@ test-real: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-moc
 	 AIPERF_TOKENIZE=bin/aiperf-tokenize scripts/real/check-ollama.sh "$$URL" "$$MODEL" || rc=1; \
 	 AIPERF_BIN=bin scripts/real/replay-ollama.sh "$$URL" "$$MODEL" || rc=1; \
 	 AIPERF_BIN=bin scripts/real/endpoints-ollama.sh "$$URL" "$$MODEL" || rc=1; \
+	 AIPERF_BIN=bin scripts/real/nginx.sh || rc=1; \
 	 exit $$rc
+
+# The nginx part of test-real alone (seconds): Debian's nginx on a unix socket in front of aiperf-mock.
+test-real-nginx: $(addprefix bin/,aiperf-pack aiperf-replay aiperf-mock)
+	AIPERF_BIN=bin scripts/real/nginx.sh
 
 # The shipped Slurm scripts (scripts/slurm) on a real one-node Slurm (Debian's slurm-wlm and munge,
 # installed when missing), in a temp folder, against aiperf-mock on loopback: the sharded prep's
@@ -203,4 +208,4 @@ image:
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
 FORCE:
-.PHONY: test-aiperf-models report-check test-soak test-slurm image build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE
+.PHONY: test-real-nginx test-aiperf-models report-check test-soak test-slurm image build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE
