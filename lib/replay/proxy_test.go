@@ -180,6 +180,10 @@ func TestUnixSocket(t *testing.T) {
 	if host != "localhost /v1/chat/completions" {
 		t.Errorf("the server saw %q", host)
 	}
+	// the 404 follow-up asks the same socket
+	if ids, err := ListModels(context.Background(), Options{URL: "unix://" + sock}); err != nil || len(ids) != 1 || ids[0] != "mock-model" {
+		t.Errorf("ListModels over the socket: %q, %v", ids, err)
+	}
 }
 
 // TestRedirectNotFollowed: a 307 is a failed request whose message names
