@@ -90,6 +90,7 @@ func fixtureLoader(name string) func(t *testing.T) *Tokenizer {
 }
 
 func TestGolden(t *testing.T) {
+	fixture.SkipChecked(t, raceSlowdown > 1)
 	cases := []struct {
 		name string
 		load func(t *testing.T) *Tokenizer
@@ -124,6 +125,7 @@ func TestGolden(t *testing.T) {
 // pre-tokenizers, decoders and added-token flags that the real
 // tokenizers do not use.
 func TestGoldenSynthetic(t *testing.T) {
+	fixture.SkipChecked(t, raceSlowdown > 1)
 	files, err := filepath.Glob(filepath.Join("testdata", "synthetic", "*.json.zst"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no synthetic tokenizers: %v", err)
