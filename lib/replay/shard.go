@@ -20,17 +20,6 @@ const MaxStartLag = time.Second
 // keep-alive connection opened minutes before would be stale).
 const startLead = 500 * time.Millisecond
 
-// ParseShard parses "i/N" (0 <= i < N).
-func ParseShard(s string) (shard, shards int, err error) {
-	a, b, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, fmt.Errorf("%q: want i/N with 0 <= i < N (shard 0/4 is the first of four)", s)
-	}
-	return i, n, nil
-}
-
 // ParseStartAt parses a start instant: RFC 3339 with optional fractional
 // seconds ("2026-12-02T10:00:00.5Z", "2026-12-02T11:00:00+01:00"), or
 // "+DURATION" after now ("+30s", "+2m").

@@ -19,22 +19,6 @@ import (
 	"github.com/aiperf/toolkit/lib/store"
 )
 
-func TestParseShard(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		i, n    int
-		wantErr bool
-	}{
-		{"0/1", 0, 1, false}, {"2/3", 2, 3, false}, {"3/3", 0, 0, true}, {"-1/3", 0, 0, true},
-		{"1/0", 0, 0, true}, {"1", 0, 0, true}, {"a/b", 0, 0, true}, {"1/2/3", 0, 0, true},
-	} {
-		i, n, err := ParseShard(tc.in)
-		if (err != nil) != tc.wantErr || i != tc.i || n != tc.n {
-			t.Errorf("ParseShard(%q) = %d, %d, %v; want %d, %d, error %v", tc.in, i, n, err, tc.i, tc.n, tc.wantErr)
-		}
-	}
-}
-
 func TestParseStartAt(t *testing.T) {
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {

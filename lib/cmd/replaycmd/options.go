@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
+	"github.com/aiperf/toolkit/lib/internal/shard"
 	"github.com/aiperf/toolkit/lib/internal/units"
 	"github.com/aiperf/toolkit/lib/replay"
 	"github.com/aiperf/toolkit/lib/tokenizer"
@@ -138,8 +139,8 @@ func (o *options) durationOptions(c *cli.Context, ro *replay.Options) error {
 func (o *options) placementOptions(c *cli.Context, ro *replay.Options) error {
 	var err error
 	if o.shard != "" || c != nil && c.IsSet("shard") { // --shard '' is no shard: refused
-		if ro.Shard, ro.Shards, err = replay.ParseShard(o.shard); err != nil {
-			return base.UsageError("--shard %v", err)
+		if ro.Shard, ro.Shards, err = shard.Parse(o.shard); err != nil {
+			return base.UsageError("--shard %q: %v (shard 0/4 is the first of four)", o.shard, err)
 		}
 	}
 	ro.PerShard = o.perShard

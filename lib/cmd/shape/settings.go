@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aiperf/toolkit/lib/cachekey"
+	"github.com/aiperf/toolkit/lib/internal/shard"
 	"github.com/aiperf/toolkit/lib/request"
 )
 
@@ -137,7 +138,7 @@ func completeShards(records []Records, shards []string) error {
 	count := 0
 	seen := map[int]bool{}
 	for k, s := range shards {
-		i, n, err := ParseShard(s)
+		i, n, err := shard.Parse(s)
 		if err != nil || n <= 1 {
 			continue
 		}
@@ -171,7 +172,7 @@ func combineShards(shards []string) string {
 	seen := map[int]bool{}
 	count := -1
 	for _, s := range shards {
-		i, n, err := ParseShard(s)
+		i, n, err := shard.Parse(s)
 		if err != nil || (count != -1 && n != count) || seen[i] {
 			count = -2
 			break

@@ -97,20 +97,6 @@ type Field struct {
 	IsList bool
 }
 
-// ParseShard parses --shard ("" is the whole trace, 0/1).
-func ParseShard(s string) (int, int, error) {
-	if s == "" {
-		return 0, 1, nil
-	}
-	a, b, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return 0, 0, errors.New("want i/N with 0 <= i < N")
-	}
-	return i, n, nil
-}
-
 // Pack are the aiperf-pack settings that shape the store's bytes.
 type Pack struct {
 	Request  request.Options // Extra is filled by Check from ExtraArgs

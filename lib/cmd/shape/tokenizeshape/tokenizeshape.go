@@ -16,6 +16,7 @@ import (
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/shape"
+	"github.com/aiperf/toolkit/lib/internal/shard"
 	"github.com/aiperf/toolkit/lib/trace"
 	"github.com/urfave/cli/v2"
 )
@@ -86,9 +87,11 @@ func (s *Tokenize) Check() (Checked, error) {
 	if err != nil {
 		return Checked{}, base.UsageError("%v", err)
 	}
-	idx, cnt, err := shape.ParseShard(s.Shard)
-	if err != nil {
-		return Checked{}, base.UsageError("--shard %q: %v", s.Shard, err)
+	idx, cnt := 0, 1 // no --shard: the whole trace
+	if s.Shard != "" {
+		if idx, cnt, err = shard.Parse(s.Shard); err != nil {
+			return Checked{}, base.UsageError("--shard %q: %v", s.Shard, err)
+		}
 	}
 	mm, err := s.modelMap()
 	if err != nil {
