@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aiperf/toolkit/lib/internal/baseurl"
 	"github.com/aiperf/toolkit/lib/replay/transport"
 )
 
@@ -83,24 +84,16 @@ func parseEndpoint(base, path string, insecure bool) (endpoint, error) {
 		ep.addr, ep.unix = sock, true
 		return ep, err
 	}
-	raw := base
-	if !strings.Contains(base, "://") {
-		raw = "http://" + base
+	u, err := baseurl.Parse(base)
+	if errors.Is(err, baseurl.ErrScheme) {
+		return endpoint{}, fmt.Errorf("url %q: want an http://, https:// or unix:// URL", base)
 	}
-	u, err := url.Parse(raw)
 	if err != nil {
 		return endpoint{}, fmt.Errorf("url %q: %v", base, err)
 	}
 	var ep endpoint
-	switch u.Scheme {
-	case "http":
-	case "https":
+	if u.Scheme == "https" {
 		ep.tls = &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}, InsecureSkipVerify: insecure}
-	default:
-		return ep, fmt.Errorf("url %q: want an http://, https:// or unix:// URL", base)
-	}
-	if u.Host == "" {
-		return ep, fmt.Errorf("url %q: no host", base)
 	}
 	if u.User != nil {
 		return ep, fmt.Errorf("url: credentials in the URL are not supported (pass the key in a header)")

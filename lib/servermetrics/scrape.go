@@ -7,11 +7,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/aiperf/toolkit/lib/internal/baseurl"
 	"github.com/aiperf/toolkit/lib/internal/redact"
 )
 
@@ -384,11 +384,8 @@ func Probe(ctx context.Context, client *http.Client, u string, timeout time.Dura
 // names no scheme ("127.0.0.1:8000/metrics"), and /metrics when it names
 // no path. "" when it is not an http(s) URL with a host.
 func Target(s string) string {
-	if !strings.Contains(s, "://") {
-		s = "http://" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	u, err := baseurl.Parse(s)
+	if err != nil {
 		return ""
 	}
 	if u.Path == "" || u.Path == "/" {
@@ -400,11 +397,8 @@ func Target(s string) string {
 // DefaultTarget is the /metrics URL of the server at base (its origin +
 // /metrics), or "" when base is not an http(s) URL.
 func DefaultTarget(base string) string {
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
-	u, err := url.Parse(base)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	u, err := baseurl.Parse(base)
+	if err != nil {
 		return ""
 	}
 	return u.Scheme + "://" + u.Host + "/metrics"
