@@ -1,8 +1,6 @@
 package servermetrics
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,24 +9,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/aiperf/toolkit/lib/internal/jsonl"
 )
 
-// LineError is a line of a JSONL stream LoadJSONL cannot read.
-type LineError struct {
-	File  string
-	Line  int
-	Field string
-	Err   error
-}
-
-func (e *LineError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
-	}
-	return fmt.Sprintf("%s:%d: %s: %v", e.File, e.Line, e.Field, e.Err)
-}
-
-func (e *LineError) Unwrap() error { return e.Err }
+// LineError is a line of a JSONL stream LoadJSONL cannot read: the
+// module's error for bad input at a line ("FILE:LINE: FIELD: what"), as
+// every JSONL decoder's.
+type LineError = jsonl.Error
 
 // jsonLine is one line of server_metrics_export.jsonl (AppendLine).
 type jsonLine struct {
@@ -90,33 +78,27 @@ func LoadJSONL(r io.Reader, name string, lim Limits) (c *Collector, truncated in
 	o.defaults()
 	c = &Collector{o: o}
 	byURL := map[string]*target{}
-	br := bufio.NewReaderSize(r, 1<<16)
-	maxLine := maxLineOf(c.o.Limits)
-	var b []byte
-	for n := 1; ; n++ {
-		var rerr error
-		b, rerr = readLine(br, b[:0], maxLine)
-		if errors.Is(rerr, errLongLine) {
-			return nil, 0, &LineError{File: name, Line: n, Err: rerr}
-		}
-		if rerr != nil && rerr != io.EOF {
-			return nil, 0, rerr
-		}
-		if len(bytes.TrimSpace(b)) > 0 {
-			var l jsonLine
-			if err := json.Unmarshal(b, &l); err != nil {
-				if rerr == io.EOF { // no newline: cut short
-					return c, 1, nil
-				}
-				return nil, 0, &LineError{File: name, Line: n, Err: jsonErr(err)}
-			}
-			if err := c.loadLine(byURL, &l); err != nil {
-				err.File, err.Line = name, n
-				return nil, 0, err
-			}
-		}
-		if rerr == io.EOF {
+	lr := jsonl.NewReader(r, maxLineOf(c.o.Limits))
+	for {
+		b, n, err := lr.Record()
+		switch {
+		case err == io.EOF:
 			return c, 0, nil
+		case errors.Is(err, jsonl.ErrLineTooLong):
+			return nil, 0, &LineError{File: name, Line: n, Err: errLongLine}
+		case err != nil:
+			return nil, 0, err
+		}
+		var l jsonLine
+		if err := json.Unmarshal(b, &l); err != nil {
+			if lr.Unterminated() { // no newline: cut short
+				return c, 1, nil
+			}
+			return nil, 0, &LineError{File: name, Line: n, Err: jsonErr(err)}
+		}
+		if err := c.loadLine(byURL, &l); err != nil {
+			err.File, err.Line = name, n
+			return nil, 0, err
 		}
 	}
 }
@@ -128,21 +110,6 @@ var errLongLine = errors.New("line longer than any scrape within the limits")
 // maxLineOf bounds a JSONL line: a page of MaxBody bytes written as JSON
 // (labels and names repeated per series) stays well within 4 times it.
 func maxLineOf(lim Limits) int { return int(min(4*lim.MaxBody, 1<<30)) }
-
-// readLine appends the next line of br to dst (its newline included),
-// failing with errLongLine past max bytes.
-func readLine(br *bufio.Reader, dst []byte, max int) ([]byte, error) {
-	for {
-		chunk, err := br.ReadSlice('\n')
-		dst = append(dst, chunk...)
-		if len(dst) > max {
-			return dst, errLongLine
-		}
-		if err != bufio.ErrBufferFull {
-			return dst, err
-		}
-	}
-}
 
 func jsonErr(err error) error {
 	var te *json.UnmarshalTypeError

@@ -87,3 +87,21 @@ func TestLoadJSONLLongLine(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestLoadJSONLLines: the stream is read as every JSONL input is
+// (lib/internal/jsonl): a UTF-8 BOM is skipped, CRLF ends a line, and a
+// line past the limits is a *LineError naming it.
+func TestLoadJSONLLines(t *testing.T) {
+	good := `{"v":1,"endpoint_url":"http://a/metrics","timestamp_ns":1,"endpoint_latency_ns":0,"metrics":{"g":[{"value":1}]}}`
+	c, cut, err := LoadJSONL(strings.NewReader("\uFEFF"+good+"\r\n\r\n"+good+"\n"), "f", DefaultLimits)
+	if err != nil || cut != 0 || c.targets[0].fetches != 2 {
+		t.Fatalf("BOM and CRLF: %v, %d cut", err, cut)
+	}
+	lim := DefaultLimits
+	lim.MaxBody = 64
+	_, _, err = LoadJSONL(strings.NewReader(good+"\n"+strings.Repeat(" ", 300)+good+"\n"), "f", lim)
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 || !errors.Is(err, errLongLine) {
+		t.Errorf("long line: %v, want f:2: %v", err, errLongLine)
+	}
+}
