@@ -16,7 +16,7 @@
 // refuse a list with 400.
 //
 // Cache keys trust these bytes: a change to the bodies this package formats
-// bumps BodyVersion in lib/cmd/shape (lib/cmd/hashcmd's golden pair fails,
+// bumps bodyversion.Version (lib/request/bodyversion; lib/cmd/hashcmd's golden pair fails,
 // naming it, otherwise).
 package request
 

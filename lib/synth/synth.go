@@ -12,8 +12,9 @@
 // slices of the corpus escaped once, so building a prompt is a few copies.
 //
 // Cache keys trust these bytes: a change to the prompts this package makes
-// bumps SynthesisVersion in lib/cmd/shape, and a change to the corpus
-// CorpusVersion (lib/cmd/hashcmd's golden pair fails, naming it, otherwise).
+// bumps synthversion.Synthesis, and a change to the corpus
+// synthversion.Corpus (lib/synth/synthversion; lib/cmd/hashcmd's golden
+// pair fails, naming it, otherwise).
 package synth
 
 import (

@@ -43,6 +43,6 @@
 // aiperf does.
 //
 // Cache keys trust the records a trace becomes: a change to them bumps
-// TraceVersion in lib/cmd/shape (lib/cmd/hashcmd's golden pair fails,
+// traceversion.Version (lib/trace/traceversion; lib/cmd/hashcmd's golden pair fails,
 // naming it, otherwise).
 package trace

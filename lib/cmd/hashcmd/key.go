@@ -144,7 +144,7 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 		return "", base.UsageError("key: --model is required: aiperf-pack needs it to format the prompts and messages of a %s trace (and refuses to pack them without it)", typ)
 	}
 
-	b := cachekey.New(shape.Salt())
+	b := cachekey.New(cachekey.CurrentSalt())
 	for _, f := range append(o.tok.Fields(chk, typ), o.pack.Fields(req)...) {
 		if f.IsList {
 			b.List(f.Name, f.List)

@@ -434,13 +434,13 @@ func TestMaxRecordBytes(t *testing.T) {
 	}
 }
 
-// TestStoreVersion: shape.StoreVersion (the key's salt) is the version the
-// store writer writes; shape may not link lib/store to read it.
+// TestStoreVersion: cachekey.StoreVersion (the key's salt) is the version the
+// store writer writes; cachekey may not link lib/store to read it.
 func TestStoreVersion(t *testing.T) {
-	if shape.StoreVersion != store.FormatVersion {
-		t.Errorf("shape.StoreVersion %d, store.FormatVersion %d: set shape.StoreVersion", shape.StoreVersion, store.FormatVersion)
+	if cachekey.StoreVersion != store.FormatVersion {
+		t.Errorf("cachekey.StoreVersion %d, store.FormatVersion %d: set cachekey.StoreVersion", cachekey.StoreVersion, store.FormatVersion)
 	}
-	if s := shape.Salt(); s.Records != record.Version {
+	if s := cachekey.CurrentSalt(); s.Records != record.Version {
 		t.Errorf("salt records version %d, record.Version %d", s.Records, record.Version)
 	}
 }
@@ -454,12 +454,12 @@ var goldenCases = []struct {
 	tok, pack []string
 	bump      string // the version to bump when the records change
 }{
-	{"synthesized", "", nil, []string{"--model", "golden-model", "--streaming", "--per-chunk-usage", "--extra", "temperature=0.5", "--extra", `stream_options={"keep":true}`}, "shape.SynthesisVersion (or shape.TraceVersion if the trace reader changed)"},
-	{"legacy", "", []string{"--max-osl", "25", "--seed", "3"}, []string{"--model", "golden-model", "--legacy-max-tokens"}, "shape.SynthesisVersion (or shape.TraceVersion if the trace reader changed)"},
-	{"compressed", "", nil, []string{"--model", "golden-model", "--compress"}, "shape.SynthesisVersion (or shape.TraceVersion if the trace reader changed)"},
-	{"verbatim", "", []string{"--type", "raw_payload"}, []string{"--endpoint", "completions"}, "shape.TraceVersion"},
+	{"synthesized", "", nil, []string{"--model", "golden-model", "--streaming", "--per-chunk-usage", "--extra", "temperature=0.5", "--extra", `stream_options={"keep":true}`}, "synthversion.Synthesis (or traceversion.Version if the trace reader changed)"},
+	{"legacy", "", []string{"--max-osl", "25", "--seed", "3"}, []string{"--model", "golden-model", "--legacy-max-tokens"}, "synthversion.Synthesis (or traceversion.Version if the trace reader changed)"},
+	{"compressed", "", nil, []string{"--model", "golden-model", "--compress"}, "synthversion.Synthesis (or traceversion.Version if the trace reader changed)"},
+	{"verbatim", "", []string{"--type", "raw_payload"}, []string{"--endpoint", "completions"}, "traceversion.Version"},
 	// Mooncake messages, payloads and text rows with their context modes.
-	{"contexts", filepath.Join("testdata", "golden", "contexts.jsonl"), nil, []string{"--model", "golden-model"}, "shape.TraceVersion (or shape.SynthesisVersion if a synthesized prompt changed)"},
+	{"contexts", filepath.Join("testdata", "golden", "contexts.jsonl"), nil, []string{"--model", "golden-model"}, "traceversion.Version (or synthversion.Synthesis if a synthesized prompt changed)"},
 }
 
 const goldenFile = "testdata/golden/pair.txt"
@@ -471,7 +471,7 @@ func sum(b []byte) string {
 
 // versionsLine is the salt as one line.
 func versionsLine() string {
-	s := shape.Salt()
+	s := cachekey.CurrentSalt()
 	names := make([]string, 0, len(s.Algorithms))
 	for n := range s.Algorithms {
 		names = append(names, n)
@@ -575,7 +575,7 @@ func goldenDiff(want, got string) []string {
 	}
 	var bad []string
 	if w["corpus"] != g["corpus"] {
-		bad = append(bad, "the synthesis corpus changed: bump shape.CorpusVersion, then re-pin with -update")
+		bad = append(bad, "the synthesis corpus changed: bump synthversion.Corpus, then re-pin with -update")
 	}
 	for _, c := range goldenCases {
 		n := c.name
@@ -585,9 +585,9 @@ func goldenDiff(want, got string) []string {
 		case w[n+" records"] != g[n+" records"]:
 			bad = append(bad, fmt.Sprintf("case %s: the records changed (%s, pinned %s) under the same versions: bump %s", n, g[n+" records"], w[n+" records"], c.bump))
 		case w[n+" store"] != g[n+" store"] && slices.Contains(c.pack, "--compress"):
-			bad = append(bad, fmt.Sprintf("case %s: the compressed store changed (%s, pinned %s) from the same records: bump shape.CompressVersion", n, g[n+" store"], w[n+" store"]))
+			bad = append(bad, fmt.Sprintf("case %s: the compressed store changed (%s, pinned %s) from the same records: bump compressversion.Version", n, g[n+" store"], w[n+" store"]))
 		case w[n+" store"] != g[n+" store"]:
-			bad = append(bad, fmt.Sprintf("case %s: the store changed (%s, pinned %s) from the same records: bump shape.BodyVersion (or, for a new store format, store.FormatVersion and shape.StoreVersion)", n, g[n+" store"], w[n+" store"]))
+			bad = append(bad, fmt.Sprintf("case %s: the store changed (%s, pinned %s) from the same records: bump bodyversion.Version (or, for a new store format, store.FormatVersion and cachekey.StoreVersion)", n, g[n+" store"], w[n+" store"]))
 		case w[n+" key"] != g[n+" key"]:
 			bad = append(bad, fmt.Sprintf("case %s: the key changed (%s, pinned %s) and the bytes did not: a change of what the key describes; re-pin with -update if meant", n, g[n+" key"], w[n+" key"]))
 		}

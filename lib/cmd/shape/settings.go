@@ -52,7 +52,7 @@ func (p *Pack) StoreSettings(o request.Options, records []Records) (string, erro
 	// store (what unpack restores) was shaped without compression.
 	plain := *p
 	plain.Compress = false
-	b := cachekey.New(Salt())
+	b := cachekey.New(cachekey.CurrentSalt())
 	for _, f := range plain.Fields(o) {
 		if f.IsList {
 			b.List(f.Name, f.List)

@@ -26,9 +26,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/request"
 	"github.com/urfave/cli/v2"
 )
@@ -38,55 +36,6 @@ const (
 	TokenizeStage = "aiperf-tokenize"
 	PackStage     = "aiperf-pack"
 )
-
-// Versions of the algorithms that shape the bytes of a store, part of every
-// cache key's salt. Whoever changes the bytes one of them produces bumps its
-// version, so that old cache entries are never mistaken for new ones; the
-// golden pair in lib/cmd/hashcmd/testdata/golden fails, naming the version,
-// when store bytes change and no version did.
-const (
-	// TraceVersion: lib/trace, how trace rows become records (the fields
-	// read, verbatim inputs re-emitted compact on one line, offsets, caps),
-	// and the records stream around them. 2: the end line carries the
-	// settings of aiperf-tokenize (settings.go). 3: records of rows with
-	// hash_ids carry them and the block size (pack keeps them in the store).
-	// 4: single_turn sessions are sent as stored (their context_mode).
-	TraceVersion = 4
-	// SynthesisVersion: lib/synth, exact-length prompts from input_length
-	// and hash_ids (block layout, seeding, token choice).
-	SynthesisVersion = 1
-	// CorpusVersion: lib/synth/corpus, the text prompts are cut from, and
-	// how it is prepared.
-	CorpusVersion = 1
-	// BodyVersion: lib/request, the formatting of request bodies (key
-	// order, extras, max-token fields), and the metadata aiperf-pack writes
-	// beside them. 2: the store records the settings it was built with
-	// (store.MetaSettings). 3: a payload's cap is its record's; completions omit a 0.
-	BodyVersion = 3
-	// CompressVersion: the zstd stream of --compress (the encoder, its level
-	// and the library version writing it).
-	CompressVersion = 1
-	// StoreVersion is the store file format version lib/store writes
-	// (store.FormatVersion; a test checks they agree: this package may not
-	// link the store). 2: the optional hashes section (a store without
-	// hash_ids is still written as version 1).
-	StoreVersion = 2
-)
-
-// Salt returns the salt of every cache key.
-func Salt() cachekey.Salt {
-	return cachekey.Salt{
-		Records: record.Version,
-		Store:   StoreVersion,
-		Algorithms: map[string]int{
-			"trace":     TraceVersion,
-			"synthesis": SynthesisVersion,
-			"corpus":    CorpusVersion,
-			"body":      BodyVersion,
-			"compress":  CompressVersion,
-		},
-	}
-}
 
 // Field is one setting of a cache key: a name ("tokenize.seed") and its
 // canonical value.

@@ -214,7 +214,7 @@ func NeedsModel(typ string) bool {
 // a trace of format typ, and the tokenizer's identity (tok nil: it could
 // not be named, and the part leaves it out).
 func (s *Tokenize) Settings(c Checked, typ string, tok *cachekey.Tokenizer) (string, error) {
-	b := cachekey.New(shape.Salt())
+	b := cachekey.New(cachekey.CurrentSalt())
 	for _, f := range s.Fields(c, typ) {
 		b.Field(f.Name, f.Value)
 	}
