@@ -13,9 +13,9 @@ import (
 var leanBans = map[string][]string{
 	// aiperf-pack formats records that aiperf-tokenize made: it reads no
 	// trace and loads no tokenizer (aiperf-tokenize's settings live in
-	// lib/cmd/shape/tokenizeshape, the builtin tokenizer's identity in
+	// lib/cmd/stagekey/tokenizekey, the builtin tokenizer's identity in
 	// lib/tokenizer/identity).
-	"cmd/aiperf-pack": {"lib/trace", "lib/tokenizer/builtin", "lib/tokenizer", "lib/ingest", "lib/cmd/shape/tokenizeshape"},
+	"cmd/aiperf-pack": {"lib/trace", "lib/tokenizer/builtin", "lib/tokenizer", "lib/ingest", "lib/cmd/stagekey/tokenizekey"},
 	// aiperf-cache stores and restores files: no stage, no tokenizer.
 	"cmd/aiperf-cache": {"lib/ingest", "lib/tokenizer", "lib/tokenizer/builtin", "lib/pack", "lib/replay", "lib/trace"},
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // TestDeps: aiperf-hash, the cachekey library it keys with and the stage
-// settings it shares with aiperf-tokenize and aiperf-pack (lib/cmd/shape)
+// settings it shares with aiperf-tokenize and aiperf-pack (lib/cmd/stagekey)
 // link neither the tokenizer and its regexp engine, nor the synthesis, nor
 // the stages or their commands, nor the store writer, nor net/http:
 // digesting and keying must stay a small, fast binary.
@@ -32,14 +32,14 @@ func TestDeps(t *testing.T) {
 		"github.com/aiperf/toolkit/lib/cmd/packcmd",
 	}
 	var shapeFound bool
-	for _, pkg := range []string{"github.com/aiperf/toolkit/cmd/aiperf-hash", "github.com/aiperf/toolkit/lib/cachekey", "github.com/aiperf/toolkit/lib/cmd/shape", "github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"} {
+	for _, pkg := range []string{"github.com/aiperf/toolkit/cmd/aiperf-hash", "github.com/aiperf/toolkit/lib/cachekey", "github.com/aiperf/toolkit/lib/cmd/stagekey", "github.com/aiperf/toolkit/lib/cmd/stagekey/tokenizekey"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)
 		}
 		deps := strings.Fields(string(out))
 		for _, d := range deps {
-			shapeFound = shapeFound || d == "github.com/aiperf/toolkit/lib/cmd/shape" && strings.HasSuffix(pkg, "aiperf-hash")
+			shapeFound = shapeFound || d == "github.com/aiperf/toolkit/lib/cmd/stagekey" && strings.HasSuffix(pkg, "aiperf-hash")
 			for _, f := range forbidden {
 				if d == f {
 					t.Errorf("%s links %s", pkg, d)
@@ -48,7 +48,7 @@ func TestDeps(t *testing.T) {
 		}
 	}
 	if !shapeFound {
-		t.Error("aiperf-hash does not link lib/cmd/shape: the guard is not looking at the key's flags")
+		t.Error("aiperf-hash does not link lib/cmd/stagekey: the guard is not looking at the key's flags")
 	}
 	// The stages do link what the guard forbids (else it proves nothing).
 	for _, pkg := range []string{"github.com/aiperf/toolkit/cmd/aiperf-tokenize", "github.com/aiperf/toolkit/cmd/aiperf-pack"} {
@@ -56,8 +56,8 @@ func TestDeps(t *testing.T) {
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)
 		}
-		if !strings.Contains(string(out), "github.com/aiperf/toolkit/lib/cmd/shape\n") {
-			t.Errorf("%s does not link lib/cmd/shape: the stages must define their flags there", pkg)
+		if !strings.Contains(string(out), "github.com/aiperf/toolkit/lib/cmd/stagekey\n") {
+			t.Errorf("%s does not link lib/cmd/stagekey: the stages must define their flags there", pkg)
 		}
 	}
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"github.com/aiperf/toolkit/lib/cmd/shape"
-	"github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"
+	"github.com/aiperf/toolkit/lib/cmd/stagekey"
+	"github.com/aiperf/toolkit/lib/cmd/stagekey/tokenizekey"
 	"github.com/aiperf/toolkit/lib/digest"
 	"github.com/aiperf/toolkit/lib/internal/term"
 	"github.com/aiperf/toolkit/lib/request"
@@ -55,10 +55,10 @@ without --explain, and name the trace in the entry.`
 
 type keyOptions struct {
 	memo    memoOptions
-	tok     tokenizeshape.Tokenize
-	tokRun  tokenizeshape.TokenizeRun
-	pack    shape.Pack
-	packRun shape.PackRun
+	tok     tokenizekey.Tokenize
+	tokRun  tokenizekey.TokenizeRun
+	pack    stagekey.Pack
+	packRun stagekey.PackRun
 	explain bool
 	verbose bool
 }
@@ -67,10 +67,10 @@ type keyOptions struct {
 // key's.
 func keyFlags(o *keyOptions) []cli.Flag {
 	var flags []cli.Flag
-	flags = append(flags, tokenizeshape.TokenizeFlags(&o.tok)...)
-	flags = append(flags, withoutV(tokenizeshape.TokenizeRunFlags(&o.tokRun))...)
-	flags = append(flags, shape.PackFlags(&o.pack)...)
-	flags = append(flags, withoutV(shape.PackRunFlags(&o.packRun))...)
+	flags = append(flags, tokenizekey.TokenizeFlags(&o.tok)...)
+	flags = append(flags, withoutV(tokenizekey.TokenizeRunFlags(&o.tokRun))...)
+	flags = append(flags, stagekey.PackFlags(&o.pack)...)
+	flags = append(flags, withoutV(stagekey.PackRunFlags(&o.packRun))...)
 	flags = append(flags,
 		&cli.BoolFlag{Name: "explain", Usage: "print the canonical description that is hashed instead of the key", Destination: &o.explain},
 		&cli.BoolFlag{Name: "v", Usage: "tell on stderr how each digest was obtained (memo or read)", Destination: &o.verbose},
@@ -140,7 +140,7 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 			return "", err
 		}
 	}
-	if tokenizeshape.NeedsModel(typ) && req.Model == "" {
+	if tokenizekey.NeedsModel(typ) && req.Model == "" {
 		return "", base.UsageError("key: --model is required: aiperf-pack needs it to format the prompts and messages of a %s trace (and refuses to pack them without it)", typ)
 	}
 
@@ -160,7 +160,7 @@ func describe(ctx context.Context, r *digestRun, o *keyOptions, inputs []string)
 }
 
 // check checks the flags of both stages as the stages do.
-func (o *keyOptions) check() (tokenizeshape.Checked, request.Options, error) {
+func (o *keyOptions) check() (tokenizekey.Checked, request.Options, error) {
 	chk, err := o.tok.Check()
 	if err != nil {
 		return chk, request.Options{}, err

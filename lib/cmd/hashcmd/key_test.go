@@ -17,8 +17,8 @@ import (
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
 	"github.com/aiperf/toolkit/lib/cmd/packcmd"
-	"github.com/aiperf/toolkit/lib/cmd/shape"
-	"github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"
+	"github.com/aiperf/toolkit/lib/cmd/stagekey"
+	"github.com/aiperf/toolkit/lib/cmd/stagekey/tokenizekey"
 	"github.com/aiperf/toolkit/lib/cmd/tokenizecmd"
 	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/store"
@@ -45,26 +45,26 @@ type flagCase struct {
 
 // shapingCases gives every byte-shaping flag a value that changes the store.
 var shapingCases = []flagCase{
-	{shape.TokenizeStage, "type", nil, []string{"--type", "raw_payload"}},
-	{shape.TokenizeStage, "tokenizer", nil, []string{"--tokenizer", gpt2}},
-	{shape.TokenizeStage, "block-size", nil, []string{"--block-size", "400"}},
-	{shape.TokenizeStage, "seed", nil, []string{"--seed", "7"}},
-	{shape.TokenizeStage, "start-offset", nil, []string{"--start-offset", "25"}},
-	{shape.TokenizeStage, "end-offset", nil, []string{"--end-offset", "75"}},
-	{shape.TokenizeStage, "max-isl", nil, []string{"--max-isl", "650"}},
-	{shape.TokenizeStage, "max-osl", nil, []string{"--max-osl", "25"}},
+	{stagekey.TokenizeStage, "type", nil, []string{"--type", "raw_payload"}},
+	{stagekey.TokenizeStage, "tokenizer", nil, []string{"--tokenizer", gpt2}},
+	{stagekey.TokenizeStage, "block-size", nil, []string{"--block-size", "400"}},
+	{stagekey.TokenizeStage, "seed", nil, []string{"--seed", "7"}},
+	{stagekey.TokenizeStage, "start-offset", nil, []string{"--start-offset", "25"}},
+	{stagekey.TokenizeStage, "end-offset", nil, []string{"--end-offset", "75"}},
+	{stagekey.TokenizeStage, "max-isl", nil, []string{"--max-isl", "650"}},
+	{stagekey.TokenizeStage, "max-osl", nil, []string{"--max-osl", "25"}},
 	// A single shard packs alone when it holds session 0 only (else pack
 	// refuses the gap); it makes a different store, so the shard is keyed.
-	{shape.TokenizeStage, "shard", nil, []string{"--shard", "0/3"}},
-	{shape.PackStage, "model", nil, []string{"--model", "m2"}},
-	{shape.PackStage, "endpoint", nil, []string{"--endpoint", "completions"}},
-	{shape.PackStage, "streaming", nil, []string{"--streaming"}},
-	{shape.PackStage, "legacy-max-tokens", nil, []string{"--legacy-max-tokens"}},
-	{shape.PackStage, "no-include-usage", []string{"--streaming"}, []string{"--no-include-usage"}},
-	{shape.PackStage, "per-chunk-usage", []string{"--streaming"}, []string{"--per-chunk-usage"}},
-	{shape.PackStage, "extra", nil, []string{"--extra", "temperature=0.5"}},
-	{shape.PackStage, "compress", nil, []string{"--compress"}},
-	{shape.PackStage, "template", []string{"--endpoint", "template", "--template", "testdata/template-a.json"}, []string{"--template", "testdata/template-b.json"}},
+	{stagekey.TokenizeStage, "shard", nil, []string{"--shard", "0/3"}},
+	{stagekey.PackStage, "model", nil, []string{"--model", "m2"}},
+	{stagekey.PackStage, "endpoint", nil, []string{"--endpoint", "completions"}},
+	{stagekey.PackStage, "streaming", nil, []string{"--streaming"}},
+	{stagekey.PackStage, "legacy-max-tokens", nil, []string{"--legacy-max-tokens"}},
+	{stagekey.PackStage, "no-include-usage", []string{"--streaming"}, []string{"--no-include-usage"}},
+	{stagekey.PackStage, "per-chunk-usage", []string{"--streaming"}, []string{"--per-chunk-usage"}},
+	{stagekey.PackStage, "extra", nil, []string{"--extra", "temperature=0.5"}},
+	{stagekey.PackStage, "compress", nil, []string{"--compress"}},
+	{stagekey.PackStage, "template", []string{"--endpoint", "template", "--template", "testdata/template-a.json"}, []string{"--template", "testdata/template-b.json"}},
 }
 
 // contentCase is a shaping flag that names a file: two contents of the
@@ -80,41 +80,41 @@ type contentCase struct {
 // the file's bytes, not its name: classify fails on such a flag without
 // one.
 var contentCases = []contentCase{
-	{shape.PackStage, "template", []string{"--endpoint", "template"},
+	{stagekey.PackStage, "template", []string{"--endpoint", "template"},
 		`{"model": {{ model|tojson }}, "prompt": {{ text|tojson }}}`, `{"model": {{ model|tojson }},  "prompt": {{ text|tojson }}}`},
 }
 
 // excludedCases gives every excluded flag a value other than its default
 // (the outputs go to the test's own directory: see run).
 var excludedCases = []flagCase{
-	{shape.TokenizeStage, "verify", nil, []string{"--verify"}},
-	{shape.TokenizeStage, "max-line-bytes", nil, []string{"--max-line-bytes", "100000"}},
-	{shape.TokenizeStage, "v", nil, []string{"-v"}},
-	{shape.TokenizeStage, "model-map", nil, []string{"--model-map", "a=b"}},
-	{shape.PackStage, "include-usage", []string{"--streaming"}, []string{"--include-usage"}},
-	{shape.PackStage, "o", nil, []string{"-o", "{dir}/elsewhere.aipk"}},
-	{shape.PackStage, "inputs-json", nil, []string{"--inputs-json", "{dir}/inputs.json"}},
-	{shape.PackStage, "no-end-marker", nil, []string{"--no-end-marker"}},
-	{shape.PackStage, "max-line", nil, []string{"--max-line", "64KiB"}},
-	{shape.PackStage, "v", nil, []string{"-v"}},
+	{stagekey.TokenizeStage, "verify", nil, []string{"--verify"}},
+	{stagekey.TokenizeStage, "max-line-bytes", nil, []string{"--max-line-bytes", "100000"}},
+	{stagekey.TokenizeStage, "v", nil, []string{"-v"}},
+	{stagekey.TokenizeStage, "model-map", nil, []string{"--model-map", "a=b"}},
+	{stagekey.PackStage, "include-usage", []string{"--streaming"}, []string{"--include-usage"}},
+	{stagekey.PackStage, "o", nil, []string{"-o", "{dir}/elsewhere.aipk"}},
+	{stagekey.PackStage, "inputs-json", nil, []string{"--inputs-json", "{dir}/inputs.json"}},
+	{stagekey.PackStage, "no-end-marker", nil, []string{"--no-end-marker"}},
+	{stagekey.PackStage, "max-line", nil, []string{"--max-line", "64KiB"}},
+	{stagekey.PackStage, "v", nil, []string{"-v"}},
 }
 
 // stageApps are the real stage applications, by name.
 func stageApps() map[string]*cli.App {
-	return map[string]*cli.App{shape.TokenizeStage: tokenizecmd.New(), shape.PackStage: packcmd.New()}
+	return map[string]*cli.App{stagekey.TokenizeStage: tokenizecmd.New(), stagekey.PackStage: packcmd.New()}
 }
 
 // shapingFlags returns a stage's shaping flag definitions.
 func shapingFlags(stage string) []cli.Flag {
-	if stage == shape.TokenizeStage {
-		return tokenizeshape.TokenizeFlags(&tokenizeshape.Tokenize{})
+	if stage == stagekey.TokenizeStage {
+		return tokenizekey.TokenizeFlags(&tokenizekey.Tokenize{})
 	}
-	return shape.PackFlags(&shape.Pack{})
+	return stagekey.PackFlags(&stagekey.Pack{})
 }
 
 // shaping returns the names of a stage's shaping flags.
 func shaping(stage string) []string {
-	return shape.Shaping(stage, shapingFlags(stage))
+	return stagekey.Shaping(stage, shapingFlags(stage))
 }
 
 // classify returns what is wrong with the classification of app's flags:
@@ -124,7 +124,7 @@ func classify(stage string, app *cli.App) []string {
 	var bad []string
 	shaping := shaping(stage)
 	var excluded []string
-	for _, e := range shape.Excluded {
+	for _, e := range stagekey.Excluded {
 		if e.Stage == stage {
 			excluded = append(excluded, e.Flag)
 		}
@@ -138,7 +138,7 @@ func classify(stage string, app *cli.App) []string {
 		case s && e:
 			bad = append(bad, fmt.Sprintf("%s --%s is both shaping and excluded", stage, name))
 		case !s && !e:
-			bad = append(bad, fmt.Sprintf("%s --%s is not classified: define it in lib/cmd/shape, with the shaping flags (and make the key cover it) or the run flags (and add it to shape.Excluded with the reason it cannot change a store byte)", stage, name))
+			bad = append(bad, fmt.Sprintf("%s --%s is not classified: define it in lib/cmd/stagekey, with the shaping flags (and make the key cover it) or the run flags (and add it to stagekey.Excluded with the reason it cannot change a store byte)", stage, name))
 		}
 	}
 	for _, n := range append(slices.Clone(shaping), excluded...) {
@@ -188,25 +188,25 @@ func TestFlagsClassified(t *testing.T) {
 }
 
 // TestClassifyFailsOnNewFlag: the check above can fail: a flag added to a
-// stage outside lib/cmd/shape is reported, and so is a classified flag a
+// stage outside lib/cmd/stagekey is reported, and so is a classified flag a
 // stage lost.
 func TestClassifyFailsOnNewFlag(t *testing.T) {
 	app := packcmd.New()
 	app.Flags = append(app.Flags, &cli.BoolFlag{Name: "prompt-list"})
-	got := classify(shape.PackStage, app)
+	got := classify(stagekey.PackStage, app)
 	if len(got) != 1 || !strings.Contains(got[0], "--prompt-list is not classified") {
 		t.Errorf("a new flag: %q", got)
 	}
 	saved := contentCases
 	contentCases = nil
-	got = classify(shape.PackStage, packcmd.New())
+	got = classify(stagekey.PackStage, packcmd.New())
 	contentCases = saved
 	if len(got) != 1 || !strings.Contains(got[0], "--template names a file and has no contentCases entry") {
 		t.Errorf("a file flag without a content case: %q", got)
 	}
 	app = tokenizecmd.New()
 	app.Flags = slices.DeleteFunc(app.Flags, func(f cli.Flag) bool { return f.Names()[0] == "seed" })
-	got = classify(shape.TokenizeStage, app)
+	got = classify(stagekey.TokenizeStage, app)
 	if len(got) != 1 || !strings.Contains(got[0], "--seed is classified but") {
 		t.Errorf("a lost flag: %q", got)
 	}
@@ -285,7 +285,7 @@ func (c flagCase) args(dir string, withAlt bool) (tok, pk []string) {
 	if withAlt {
 		a = append(a, expand(c.alt, dir)...)
 	}
-	if c.stage == shape.TokenizeStage {
+	if c.stage == stagekey.TokenizeStage {
 		return a, nil
 	}
 	return nil, a
@@ -340,7 +340,7 @@ func TestFileFlagsKeyContents(t *testing.T) {
 				}
 				args := slices.Concat([]string{"--model", "m"}, c.base, []string{"--" + c.flag, p})
 				tok, pk := args, []string(nil)
-				if c.stage == shape.PackStage {
+				if c.stage == stagekey.PackStage {
 					tok, pk = nil, args
 				}
 				_, s := pipeline(t, t.TempDir(), flagTrace, tok, pk)
@@ -370,14 +370,14 @@ func TestDefaultValuesKeyAsAbsent(t *testing.T) {
 	_, s0 := pipeline(t, dir, flagTrace, nil, packBase)
 	k0, e0 := keyOf(t, memo, flagTrace, packBase)
 	for _, c := range []flagCase{
-		{shape.TokenizeStage, "type", nil, []string{"--type", "mooncake_trace"}},
-		{shape.TokenizeStage, "block-size", nil, []string{"--block-size", "512"}},
-		{shape.TokenizeStage, "type and block-size", nil, []string{"--block-size", "512", "--type", "mooncake_trace"}},
-		{shape.TokenizeStage, "seed", nil, []string{"--seed", "0"}},
-		{shape.TokenizeStage, "tokenizer", nil, []string{"--tokenizer", "builtin"}},
-		{shape.TokenizeStage, "shard", nil, []string{"--shard", "0/1"}},
-		{shape.TokenizeStage, "max-isl", nil, []string{"--max-isl", "0"}},
-		{shape.PackStage, "endpoint", nil, []string{"--endpoint", "chat"}},
+		{stagekey.TokenizeStage, "type", nil, []string{"--type", "mooncake_trace"}},
+		{stagekey.TokenizeStage, "block-size", nil, []string{"--block-size", "512"}},
+		{stagekey.TokenizeStage, "type and block-size", nil, []string{"--block-size", "512", "--type", "mooncake_trace"}},
+		{stagekey.TokenizeStage, "seed", nil, []string{"--seed", "0"}},
+		{stagekey.TokenizeStage, "tokenizer", nil, []string{"--tokenizer", "builtin"}},
+		{stagekey.TokenizeStage, "shard", nil, []string{"--shard", "0/1"}},
+		{stagekey.TokenizeStage, "max-isl", nil, []string{"--max-isl", "0"}},
+		{stagekey.PackStage, "endpoint", nil, []string{"--endpoint", "chat"}},
 	} {
 		t.Run(c.flag, func(t *testing.T) {
 			tok, pk := c.args(dir, true)
@@ -429,8 +429,8 @@ func TestStoreRecordsKeySettings(t *testing.T) {
 // TestMaxRecordBytes: the largest --max-line aiperf-pack (and aiperf-hash
 // key) accept is the largest record a store holds.
 func TestMaxRecordBytes(t *testing.T) {
-	if shape.MaxRecordBytes != store.MaxPayload {
-		t.Errorf("shape.MaxRecordBytes %d, store.MaxPayload %d", uint64(shape.MaxRecordBytes), uint64(store.MaxPayload))
+	if stagekey.MaxRecordBytes != store.MaxPayload {
+		t.Errorf("stagekey.MaxRecordBytes %d, store.MaxPayload %d", uint64(stagekey.MaxRecordBytes), uint64(store.MaxPayload))
 	}
 }
 
@@ -508,7 +508,7 @@ func corpusSum(t *testing.T) string {
 // TestGoldenPair pins, for a fixed small trace, the key and the SHA-256 of
 // the records and of the store together. A change to trace reading,
 // synthesis, the corpus, body formatting or compression that changes bytes
-// must bump its version in lib/cmd/shape (and so every key); this test
+// must bump its version in lib/cmd/stagekey (and so every key); this test
 // says which, and `go test -run TestGoldenPair -update` re-pins after the
 // bump.
 func TestGoldenPair(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"github.com/aiperf/toolkit/lib/cmd/shape"
+	"github.com/aiperf/toolkit/lib/cmd/stagekey"
 	"github.com/aiperf/toolkit/lib/pack"
 	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/request"
@@ -16,19 +16,19 @@ import (
 )
 
 type options struct {
-	shape.Pack
-	shape.PackRun
+	stagekey.Pack
+	stagekey.PackRun
 }
 
 // New returns the aiperf-pack application.
 func New() *cli.App {
 	var o options
-	// Every flag is defined in lib/cmd/shape, which classifies it for cache
+	// Every flag is defined in lib/cmd/stagekey, which classifies it for cache
 	// keys (aiperf-hash key reads the same definitions).
 	flags := []cli.Flag{}
-	run := shape.PackRunFlags(&o.PackRun)
+	run := stagekey.PackRunFlags(&o.PackRun)
 	flags = append(flags, run[0]) // -o first
-	flags = append(flags, shape.PackFlags(&o.Pack)...)
+	flags = append(flags, stagekey.PackFlags(&o.Pack)...)
 	flags = append(flags, run[1:]...)
 	return &cli.App{
 		Name:      "aiperf-pack",
@@ -111,9 +111,9 @@ func packOptions(o *options) (pack.Options, error) {
 	// description without the input), so that aiperf-cache can refuse to
 	// file it under a key that says otherwise.
 	settings := func(in []pack.InputSettings) (string, error) {
-		recs := make([]shape.Records, len(in))
+		recs := make([]stagekey.Records, len(in))
 		for i, s := range in {
-			recs[i] = shape.Records{Name: s.Name, Settings: s.Settings}
+			recs[i] = stagekey.Records{Name: s.Name, Settings: s.Settings}
 		}
 		return o.Pack.StoreSettings(req, recs)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"
+	"github.com/aiperf/toolkit/lib/cmd/stagekey/tokenizekey"
 	"github.com/aiperf/toolkit/lib/digest"
 	"github.com/aiperf/toolkit/lib/ingest"
 	"github.com/aiperf/toolkit/lib/synth"
@@ -24,7 +24,7 @@ import (
 )
 
 // LoadTokenizer loads "builtin" or a path.
-func LoadTokenizer(s *tokenizeshape.Tokenize) (*tokenizer.Tokenizer, error) {
+func LoadTokenizer(s *tokenizekey.Tokenize) (*tokenizer.Tokenizer, error) {
 	if s.IsBuiltin() {
 		return tokenizer.Builtin()
 	}
@@ -34,8 +34,8 @@ func LoadTokenizer(s *tokenizeshape.Tokenize) (*tokenizer.Tokenizer, error) {
 // options are one run of the command: its settings, its input and the
 // streams it reads and writes.
 type options struct {
-	tokenizeshape.Tokenize
-	tokenizeshape.TokenizeRun
+	tokenizekey.Tokenize
+	tokenizekey.TokenizeRun
 
 	input  string    // a trace file or directory; "" or "-" is stdin
 	stdin  io.Reader // read when input is stdin
@@ -46,9 +46,9 @@ type options struct {
 // New returns the aiperf-tokenize application.
 func New() *cli.App {
 	var o options
-	// Every flag is defined in lib/cmd/shape, which classifies it for cache
+	// Every flag is defined in lib/cmd/stagekey, which classifies it for cache
 	// keys (aiperf-hash key reads the same definitions).
-	flags := append(tokenizeshape.TokenizeFlags(&o.Tokenize), tokenizeshape.TokenizeRunFlags(&o.TokenizeRun)...)
+	flags := append(tokenizekey.TokenizeFlags(&o.Tokenize), tokenizekey.TokenizeRunFlags(&o.TokenizeRun)...)
 	return &cli.App{
 		Name:      "aiperf-tokenize",
 		Usage:     "turn a trace into records JSONL (exact-length prompts from input_length and hash_ids)",

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"github.com/aiperf/toolkit/lib/cmd/shape/tokenizeshape"
+	"github.com/aiperf/toolkit/lib/cmd/stagekey/tokenizekey"
 	"github.com/aiperf/toolkit/lib/ingest"
 )
 
@@ -40,7 +40,7 @@ const rawTrace = `{"model":"m","messages":[{"role":"user","content":"hi"}]}
 
 func TestRunReadsAndWritesItsStreams(t *testing.T) {
 	var out, errOut bytes.Buffer
-	o := options{TokenizeRun: tokenizeshape.TokenizeRun{Verbose: true, MaxLineBytes: 1 << 20}, stdin: strings.NewReader(rawTrace), stdout: &out, stderr: &errOut}
+	o := options{TokenizeRun: tokenizekey.TokenizeRun{Verbose: true, MaxLineBytes: 1 << 20}, stdin: strings.NewReader(rawTrace), stdout: &out, stderr: &errOut}
 	if err := run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestRunReadsAndWritesItsStreams(t *testing.T) {
 func TestRunOutputError(t *testing.T) {
 	for _, werr := range []error{syscall.ENOSPC, syscall.EPIPE} {
 		w := &failWriter{limit: 10, err: werr}
-		o := options{TokenizeRun: tokenizeshape.TokenizeRun{MaxLineBytes: 1 << 20}, stdin: strings.NewReader(rawTrace), stdout: w, stderr: &bytes.Buffer{}}
+		o := options{TokenizeRun: tokenizekey.TokenizeRun{MaxLineBytes: 1 << 20}, stdin: strings.NewReader(rawTrace), stdout: w, stderr: &bytes.Buffer{}}
 		err := run(context.Background(), o)
 		var oe *ingest.OutputError
 		if !errors.As(err, &oe) || !errors.Is(err, werr) || err.Error() != "write <stdout>: "+werr.Error() {
@@ -71,9 +71,9 @@ func TestRunOutputError(t *testing.T) {
 
 func TestRunUsage(t *testing.T) {
 	for _, o := range []options{
-		{TokenizeRun: tokenizeshape.TokenizeRun{MaxLineBytes: 0}},
-		{TokenizeRun: tokenizeshape.TokenizeRun{MaxLineBytes: 10}, Tokenize: tokenizeshape.Tokenize{Shard: "2/2"}},
-		{TokenizeRun: tokenizeshape.TokenizeRun{MaxLineBytes: 10}, Tokenize: tokenizeshape.Tokenize{Start: -3}},
+		{TokenizeRun: tokenizekey.TokenizeRun{MaxLineBytes: 0}},
+		{TokenizeRun: tokenizekey.TokenizeRun{MaxLineBytes: 10}, Tokenize: tokenizekey.Tokenize{Shard: "2/2"}},
+		{TokenizeRun: tokenizekey.TokenizeRun{MaxLineBytes: 10}, Tokenize: tokenizekey.Tokenize{Start: -3}},
 	} {
 		o.stdin, o.stdout, o.stderr = strings.NewReader(rawTrace), &bytes.Buffer{}, &bytes.Buffer{}
 		if err := run(context.Background(), o); base.Code(err) != base.ExitTrouble {

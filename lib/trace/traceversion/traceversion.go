@@ -9,7 +9,7 @@ package traceversion
 // the records stream around them. Whoever changes the records lib/trace
 // makes from a trace bumps it; the golden pair in
 // lib/cmd/hashcmd/testdata/golden fails, naming it, until then. 2: the end
-// line carries the settings of aiperf-tokenize (lib/cmd/shape's
+// line carries the settings of aiperf-tokenize (lib/cmd/stagekey's
 // settings.go). 3: records of rows with hash_ids carry them and the block
 // size (pack keeps them in the store). 4: single_turn sessions are sent as
 // stored (their context_mode).

@@ -1,11 +1,11 @@
-package tokenizeshape
+package tokenizekey
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/aiperf/toolkit/lib/cachekey"
-	"github.com/aiperf/toolkit/lib/cmd/shape"
+	"github.com/aiperf/toolkit/lib/cmd/stagekey"
 	"github.com/aiperf/toolkit/lib/request"
 	"github.com/aiperf/toolkit/lib/tokenizer/identity"
 )
@@ -29,9 +29,9 @@ func tokenizePart(t *testing.T, s Tokenize) string {
 // settings; shards of different settings are refused, naming both streams
 // and the field; streams without settings leave the tokenize part out.
 func TestStoreSettings(t *testing.T) {
-	p := &shape.Pack{}
+	p := &stagekey.Pack{}
 	o := request.Options{Model: "m", Endpoint: request.Chat}
-	whole, err := p.StoreSettings(o, []shape.Records{{Name: "all.jsonl", Settings: tokenizePart(t, Tokenize{Start: -1, End: -1})}})
+	whole, err := p.StoreSettings(o, []stagekey.Records{{Name: "all.jsonl", Settings: tokenizePart(t, Tokenize{Start: -1, End: -1})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,9 +45,9 @@ func TestStoreSettings(t *testing.T) {
 	if v, _ := d.Value("tokenize.shard"); v != "0/1" {
 		t.Errorf("tokenize.shard %q", v)
 	}
-	var shards []shape.Records
+	var shards []stagekey.Records
 	for _, sh := range []string{"1/2", "0/2"} {
-		shards = append(shards, shape.Records{Name: "s" + sh[:1] + ".jsonl", Settings: tokenizePart(t, Tokenize{Start: -1, End: -1, Shard: sh})})
+		shards = append(shards, stagekey.Records{Name: "s" + sh[:1] + ".jsonl", Settings: tokenizePart(t, Tokenize{Start: -1, End: -1, Shard: sh})})
 	}
 	got, err := p.StoreSettings(o, shards)
 	if err != nil || got != whole {

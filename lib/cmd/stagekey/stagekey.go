@@ -1,4 +1,4 @@
-// Package shape holds the settings of aiperf-tokenize and aiperf-pack that
+// Package stagekey holds the settings of aiperf-tokenize and aiperf-pack that
 // shape output bytes, their flag definitions and the checks that turn them
 // into stage options, in one place that the stages and aiperf-hash all
 // import: a cache key is built from the very definitions the stages parse,
@@ -12,13 +12,13 @@
 // lib/cmd/hashcmd fails until it is moved here.
 //
 // aiperf-tokenize's half (its settings read traces) is the subpackage
-// tokenizeshape, so that aiperf-pack, which imports this one, links no
+// tokenizekey, so that aiperf-pack, which imports this one, links no
 // trace parser (the root's TestLeanBinaries checks it).
 //
 // The package links neither the tokenizer, the synthesis, the store writer
 // nor the pack pipeline (lib/cmd/hashcmd's TestDeps checks it): aiperf-hash
 // must stay small and start fast.
-package shape
+package stagekey
 
 import (
 	"errors"
@@ -209,7 +209,7 @@ var Excluded = []Exclusion{
 }
 
 // Shaping returns the names of the flags of a stage that shape its output
-// bytes: of flags (the stage's shaping definitions: tokenizeshape's
+// bytes: of flags (the stage's shaping definitions: tokenizekey's
 // TokenizeFlags, PackFlags), those Excluded does not list (such as
 // --include-usage, checked with the request options it belongs to, but the
 // default whenever it is allowed).

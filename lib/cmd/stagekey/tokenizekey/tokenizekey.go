@@ -1,9 +1,9 @@
-// Package tokenizeshape holds the settings of aiperf-tokenize that shape
+// Package tokenizekey holds the settings of aiperf-tokenize that shape
 // its records (and its other flags), their flag definitions and checks,
-// for aiperf-tokenize and aiperf-hash key alike: the half of lib/cmd/shape
-// that reads traces, apart so that aiperf-pack, which imports shape, links
+// for aiperf-tokenize and aiperf-hash key alike: the half of lib/cmd/stagekey
+// that reads traces, apart so that aiperf-pack, which imports stagekey, links
 // no trace parser.
-package tokenizeshape
+package tokenizekey
 
 import (
 	"cmp"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/aiperf/toolkit/lib/cachekey"
 	"github.com/aiperf/toolkit/lib/cmd/base"
-	"github.com/aiperf/toolkit/lib/cmd/shape"
+	"github.com/aiperf/toolkit/lib/cmd/stagekey"
 	"github.com/aiperf/toolkit/lib/internal/shard"
 	"github.com/aiperf/toolkit/lib/trace"
 	"github.com/urfave/cli/v2"
@@ -156,14 +156,14 @@ func (s *Tokenize) traceOptions() (trace.Options, error) {
 // ones the stage works with, so that a flag given its default value keys
 // as its absence does: the format, the block size (0 is the format's own),
 // the offsets as nanoseconds, the shard as i/N.
-func (s *Tokenize) Fields(c Checked, typ string) []shape.Field {
+func (s *Tokenize) Fields(c Checked, typ string) []stagekey.Field {
 	ns := func(p *int64) string {
 		if p == nil {
 			return "unset"
 		}
 		return strconv.FormatInt(*p, 10)
 	}
-	return []shape.Field{
+	return []stagekey.Field{
 		{Name: "tokenize.type", Value: typ},
 		{Name: "tokenize.block-size", Value: strconv.Itoa(cmp.Or(s.BlockSize, trace.KVBlockSize(typ)))},
 		{Name: "tokenize.seed", Value: strconv.FormatUint(s.Seed, 10)},
