@@ -181,13 +181,13 @@ func BenchmarkRun(b *testing.B) {
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	stats, err := Run(context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 64,
-		RequestCount: int64(b.N), Records: io.Discard})
+		RequestCount: int64(b.N), Results: io.Discard})
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
 	}
-	if stats.Errors != 0 || stats.Records != int64(b.N) {
-		b.Fatalf("%d records, %d errors", stats.Records, stats.Errors)
+	if stats.Errors != 0 || stats.Results != int64(b.N) {
+		b.Fatalf("%d records, %d errors", stats.Results, stats.Errors)
 	}
 	b.ReportMetric(float64(cpuTime()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
 }

@@ -106,7 +106,7 @@ type runner struct {
 	abortCtx context.Context
 	abort    context.CancelFunc
 
-	inflight sync.WaitGroup // requests between take and their record
+	inflight sync.WaitGroup // requests between take and their result
 	workers  sync.WaitGroup // every goroutine that may touch the store
 	active   atomic.Int64   // session runs started and not ended
 	wake     chan struct{}
@@ -122,7 +122,7 @@ type runner struct {
 
 	states stateList
 	tok    lazyTokenizer
-	secret *redactor // nil: no credentials to keep out of the records
+	secret *redactor // nil: no credentials to keep out of the results
 
 	errors, cancelled atomic.Int64
 }
@@ -153,7 +153,7 @@ func Run(ctx context.Context, st *store.Reader, o Options) (*Stats, error) {
 
 // Run replays the plan until the schedule ends, the request budget is
 // spent, Duration passes or ctx is cancelled (Stats.Interrupted). Every
-// request sent has its record written before Run returns, and no goroutine
+// request sent has its result written before Run returns, and no goroutine
 // started by Run outlives it, so the store may be closed afterwards. A
 // plan runs once.
 func (p *Plan) Run(ctx context.Context) (*Stats, error) {
@@ -397,7 +397,7 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 		}
 		r.t0 = at.UnixNano()
 	}
-	r.sink = newSink(r.o.Records, r.o.Observe, r.runInfo())
+	r.sink = newSink(r.o.Results, r.o.Observe, r.runInfo())
 	began := time.Now()
 	cpu0 := cpuTime()
 
@@ -480,7 +480,7 @@ wait:
 		RunID:          r.runID,
 		Schedule:       r.mode,
 		Sent:           r.issued.Load(),
-		Records:        r.sink.n,
+		Results:        r.sink.n,
 		Errors:         r.errors.Load(),
 		Cancelled:      r.cancelled.Load(),
 		Dials:          r.pool.dials.Load(),
@@ -505,7 +505,7 @@ func (r *runner) notStarted() (*Stats, error) {
 	r.clk = newClock()
 	r.now = r.clk.now
 	r.t0 = r.clk.now()
-	r.sink = newSink(r.o.Records, r.o.Observe, r.runInfo())
+	r.sink = newSink(r.o.Results, r.o.Observe, r.runInfo())
 	st := &Stats{RunID: r.runID, Schedule: r.mode, Interrupted: true}
 	if err := r.sink.close(&result.End{RunID: r.runID, Interrupted: true}); err != nil {
 		return st, fmt.Errorf("writing records: %w", err)
@@ -532,7 +532,7 @@ func (r *runner) sleepUntilStart(ctx context.Context) {
 	}
 }
 
-// runInfo describes the run for its records (result.RunInfo).
+// runInfo describes the run for its results (result.RunInfo).
 func (r *runner) runInfo() *result.RunInfo {
 	p, st := r.p, r.st
 	sum := st.Sum()
@@ -549,7 +549,7 @@ func (r *runner) runInfo() *result.RunInfo {
 		Tool:      tool,
 		StartNS:   r.t0,
 		Store:     result.StoreInfo{Path: r.o.StoreName, SHA256: hex.EncodeToString(sum[:]), Records: int64(st.Len()), Sessions: int64(st.NumSessions())},
-		URL:       redact.URL(r.o.URL), // a token in its query stays out of the records
+		URL:       redact.URL(r.o.URL), // a token in its query stays out of the results
 		Path:      redact.URL(r.ep.path),
 		Endpoint:  p.Endpoint,
 		Model:     p.Model,

@@ -87,7 +87,7 @@ func singleTurns(t testing.TB, n int, gap time.Duration, body func(i int) []byte
 func replayAll(t testing.TB, ctx context.Context, st *store.Reader, o Options) ([]result.Record, *Stats) {
 	t.Helper()
 	var buf bytes.Buffer
-	o.Records = &buf
+	o.Results = &buf
 	stats, err := Run(ctx, st, o)
 	if err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func runKeep(t *testing.T, o Options, n int, body func(int) []byte) ([]byte, *ru
 	t.Helper()
 	st := singleTurns(t, n, 0, body)
 	var buf bytes.Buffer
-	o.Records = &buf
+	o.Results = &buf
 	p, err := NewPlan(st, o)
 	if err != nil {
 		t.Fatal(err)

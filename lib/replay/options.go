@@ -5,7 +5,7 @@
 // Bodies go out verbatim, as slices of the store's read-only mapping (a
 // multi-turn conversation's history, when spliced in, is the only change).
 // The schedule is open loop: a slow answer never delays the next send of a
-// fixed or rate schedule; the records say how late each send was. Records
+// fixed or rate schedule; the results say how late each send was. Results
 // stream to a writer as requests complete; nothing per request stays in
 // memory.
 package replay
@@ -44,7 +44,7 @@ type Options struct {
 	// Headers are sent with every request, after the built-in ones.
 	Headers []Header
 	// APIKey, when set, is sent as "Authorization: Bearer APIKey". It is
-	// never written to records or errors.
+	// never written to results or errors.
 	APIKey   string
 	Insecure bool // skip TLS certificate checks
 
@@ -131,19 +131,19 @@ type Options struct {
 	// of answers that carry no usage.
 	Tokenizer func() (*tokenizer.Tokenizer, error)
 
-	// Records receives the records JSONL (lib/result), one line per request
-	// sent. Nil discards them.
-	Records io.Writer
-	// Observe, when set, sees every record as it is written, one at a
-	// time. It must not keep the record.
+	// Results receives the results JSONL (lib/result), one line per
+	// request sent. Nil discards them.
+	Results io.Writer
+	// Observe, when set, sees every result as it is written, one at a
+	// time. It must not keep the result.
 	Observe func(*result.Record)
 	// UserAgent is sent as User-Agent unless Headers sets one, and names
-	// the tool in the records' run info.
+	// the tool in the results' run info.
 	UserAgent string
-	// StoreName names the store in the records' run info (a path).
+	// StoreName names the store in the results' run info (a path).
 	StoreName string
 	// Config, when set, is a JSON object of the run's settings as the user
-	// gave them (aiperf's input_config), carried in the records' run info.
+	// gave them (aiperf's input_config), carried in the results' run info.
 	Config []byte
 	// Counters, when set, are kept up to date while the replay runs (for a
 	// live display).
@@ -154,8 +154,8 @@ type Options struct {
 // time from any goroutine.
 type Counters struct {
 	Sent     atomic.Int64 // requests sent
-	Done     atomic.Int64 // requests with their record written
-	Errors   atomic.Int64 // records with an error
+	Done     atomic.Int64 // requests with their result written
+	Errors   atomic.Int64 // results with an error
 	InFlight atomic.Int64 // sent and not done
 }
 
@@ -166,16 +166,16 @@ type Header struct{ Name, Value string }
 type Stats struct {
 	RunID        string // prefix of every X-Request-ID and X-Correlation-ID of the run
 	Schedule     string // the schedule that ran
-	Sent         int64  // requests sent (each has a record)
-	Records      int64  // records written
-	Errors       int64  // records with an error
-	Cancelled    int64  // records cut on purpose (cancel rate, grace period)
+	Sent         int64  // requests sent (each has a result)
+	Results      int64  // results written
+	Errors       int64  // results with an error
+	Cancelled    int64  // results cut on purpose (cancel rate, grace period)
 	Dials        int64  // connections opened
 	CeilingWaits int64  // session starts delayed because Concurrency sessions were in flight
 	// CeilingMaxWait is the longest such delay, from the start's intended
 	// time.
 	CeilingMaxWait time.Duration
-	// Answered counts the successful records; Streamed those of them whose
+	// Answered counts the successful results; Streamed those of them whose
 	// answer was server-sent events (result.Record.Streamed). Streaming
 	// metrics follow the answers: see StreamingMetrics.
 	Answered, Streamed int64
@@ -260,7 +260,7 @@ func (s *Stats) StreamingMetrics(store bool) bool {
 // ownHeaders are set by the client on every request: a second copy would
 // break the framing (a Transfer-Encoding beside the Content-Length leaves
 // the server waiting for chunks that never come) or contradict the ids the
-// records carry.
+// results carry.
 var ownHeaders = []string{"content-length", "transfer-encoding", "x-request-id", "x-correlation-id"}
 
 func checkHeader(h Header) error {

@@ -21,7 +21,7 @@ type Plan struct {
 	// Options are the options as given, defaults filled in: Speedup and
 	// Smoothness 1, History auto, Arrival poisson (gamma when only
 	// Smoothness is given), Concurrency 1 for the concurrency schedule,
-	// Schedule resolved. Run reads its outputs (Records, Observe,
+	// Schedule resolved. Run reads its outputs (Results, Observe,
 	// Counters, Cut) from here: they may be set after NewPlan.
 	Options Options
 	Store   *store.Reader

@@ -14,7 +14,7 @@ import (
 // redactor removes the run's credentials from what a record carries. A
 // server's error may echo the request's headers (a 401 body quoting the
 // Authorization header it refused, a proxy dumping the request), and an
-// error's message and type are written to the records and, from them, to
+// error's message and type are written to the results and, from them, to
 // every export and the HTML page; the key must appear in none of them.
 //
 // The credentials are the API key and the values of the extra headers that

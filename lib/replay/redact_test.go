@@ -110,7 +110,7 @@ func TestAPIKeyEchoed(t *testing.T) {
 	}))
 	st := singleTurns(t, 4, 0, func(i int) []byte { return chatBody("q", 2, true) })
 	var buf bytes.Buffer
-	_, err := Run(context.Background(), st, Options{URL: url, APIKey: key, Concurrency: 1, Records: &buf})
+	_, err := Run(context.Background(), st, Options{URL: url, APIKey: key, Concurrency: 1, Results: &buf})
 	if err != nil {
 		t.Fatal(err)
 	}

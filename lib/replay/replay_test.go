@@ -69,7 +69,7 @@ func BenchmarkTimingOverhead(b *testing.B) {
 	var ttfts, itls []float64
 	for b.Loop() {
 		var buf bytes.Buffer
-		if _, err := Run(context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 1, Records: &buf}); err != nil {
+		if _, err := Run(context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 1, Results: &buf}); err != nil {
 			b.Fatal(err)
 		}
 		for _, r := range decodeAll(b, &buf) {
@@ -189,8 +189,8 @@ func TestFaultsGiveErrorRecords(t *testing.T) {
 			const n = 24
 			st := singleTurns(t, n, 0, func(i int) []byte { return chatBody("q", 6, true) })
 			recs, stats := replayAll(t, context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 4, Timeout: 300 * time.Millisecond})
-			if len(recs) != n || stats.Sent != n || stats.Records != n {
-				t.Fatalf("%d records, %d sent, %d written; want %d each", len(recs), stats.Sent, stats.Records, n)
+			if len(recs) != n || stats.Sent != n || stats.Results != n {
+				t.Fatalf("%d records, %d sent, %d written; want %d each", len(recs), stats.Sent, stats.Results, n)
 			}
 			faults := srv.Stats().Faults
 			if faults == 0 || faults == n {
@@ -432,7 +432,7 @@ func TestAPIKey(t *testing.T) {
 	}))
 	st := singleTurns(t, 2, 0, func(i int) []byte { return chatBody("q", 2, true) })
 	var buf bytes.Buffer
-	stats, err := Run(context.Background(), st, Options{URL: url, APIKey: key, Headers: []Header{{"X-Extra", "yes"}}, Records: &buf})
+	stats, err := Run(context.Background(), st, Options{URL: url, APIKey: key, Headers: []Header{{"X-Extra", "yes"}}, Results: &buf})
 	if err != nil || stats.Errors != 0 {
 		t.Fatal(err, stats)
 	}

@@ -162,7 +162,7 @@ func TestStartAtAndShardRecords(t *testing.T) {
 	at := time.Now().Add(700 * time.Millisecond).Truncate(time.Microsecond)
 	var buf bytes.Buffer
 	_, err := Run(context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 6,
-		Shard: 2, Shards: 3, StartAt: at, Records: &buf})
+		Shard: 2, Shards: 3, StartAt: at, Results: &buf})
 	if err != nil {
 		t.Fatal(err)
 	}

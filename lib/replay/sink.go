@@ -7,7 +7,7 @@ import (
 	"github.com/aiperf/toolkit/lib/result"
 )
 
-// sink streams records to a writer. Requests encode their own line and
+// sink streams results to a writer. Requests encode their own line and
 // append it to a shared buffer under a short lock; a writer goroutine
 // writes full buffers, so no request ever waits on the disk unless the disk
 // falls two buffers behind. Nothing about a request is kept once its line
@@ -17,11 +17,11 @@ type sink struct {
 	buf     []byte
 	n       int64
 	observe func(*result.Record)
-	// run rides on the first record written (result.RunInfo); first is
-	// that record's line.
+	// run rides on the first result written (result.RunInfo); first is
+	// that result's line.
 	run   *result.RunInfo
 	first []byte
-	// ok counts successful records, streamed those of them whose answer
+	// ok counts successful results, streamed those of them whose answer
 	// was server-sent events.
 	ok, streamed int64
 

@@ -47,7 +47,7 @@ func summarizeCollect(files []string, o metrics.Options, collect bool) (*metrics
 	if err != nil {
 		return nil, nil, err
 	}
-	open := openRecords(files)
+	open := openResults(files)
 	first := true
 	tee := func() (metrics.Source, io.Closer, error) {
 		src, c, err := open()

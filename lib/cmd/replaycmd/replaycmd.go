@@ -1,5 +1,5 @@
 // Package replaycmd is the aiperf-replay command: replay a store against an
-// OpenAI-compatible endpoint, write per-request records and report the
+// OpenAI-compatible endpoint, write per-request results and report the
 // metrics.
 package replaycmd
 

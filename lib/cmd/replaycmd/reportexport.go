@@ -11,7 +11,7 @@ import (
 )
 
 // reportExport is report -o's per-record export, written while the
-// summary reads the records (rundir.StartRecordExport): it is committed
+// summary reads the results (rundir.StartRecordExport): it is committed
 // by finish once every other output is written. When report fails it is
 // dropped, and so is the folder when report made it (the highest folder
 // it made, with every output written there): nothing is left half done.

@@ -89,7 +89,7 @@ func runOnce(c *cli.Context, o *options, st *store.Reader, ro replay.Options, st
 // wire points the plan's options at the run's results file, the second
 // ^C, the live line and the run's description.
 func (o *options) wire(plan *replay.Plan, f io.Writer, storePath string, c *cli.Context, live *liveLine) {
-	plan.Options.Records = f
+	plan.Options.Results = f
 	plan.Options.Cut = base.SecondSignal(c.Context)
 	plan.Options.Observe = live.observe
 	plan.Options.Counters = &live.counters

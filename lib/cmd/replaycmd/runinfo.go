@@ -17,10 +17,10 @@ import (
 	"github.com/aiperf/toolkit/lib/rundir"
 )
 
-// readRuns returns the run info of each records file (rundir.Runs).
+// readRuns returns the run info of each results file (rundir.Runs).
 func readRuns(files []string) []*result.RunInfo { return rundir.Runs(files) }
 
-// checkRuns refuses to merge the records of runs of different stores (exit
+// checkRuns refuses to merge the results of runs of different stores (exit
 // 2, naming the files), and warns when runs of one store had different
 // settings: their merge is not the shards of one run. Files without run
 // info are merged as they always were.
@@ -114,7 +114,7 @@ func reportRun(runs []*result.RunInfo, made *reportMade) metrics.Run {
 // (rundir.OutputSettings).
 var outputSettings = rundir.OutputSettings
 
-// storeName is the store's path as the records name it: absolute, so
+// storeName is the store's path as the results name it: absolute, so
 // that report, run from another folder, finds the store for the
 // prefix-cache figures (a relative path named a different file there).
 func storeName(path string) string {

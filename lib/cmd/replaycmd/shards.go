@@ -11,10 +11,10 @@ import (
 )
 
 // runDirs replaces each argument that is a run directory (aiperf-replay
-// -o DIR) by its records file.
+// -o DIR) by its results file.
 func runDirs(args []string) ([]string, error) { return rundir.Resolve(args) }
 
-// checkShardsOf refuses records of shards that do not make one replay
+// checkShardsOf refuses results of shards that do not make one replay
 // (rundir.CheckShards) with exit 2, naming the files, and prints its
 // warnings.
 func checkShardsOf(w io.Writer, files []string, runs []*result.RunInfo, allowMissing bool) error {

@@ -35,7 +35,7 @@ func summarizeOpen(open func() (metrics.Source, io.Closer, error), o metrics.Opt
 	return metrics.Summarize(open, o)
 }
 
-func openRecords(files []string) func() (metrics.Source, io.Closer, error) { return rundir.Open(files) }
+func openResults(files []string) func() (metrics.Source, io.Closer, error) { return rundir.Open(files) }
 
 func inferStreaming(files []string) (bool, error) { return rundir.InferStreaming(files) }
 

@@ -168,7 +168,7 @@ func (r *sweepRun) step(ctx context.Context, sr sweep.StepRun) (*sweep.Measured,
 	}
 	defer claim.Release()
 	defer f.Abort()
-	plan.Options.Records = f
+	plan.Options.Results = f
 	plan.Options.Cut = base.SecondSignal(r.c.Context)
 	plan.Options.StoreName = storeName(r.storePath)
 	m := &sweep.Measured{}
@@ -235,7 +235,7 @@ func (r *sweepRun) stepConfig(plan *replay.Plan, d time.Duration) json.RawMessag
 	return ro.inputConfig(r.storePath, plan.Schedule)
 }
 
-// writeStep summarizes a step's records and writes its run directory's
+// writeStep summarizes a step's results and writes its run directory's
 // exports.
 func (r *sweepRun) writeStep(dir string, plan *replay.Plan, stats *replay.Stats, recPath string) (*metrics.Summary, error) {
 	mo := r.mo
@@ -249,7 +249,7 @@ func (r *sweepRun) writeStep(dir string, plan *replay.Plan, stats *replay.Stats,
 		return nil, err
 	}
 	// the exports describe the step as a run's do (aiperf's UserConfig),
-	// from the run info its records carry
+	// from the run info its results carry
 	run := metrics.Run{BenchmarkID: stats.RunID, Version: "aiperf-replay " + base.Version}
 	run.InputConfig, run.RunInfo = runConfig(recPath, plan, stats, sum.Requests+sum.ErrorRequests)
 	return sum, writeOutputs(dir, sum, mo, run, files)

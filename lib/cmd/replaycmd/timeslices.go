@@ -57,14 +57,14 @@ func checkTimeslicesDest(dir string) error {
 	return nil
 }
 
-// summarizeSlices summarizes the records files per window of d; nil when
+// summarizeSlices summarizes the results files per window of d; nil when
 // d is 0 (no --slice-duration). It runs before any export is written, so a
 // refusal leaves none behind.
 func summarizeSlices(files []string, mo metrics.Options, d time.Duration) (*metrics.Slices, error) {
 	if d <= 0 {
 		return nil, nil
 	}
-	s, err := metrics.SummarizeSlices(openRecords(files), mo, d)
+	s, err := metrics.SummarizeSlices(openResults(files), mo, d)
 	if err != nil {
 		var de *result.DecodeError
 		if errors.As(err, &de) {
