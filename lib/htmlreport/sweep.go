@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/aiperf/toolkit/lib/internal/baseurl"
 	"github.com/aiperf/toolkit/lib/plot"
 	"github.com/aiperf/toolkit/lib/sweep"
 )
@@ -351,7 +351,7 @@ func WriteSweep(w io.Writer, p SweepPage) error {
 		fmt.Fprintf(&b, " SLOs <code>%s</code> (ms); a step passes when at least %s %% of its requests meet every one and the client kept its schedule (send lateness p99 within %s).",
 			esc(g), esc(orDash(set["min_good"])), esc(orDash(set["max_lateness"])))
 	}
-	if u, err := url.Parse(set["url"]); err == nil && u.Host != "" {
+	if u, err := baseurl.Parse(set["url"]); err == nil { // as the sweep took its --url
 		// the host alone: no user information, and no address a reader
 		// of the page could take for a link
 		fmt.Fprintf(&b, " Server <code>%s</code> (%s)", esc(u.Host), esc(u.Scheme))

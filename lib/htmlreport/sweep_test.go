@@ -240,3 +240,21 @@ func TestSweepProbeOffScale(t *testing.T) {
 		t.Error("the TTFT caption does not say the probe is off the scale")
 	}
 }
+
+// TestSweepServerURL: the page names the server as the sweep took its
+// --url (lib/internal/baseurl): a URL without a scheme is http, and one
+// that is not a server's names none.
+func TestSweepServerURL(t *testing.T) {
+	for url, want := range map[string]string{
+		"127.0.0.1:9":                "Server <code>127.0.0.1:9</code> (http)",
+		"https://u:p@h.example:8443": "Server <code>h.example:8443</code> (https)",
+		"ftp://h":                    "",
+	} {
+		st := rateSweep()
+		st.Settings["url"] = url
+		got := string(sweepPage(t, st))
+		if want == "" && strings.Contains(got, "Server <code>") || want != "" && !strings.Contains(got, want) {
+			t.Errorf("url %q: want %q in the page", url, want)
+		}
+	}
+}
