@@ -108,12 +108,13 @@ func (e *evaluator) note(r *result.Record) {
 //   - usage_*_tokens are the server's usage; usage_*_diff_pct = |server -
 //     client| / client * 100, where the client's prompt count is the store's
 //     input_tokens and its output count the client tokenizer's (r.OutputTokens
-//     when counted by the client, else r.ClientOutputTokens);
+//     when counted by the client, else r.ClientOutputTokens, which replay
+//     counts beside usage when it has a tokenizer);
 //   - osl_mismatch_diff_pct = (OSL - max_tokens) / max_tokens * 100;
 //   - usage_discrepancy_count counts a request when any of the diffs it has
 //     exceeds 10 %; aiperf counts only requests that have both the prompt
-//     and the completion diff, which a replay whose output counts come from
-//     usage alone would never have;
+//     and the completion diff, which a replay without a client tokenizer
+//     (--tokenizer none) never has;
 //   - send_lateness = sent - intended (every request), schedule_relative_latency
 //     = end - intended (valid requests): the latency measured from when the
 //     schedule meant the request to go, so a client that falls behind cannot

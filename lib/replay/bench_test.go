@@ -8,6 +8,9 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/aiperf/toolkit/lib/result"
+	"github.com/aiperf/toolkit/lib/tokenizer"
 )
 
 // benchStream is a response as aiperf-mock --fast and vLLM send it: chunked
@@ -174,14 +177,26 @@ func rawServer(b *testing.B, raw []byte) string {
 // (send, head, framing, events, chunks, record) per op. cpu-µs/op is the
 // process's CPU time (the server's share included, the same in every run)
 // per request: steadier than ns/op on a loaded machine.
-func BenchmarkRun(b *testing.B) {
+func BenchmarkRun(b *testing.B) { benchRun(b, nil) }
+
+// BenchmarkRunTokenizer is BenchmarkRun with the builtin tokenizer, as
+// aiperf-replay runs by default: the answers carry usage, and the client
+// also counts their text for usage_*_diff_pct.
+func BenchmarkRunTokenizer(b *testing.B) { benchRun(b, tokenizer.Builtin) }
+
+func benchRun(b *testing.B, tok func() (*tokenizer.Tokenizer, error)) {
 	url := rawServer(b, benchStream())
 	st := singleTurns(b, 1000, 0, func(i int) []byte { return chatBody(strings.Repeat("word ", 300), 16, true) })
+	if tok != nil {
+		if _, err := tok(); err != nil { // loaded before the clock starts
+			b.Fatal(err)
+		}
+	}
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	stats, err := Run(context.Background(), st, Options{URL: url, Schedule: ScheduleConcurrency, Concurrency: 64,
-		RequestCount: int64(b.N), Results: io.Discard})
+		RequestCount: int64(b.N), Results: io.Discard, Tokenizer: tok})
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
@@ -190,6 +205,38 @@ func BenchmarkRun(b *testing.B) {
 		b.Fatalf("%d records, %d errors", stats.Results, stats.Errors)
 	}
 	b.ReportMetric(float64(cpuTime()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
+}
+
+// BenchmarkCountUsage is the client's count of an answer that carried
+// usage (runner.count, after the request's end time): English text of 2
+// and 52 sentences (20 and 520 tokens, "tokens" the client counted), as
+// content chunks accumulate it.
+func BenchmarkCountUsage(b *testing.B) {
+	t, err := tokenizer.Builtin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{2, 52} {
+		b.Run(fmt.Sprintf("sentences=%d", n), func(b *testing.B) {
+			r := &runner{}
+			r.tok.load = func() (*tokenizer.Tokenizer, error) { return t, nil }
+			rs := newReqState()
+			text := []byte(strings.Repeat(" the quick brown fox jumps over the lazy dog.", n))
+			rs.rp.content = text
+			rs.rp.hasUsage = true
+			rs.rp.usage = result.Usage{PromptTokens: 300, CompletionTokens: int64(11 * n), TotalTokens: 300 + int64(11*n)}
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				rs.rec = result.Record{}
+				r.count(rs)
+			}
+			if rs.rec.OutputSource != result.SourceUsage {
+				b.Fatalf("source %q", rs.rec.OutputSource)
+			}
+			b.ReportMetric(float64(rs.rec.ClientOutputTokens), "tokens")
+		})
+	}
 }
 
 // cpuPerOp returns a function that reports the process's CPU time per op

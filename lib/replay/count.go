@@ -6,9 +6,8 @@ import (
 )
 
 // countText counts the tokens of escaped JSON string content (as
-// accumulated from a response). This runs only for answers without usage,
-// after the request's end time is taken, so it never lands inside a
-// measured latency.
+// accumulated from a response). This runs after the request's end time is
+// taken, so it never lands inside a measured latency.
 func countText(t *tokenizer.Tokenizer, escaped []byte) int {
 	if len(escaped) == 0 {
 		return 0

@@ -16,6 +16,7 @@ import (
 
 	"github.com/aiperf/toolkit/lib/internal/pace"
 	"github.com/aiperf/toolkit/lib/internal/redact"
+	"github.com/aiperf/toolkit/lib/request"
 	"github.com/aiperf/toolkit/lib/result"
 	"github.com/aiperf/toolkit/lib/store"
 	"github.com/aiperf/toolkit/lib/tokenizer"
@@ -365,6 +366,12 @@ func (r *runner) signal() {
 }
 
 func (r *runner) run(ctx context.Context) (*Stats, error) {
+	// The counting tokenizer loads while the run waits and dials, and is
+	// ready before the clock starts: loaded at the first answer, its
+	// quarter second of CPU would land in the latencies of the requests
+	// then in flight. Embeddings carry no text to count.
+	tokReady := r.tok.preload(r.p.Endpoint != request.Embeddings)
+	defer func() { <-tokReady }()
 	r.sleepUntilStart(ctx)
 	if ctx.Err() != nil {
 		r.pool.close()
@@ -384,6 +391,7 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 		}
 		return nil, fmt.Errorf("connecting to %s: %v", r.pool.dialer.Where(), netMessage(err))
 	}
+	<-tokReady
 	r.clk = newClock()
 	r.now = r.clk.now
 	r.t0 = r.clk.now()
@@ -776,11 +784,28 @@ func (r *runner) nextTurnAt(sess *session) (int64, bool) {
 	return at, true
 }
 
-// lazyTokenizer loads the counting tokenizer on first use.
+// lazyTokenizer loads the counting tokenizer once, on first use or by
+// preload before the run's clock starts.
 type lazyTokenizer struct {
 	load func() (*tokenizer.Tokenizer, error)
 	once sync.Once
 	t    *tokenizer.Tokenizer
+}
+
+// preload loads the tokenizer in the background when want is true and
+// there is one to load; the channel it returns is closed when it is loaded
+// (at once when there is nothing to load).
+func (l *lazyTokenizer) preload(want bool) <-chan struct{} {
+	done := make(chan struct{})
+	if !want || l.load == nil {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		l.get()
+	}()
+	return done
 }
 
 func (l *lazyTokenizer) get() *tokenizer.Tokenizer {

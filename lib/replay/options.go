@@ -127,8 +127,10 @@ type Options struct {
 	History string // HistoryAuto (default), HistoryOn or HistoryOff
 	Seed    uint64 // seeds the arrival process and the choice of cancelled requests
 
-	// Tokenizer, when set, is called (once, lazily) to count output tokens
-	// of answers that carry no usage.
+	// Tokenizer, when set, is called once, before the run's clock starts
+	// (not for embeddings), to count the output tokens of answers: those
+	// without usage for their counts, those with usage for the client's
+	// own (Record.ClientOutputTokens, aiperf's usage_*_diff_pct).
 	Tokenizer func() (*tokenizer.Tokenizer, error)
 
 	// Results receives the results JSONL (lib/result), one line per

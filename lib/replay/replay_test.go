@@ -465,6 +465,93 @@ func TestClientSideCount(t *testing.T) {
 	}
 }
 
+// With usage, the counts are the server's and the client also counts the
+// answer's text (aiperf's client-side output length, for
+// usage_completion_tokens_diff_pct); without a tokenizer it counts nothing.
+func TestClientCountBesideUsage(t *testing.T) {
+	tok, err := tokenizer.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, _ := startMock(t, mock.Config{Fast: true, Tokenizer: tok})
+	for _, streamed := range []bool{true, false} {
+		st := singleTurns(t, 3, 0, func(i int) []byte {
+			if streamed {
+				return chatBody("q", 40, true)
+			}
+			return []byte(`{"messages":[{"role":"user","content":"q"}],"model":"m","max_tokens":40}`)
+		})
+		recs, _ := replayAll(t, context.Background(), st, Options{URL: url, Tokenizer: tokenizer.Builtin})
+		for _, r := range recs {
+			if r.OutputSource != result.SourceUsage || r.Usage == nil || r.OutputTokens != 40 {
+				t.Fatalf("streamed %v, record %d: source %q usage %v, %d tokens", streamed, r.Record, r.OutputSource, r.Usage, r.OutputTokens)
+			}
+			// The mock's reply tokens re-encode to themselves: exactly 40.
+			if !r.ClientCounted || r.ClientOutputTokens != 40 || r.ClientReasoningTokens != 0 {
+				t.Errorf("streamed %v, record %d: client counted %v, %d + %d tokens, want 40", streamed, r.Record, r.ClientCounted, r.ClientOutputTokens, r.ClientReasoningTokens)
+			}
+		}
+		recs, _ = replayAll(t, context.Background(), st, Options{URL: url})
+		for _, r := range recs {
+			if r.ClientCounted || r.OutputTokens != 40 {
+				t.Errorf("no tokenizer, streamed %v, record %d: client counted %v (%d), %d tokens", streamed, r.Record, r.ClientCounted, r.ClientOutputTokens, r.OutputTokens)
+			}
+		}
+	}
+}
+
+// The counting tokenizer is loaded before the first request goes out, not
+// at the first answer while others are in flight.
+func TestTokenizerLoadedBeforeStart(t *testing.T) {
+	var loaded, early atomic.Bool
+	srv, _ := mock.New(mock.Config{Fast: true})
+	url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loaded.Load() {
+			early.Store(true)
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	st := singleTurns(t, 2, 0, func(i int) []byte { return chatBody("q", 4, true) })
+	load := func() (*tokenizer.Tokenizer, error) { loaded.Store(true); return tokenizer.Builtin() }
+	recs, _ := replayAll(t, context.Background(), st, Options{URL: url, Tokenizer: load})
+	if !loaded.Load() || early.Load() || len(recs) != 2 {
+		t.Errorf("loaded %v, a request before the load %v, %d records", loaded.Load(), early.Load(), len(recs))
+	}
+}
+
+// The client counts reasoning text apart, and a failed answer not at all.
+func TestClientCountReasoningAndErrors(t *testing.T) {
+	tok, err := tokenizer.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, _ := startMock(t, mock.Config{Fast: true, Tokenizer: tok, ReasoningTokens: 3})
+	st := singleTurns(t, 2, 0, func(i int) []byte { return chatBody("q", 10, true) })
+	recs, _ := replayAll(t, context.Background(), st, Options{URL: url, Tokenizer: tokenizer.Builtin})
+	for _, r := range recs {
+		if r.OutputSource != result.SourceUsage || r.ReasoningTokens != 3 {
+			t.Fatalf("record %d: source %q, %d reasoning tokens", r.Record, r.OutputSource, r.ReasoningTokens)
+		}
+		if !r.ClientCounted || r.ClientReasoningTokens != 3 || r.ClientOutputTokens+r.ClientReasoningTokens != r.Usage.CompletionTokens {
+			t.Errorf("record %d: client counted %v, %d + %d tokens; usage %+v", r.Record, r.ClientCounted, r.ClientOutputTokens, r.ClientReasoningTokens, *r.Usage)
+		}
+	}
+	// A server error that carries usage and text: no client count.
+	bad := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"some text\"}}]}\n\n")
+		io.WriteString(w, "data: {\"error\":{\"message\":\"boom\",\"code\":500}}\n\n")
+		io.WriteString(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2,\"total_tokens\":3}}\n\n")
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	recs, _ = replayAll(t, context.Background(), st, Options{URL: bad, Tokenizer: tokenizer.Builtin})
+	for _, r := range recs {
+		if r.Err == nil || r.ClientCounted {
+			t.Errorf("record %d: error %v, client counted %v (%d)", r.Record, r.Err, r.ClientCounted, r.ClientOutputTokens)
+		}
+	}
+}
+
 // The non-streamed answer: one "chunk", usage from the body.
 func TestNonStreaming(t *testing.T) {
 	url, _ := startMock(t, mock.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond})

@@ -671,6 +671,10 @@ var noContent = result.Error{
 // sent, else (for a successful answer) by tokenizing the received text.
 // A usage object that reports no completion tokens for an answer that has
 // text is taken for the placeholder some servers put on every chunk.
+// When the counts come from usage, the client's tokenizer (if the replay
+// has one) also counts the successful answer's text into ClientOutputTokens,
+// as aiperf's client-side output length, so usage_completion_tokens_diff_pct
+// can compare the two.
 func (r *runner) count(rs *reqState) {
 	R, rp := &rs.rec, &rs.rp
 	if rp.hasUsage && rp.usageErr == "" {
@@ -680,6 +684,13 @@ func (r *runner) count(rs *reqState) {
 			R.OutputSource = result.SourceUsage
 			R.ReasoningTokens = rp.usage.ReasoningTokens
 			R.OutputTokens = max(rp.usage.CompletionTokens-rp.usage.ReasoningTokens, 0)
+			if R.Err == nil && len(rp.content)+len(rp.reasoning) > 0 {
+				if t := r.tok.get(); t != nil {
+					R.ClientCounted = true
+					R.ClientOutputTokens = int64(countText(t, rp.content))
+					R.ClientReasoningTokens = int64(countText(t, rp.reasoning))
+				}
+			}
 			return
 		}
 	}
