@@ -391,7 +391,7 @@ func (r *runner) run(ctx context.Context) (*Stats, error) {
 		}
 		return nil, fmt.Errorf("connecting to %s: %v", r.pool.dialer.Where(), netMessage(err))
 	}
-	<-tokReady
+	r.awaitTokenizer(tokReady)
 	r.clk = newClock()
 	r.now = r.clk.now
 	r.t0 = r.clk.now()
@@ -790,6 +790,22 @@ type lazyTokenizer struct {
 	load func() (*tokenizer.Tokenizer, error)
 	once sync.Once
 	t    *tokenizer.Tokenizer
+}
+
+// awaitTokenizer waits for the tokenizer's preload, but not past
+// --start-at: a shard that started late by its load would be refused
+// (MaxStartLag). The first answers then wait for the load to count.
+func (r *runner) awaitTokenizer(ready <-chan struct{}) {
+	if r.o.StartAt.IsZero() {
+		<-ready
+		return
+	}
+	t := time.NewTimer(time.Until(r.o.StartAt))
+	defer t.Stop()
+	select {
+	case <-ready:
+	case <-t.C:
+	}
 }
 
 // preload loads the tokenizer in the background when want is true and

@@ -519,6 +519,37 @@ func TestTokenizerLoadedBeforeStart(t *testing.T) {
 	}
 }
 
+// With --start-at, the run does not wait for the tokenizer past the start
+// (a load that made the shard late would have it refused): the first
+// request goes out while the load still waits for it.
+func TestTokenizerLoadNotPastStartAt(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	srv, _ := mock.New(mock.Config{Fast: true})
+	url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(release) })
+		srv.ServeHTTP(w, r)
+	}))
+	st := singleTurns(t, 2, 0, func(i int) []byte { return chatBody("q", 4, true) })
+	load := func() (*tokenizer.Tokenizer, error) {
+		select {
+		case <-release:
+		case <-time.After(10 * time.Second): // the run waited for the load: it fails below
+		}
+		return tokenizer.Builtin()
+	}
+	var buf bytes.Buffer
+	_, err := Run(context.Background(), st, Options{URL: url, Tokenizer: load, StartAt: time.Now().Add(500 * time.Millisecond), Records: &buf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range decodeAll(t, &buf) {
+		if r.Err != nil || !r.ClientCounted || r.ClientOutputTokens == 0 {
+			t.Errorf("record %d: error %v, client counted %v (%d)", r.Record, r.Err, r.ClientCounted, r.ClientOutputTokens)
+		}
+	}
+}
+
 // The client counts reasoning text apart, and a failed answer not at all.
 func TestClientCountReasoningAndErrors(t *testing.T) {
 	tok, err := tokenizer.Builtin()
