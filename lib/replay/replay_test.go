@@ -539,7 +539,7 @@ func TestTokenizerLoadNotPastStartAt(t *testing.T) {
 		return tokenizer.Builtin()
 	}
 	var buf bytes.Buffer
-	_, err := Run(context.Background(), st, Options{URL: url, Tokenizer: load, StartAt: time.Now().Add(500 * time.Millisecond), Records: &buf})
+	_, err := Run(context.Background(), st, Options{URL: url, Tokenizer: load, StartAt: time.Now().Add(500 * time.Millisecond), Results: &buf})
 	if err != nil {
 		t.Fatal(err)
 	}
