@@ -10,6 +10,10 @@
 //     (the Python aiperf's window rule), and WriteTimeslicesJSON and
 //     WriteTimeslicesCSV write profile_export_aiperf_timeslices.json and
 //     .csv; Slices.Percentiles gives a chart each window's p50 and p99.
+//   - SummarizeSteady finds a run's steady-state window (requests in
+//     flight at or above a fraction of the target, vllm-bench's method)
+//     and summarizes the run over it; WriteSteadyConsole and Steady.JSON
+//     write it beside the whole run's.
 //   - Live aggregates records as they complete, in constant memory, for the
 //     progress line and the --max-error-rate gate; its percentiles carry a
 //     stated relative error bound (RelativeError).

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aiperf/toolkit/lib/metrics"
 	"github.com/aiperf/toolkit/lib/replay"
 	"github.com/aiperf/toolkit/lib/request"
 	"github.com/aiperf/toolkit/lib/result"
@@ -28,6 +29,7 @@ type reportMade struct {
 	out    string
 	// profiled: the requests the summary counts (aiperfInputConfig).
 	profiled int64
+	steady   []metrics.Section // --steady-state's section (steady.go)
 }
 
 // aiperfInputConfig writes a run's settings (its records' run info) as

@@ -75,6 +75,7 @@ func (t *warnTap) keep(b []byte) {
 // that the console prints them and the HTML page shows them alike.
 type consoleParts struct {
 	table, timing, prefix, server string
+	steady                        string   // --steady-state's window and figures
 	serverWarnings                []string // printed before the server summary
 	note                          string   // the shards' note, if any
 	noteWarnings                  []string // the shards' warnings, printed after the server summary
@@ -109,7 +110,7 @@ func renderParts(sum *metrics.Summary, showTiming bool, ps *prefixSummary, rep *
 // quiet), the server summary.
 func (p *consoleParts) print(w, errw io.Writer, quiet bool) {
 	if !quiet {
-		io.WriteString(w, p.table+p.timing+p.prefix)
+		io.WriteString(w, p.table+p.steady+p.timing+p.prefix)
 	}
 	for _, s := range p.serverWarnings {
 		io.WriteString(errw, warningPrefix+s+"\n")
@@ -131,6 +132,7 @@ func (p *consoleParts) page(tap *warnTap) ([]string, []string, []htmlreport.Text
 	warns = append(warns, p.serverWarnings...)
 	warns = append(warns, p.noteWarnings...)
 	texts := []htmlreport.Text{
+		{Title: "Steady state", Body: p.steady},
 		{Title: "Trace timing", Body: p.timing},
 		{Title: "Prefix cache: the reuse the trace offers", Body: p.prefix},
 		{Title: "Server metrics", Body: p.server},

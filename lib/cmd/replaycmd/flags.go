@@ -10,7 +10,7 @@ import (
 // flags are aiperf-replay's flags, in the order --help lists them.
 func (o *options) flags() []cli.Flag {
 	var fs []cli.Flag
-	for _, g := range [][]cli.Flag{o.targetFlags(), o.scheduleFlags(), o.outputFlags(), serverMetricsFlags(&o.sm), connFlags(&o.conn)} {
+	for _, g := range [][]cli.Flag{o.targetFlags(), o.scheduleFlags(), o.outputFlags(), o.steady.flags(), serverMetricsFlags(&o.sm), connFlags(&o.conn)} {
 		fs = append(fs, g...)
 	}
 	return fs

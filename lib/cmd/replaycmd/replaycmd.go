@@ -51,6 +51,7 @@ type options struct {
 	trialPause             string      // --trial-pause
 	confidence             float64     // --confidence-level
 	conn                   connOptions // conn.go
+	steady                 steadyOptions
 }
 
 // New returns the aiperf-replay application.
@@ -107,6 +108,9 @@ func runReplay(c *cli.Context, o *options) error {
 		return err
 	}
 	if o.satWindow, err = o.saturationOptions(c); err != nil {
+		return err
+	}
+	if err := o.steady.check(c); err != nil {
 		return err
 	}
 	ro, err := o.replayOptions(c)

@@ -20,6 +20,7 @@ type reportOptions struct {
 	out, goodput, streaming, sliceDuration, html string
 	allowMissing, showTrace                      bool
 	ownFolder                                    bool // -o is the one run's own folder (checkReportOut)
+	steady                                       steadyOptions
 }
 
 func reportCommand() *cli.Command {
@@ -46,7 +47,7 @@ func reportCommand() *cli.Command {
 			"elsewhere): the summary table, latencies over time with per-window p50/p99, their CDFs, output tokens/s,\n" +
 			"requests in flight, send lateness and errors over time. Point clouds are binned to pixel cells, so a page\n" +
 			"of a million requests stays small.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "allow-missing", Usage: "merge the shards given even when some of the replay's are missing (with a warning naming them)", Destination: &ro.allowMissing},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "also write the export files into `DIR`", Destination: &ro.out},
 			goodputFlag(&ro.goodput, "SLOs `\"METRIC:VALUE ...\"` (default: the run's, as its records say; \"\" for none)"),
@@ -54,7 +55,7 @@ func reportCommand() *cli.Command {
 			sliceDurationFlag(&ro.sliceDuration),
 			&cli.StringFlag{Name: "html", Usage: "also write the report as one self-contained HTML page to `FILE` (summary, latencies over time, CDFs, load, lateness, errors)", Destination: &ro.html},
 			showTraceTimingFlag(&ro.showTrace),
-		},
+		}, ro.steady.flags()...),
 		Action: func(c *cli.Context) error { return reportAction(c, ro) }, // trialsreport.go
 	}
 }
@@ -140,7 +141,7 @@ func checkReportFlags(c *cli.Context, ro *reportOptions) (time.Duration, error) 
 	if _, err := parseGoodput(ro.goodput); err != nil {
 		return 0, base.UsageError("--goodput: %v", err)
 	}
-	return slice, nil
+	return slice, ro.steady.check(c)
 }
 
 // reportInputs resolves the arguments to results files (a run directory
@@ -219,6 +220,10 @@ func reportStreaming(flag string, files []string, runs []*result.RunInfo) (bool,
 // writeReportOutputs writes, with -o, the exports and time slices (with
 // the prefix figures), and with --html the page.
 func writeReportOutputs(ro *reportOptions, files []string, runs []*result.RunInfo, sum *metrics.Summary, col *htmlreport.Collector, mo metrics.Options, made *reportMade, srv *serverRebuild, parts *consoleParts, tap *warnTap) error {
+	var err error
+	if parts.steady, made.steady, err = reportSteady(ro, files, mo, runs, sum); err != nil {
+		return err
+	}
 	if ro.out != "" { // made by startReportExport, which writes profile_export.jsonl
 		slices, err := summarizeSlices(files, mo, made.slice)
 		if err != nil {
@@ -228,6 +233,7 @@ func writeReportOutputs(ro *reportOptions, files []string, runs []*result.RunInf
 		if run.Sections, err = srv.sections(); err != nil {
 			return err
 		}
+		run.Sections = append(run.Sections, made.steady...)
 		if err := rundir.WriteSummaryExports(ro.out, sum, run); err != nil {
 			return err
 		}

@@ -130,6 +130,7 @@ type finished struct {
 	smReport *servermetrics.Report
 	scraped  bool // the scrapes' JSONL is written (even when it could not be read back)
 	ps       *prefixSummary
+	steady   string       // --steady-state's console text (steady.go)
 	parts    consoleParts // rendered once: the console and the page
 }
 
@@ -148,6 +149,7 @@ func writeRun(w *warnTap, o *options, plan *replay.Plan, st *store.Reader, stats
 	if err == nil {
 		fin.parts = renderParts(fin.sum, o.conn.showTraceTiming, fin.ps, fin.smReport, fin.files)
 		fin.parts.note = shardServerNote(o, fin)
+		fin.parts.steady = fin.steady
 		err = writeRunOutputs(o, fin, w)
 	}
 	// kept even when the rest failed: the run's records are committed
@@ -202,7 +204,7 @@ func summarizeRun(w io.Writer, o *options, plan *replay.Plan, st *store.Reader, 
 	} else if o.kvCapacity > 0 {
 		fmt.Fprintf(w, "aiperf-replay: --kv-capacity-blocks: the store has no hash_ids (pack one from a trace that has them), so no prefix-cache figures\n")
 	}
-	return fin, nil
+	return fin, o.steady.addTo(fin, planTarget(plan))
 }
 
 // printRun prints the console's parts (the table, the prefix box, the

@@ -99,7 +99,7 @@ func TestExportsMatchAiperfSchema(t *testing.T) {
 			[]string{`"request_rate":200`, `"arrival_pattern":"gamma"`, `"arrival_smoothness":2`, `"request_count":6`, `"warmup_request_count":1`,
 				`"benchmark_duration":20`, `"benchmark_grace_period":1`, `"request_cancellation_rate":50`, `"request_cancellation_delay":0`,
 				`"timeout_seconds":10`, `"random_seed":7`, `"goodput":"time_to_first_token:100 request_latency:300"`, `"slice_duration":1`}, ""},
-		{"concurrency", []string{"--concurrency", "2", "--request-count", "4", "--slice-duration", "500ms", "--connection-reuse", "sticky", "--session-header", "X-S"},
+		{"concurrency", []string{"--concurrency", "2", "--request-count", "4", "--slice-duration", "500ms", "--steady-state", "--connection-reuse", "sticky", "--session-header", "X-S"},
 			[]string{`"concurrency":2`, `"arrival_pattern":"concurrency_burst"`, `"request_count":4`, `"slice_duration":0.5`, `"connection_reuse_strategy":"sticky-user-sessions"`}, ""},
 		{"errors", []string{"-H", "X-Mock-Fault: 503", "--slice-duration", "1s", "--max-error-rate", "100"},
 			[]string{`"concurrency":1`, `"request_count":2`}, `"code": 503,` + "\n" + `        "type": "Service Unavailable",`},

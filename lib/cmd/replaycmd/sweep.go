@@ -96,7 +96,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count output tokens of answers without usage with `builtin`, none or a tokenizer.json", Destination: &o.tokenizer},
 			&cli.BoolFlag{Name: "q", Aliases: []string{"quiet"}, Usage: "no line per step on stderr", Destination: &o.quiet},
 			&cli.StringFlag{Name: "html", Usage: "after the last step, write the sweep as one self-contained HTML page to `FILE` (the steps, the answer, throughput, goodput, good fraction and latency percentiles against offered load)", Destination: &o.page},
-		}, sweepConnFlags(&o.conn)...),
+		}, append(sweepConnFlags(&o.conn), o.steady.flags()...)...),
 		Action: func(c *cli.Context) error { return runSweep(c, &o) },
 	}
 }
@@ -147,6 +147,9 @@ func parseSweep(c *cli.Context, o *sweepOptions) (*sweepRun, *sweep.Sweep, error
 	if sw.MaxStepTime, err = duration("--max-step-time", o.maxStepTime); err != nil {
 		return nil, nil, err
 	}
+	if err := o.steady.check(c); err != nil {
+		return nil, nil, err
+	}
 	if r.base, err = o.replayOptions(c); err != nil {
 		return nil, nil, err
 	}
@@ -183,5 +186,8 @@ func (o *sweepOptions) settings(st *store.Reader, storePath string, g metrics.Go
 		m["arrival"] = o.arrival
 	}
 	o.conn.sweepSettings(m)
+	if o.steady.on { // a step judged over its plateau (absent: over the whole step)
+		m["steady_state"] = strconv.FormatFloat(o.steady.threshold, 'g', -1, 64)
+	}
 	return m
 }

@@ -252,7 +252,12 @@ func (r *sweepRun) writeStep(dir string, plan *replay.Plan, stats *replay.Stats,
 	// from the run info its results carry
 	run := metrics.Run{BenchmarkID: stats.RunID, Version: "aiperf-replay " + base.Version}
 	run.InputConfig, run.RunInfo = runConfig(recPath, plan, stats, sum.Requests+sum.ErrorRequests)
-	return sum, writeOutputs(dir, sum, mo, run, files)
+	judged, secs, err := r.o.steady.stepSummary(files, mo, planTarget(plan), sum) // --steady-state
+	if err != nil {
+		return nil, err
+	}
+	run.Sections = secs
+	return judged, writeOutputs(dir, sum, mo, run, files)
 }
 
 // sessionRequests is the number of requests the n sessions a rate

@@ -102,7 +102,7 @@ func checkTrialsReport(c *cli.Context, ro *reportOptions, dir string) error {
 	if _, err := checkReportFlags(c, ro); err != nil {
 		return err
 	}
-	for _, f := range []string{"slice-duration", "streaming", "allow-missing", "show-trace-timing"} {
+	for _, f := range []string{"slice-duration", "streaming", "allow-missing", "show-trace-timing", "steady-state", "steady-state-threshold"} {
 		if c.IsSet(f) {
 			return base.UsageError("--%s: not with a trials folder (%s): each trial is a run folder, report %s reads one", f, dir, filepath.Join(dir, rundir.TrialPrefix+"K"))
 		}
