@@ -24,6 +24,7 @@ import (
 	"github.com/aiperf/toolkit/lib/cmd/replaycmd"
 	"github.com/aiperf/toolkit/lib/cmd/tokenizecmd"
 	"github.com/aiperf/toolkit/lib/mock"
+	"github.com/aiperf/toolkit/scripts/gentrace/weka"
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
 )
@@ -106,6 +107,7 @@ func TestScript(t *testing.T) {
 			"truncate":   cmdTruncate,
 			"notemp":     cmdNoTemp,
 			"genrecords": cmdGenRecords,
+			"genweka":    cmdGenWeka,
 			"mknode":     cmdMknode,
 			"filetype":   cmdFileType,
 			"signal":     cmdSignal,
@@ -243,6 +245,24 @@ func cmdGenRecords(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	fmt.Fprintf(w, `{"v":1,"end":true,"records":%d}`+"\n", n)
 	ts.Check(w.Flush())
+}
+
+// genweka DIR TRACES TURNS [BIG] writes Weka-shaped agentic traces
+// (scripts/gentrace -weka): subagents, an async one, parallel chains,
+// mixed n/s and, with BIG, a first trace whose last prompt has at least
+// BIG tokens.
+func cmdGenWeka(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 || len(args) > 4 {
+		ts.Fatalf("usage: genweka DIR TRACES TURNS [BIG]")
+	}
+	var n [3]int
+	for i, a := range args[1:] {
+		v, err := strconv.Atoi(a)
+		ts.Check(err)
+		n[i] = v
+	}
+	_, err := weka.Write(ts.MkAbs(args[0]), weka.Options{Traces: n[0], Turns: n[1], BigTokens: n[2], Seed: 1})
+	ts.Check(err)
 }
 
 // mknode fifo|chardev NAME makes a FIFO, or a character device with the

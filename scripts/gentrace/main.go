@@ -5,6 +5,11 @@
 // conversation, reusing its full blocks as their prefix.
 //
 //	go run ./scripts/gentrace -tokens 100000000 > big.jsonl
+//
+// With -weka DIR it writes Weka-shaped agentic traces instead (the
+// kv-cache-tester format of --type weka_trace; see package weka):
+//
+//	go run ./scripts/gentrace -weka traces -traces 20 -turns 30 -big-tokens 500000
 package main
 
 import (
@@ -15,6 +20,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+
+	"github.com/aiperf/toolkit/scripts/gentrace/weka"
 )
 
 func main() {
@@ -25,7 +32,24 @@ func main() {
 	meanBlocks := flag.Float64("mean-blocks", 26, "mean blocks in a new conversation's first request")
 	rate := flag.Float64("rate", 3, "mean requests per second (Poisson arrivals)")
 	seed := flag.Uint64("seed", 1, "random seed")
+	wekaDir := flag.String("weka", "", "write Weka agentic traces (trace_NNNN.json) into this `DIR` instead")
+	traces := flag.Int("traces", 3, "with -weka: trace files")
+	turns := flag.Int("turns", 8, "with -weka: root requests a trace")
+	bigTokens := flag.Int("big-tokens", 0, "with -weka: the first trace's last prompt has at least this many tokens")
 	flag.Parse()
+	if *wekaDir != "" {
+		bs := *block
+		if !isSet("block-size") {
+			bs = 64
+		}
+		n, err := weka.Write(*wekaDir, weka.Options{Traces: *traces, Turns: *turns, BlockSize: bs, BigTokens: *bigTokens, Seed: *seed})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		fmt.Fprintf(os.Stderr, "gentrace: %d traces, %d requests in %s\n", *traces, n, *wekaDir)
+		return
+	}
 
 	rng := rand.New(rand.NewPCG(*seed, 0x9e3779b97f4a7c15))
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
@@ -100,4 +124,10 @@ func main() {
 		}
 		total += int64(inLen)
 	}
+}
+
+func isSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
