@@ -29,6 +29,9 @@ func (r *runner) agentic(row *trace.Row, rec *record.Record) error {
 	if err := r.loadSynth(); err != nil {
 		return err
 	}
+	if !r.o.NoBlocks {
+		return r.agenticBlocks(row, rec, true)
+	}
 	B := row.Agentic.BlockSize
 	ids := row.HashIDs
 	last := row.InputLength - (len(ids)-1)*B
@@ -71,6 +74,9 @@ func (r *runner) checkAgentic(row *trace.Row) error {
 	}
 	if err := r.loadSynth(); err != nil {
 		return err
+	}
+	if !r.o.NoBlocks {
+		return r.agenticBlocks(row, nil, false)
 	}
 	if err := r.syn.Check(row.Line, row.InputLength, row.HashIDs); err != nil {
 		return rowErr(row, err)

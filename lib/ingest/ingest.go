@@ -47,6 +47,9 @@ type Options struct {
 	Settings func(typ string) (string, error)
 	// ModelMap renames a trace's recorded models (weka_trace).
 	ModelMap map[string]string
+	// NoBlocks writes agentic (weka_trace) records with every prompt's
+	// whole text, not in the block form (record.KindBlockMessages).
+	NoBlocks bool
 }
 
 // Stats summarise a run.
@@ -55,6 +58,7 @@ type Stats struct {
 	ShardSessions           int64 // of Sessions, this shard's (all of them unsharded)
 	PromptTokens            int64 // tokens of emitted synthesized and text prompts
 	Blocks                  int
+	Defined                 int64 // block lines written (the block form)
 	Verified                int64
 }
 
@@ -106,6 +110,8 @@ type runner struct {
 	syn      *synth.Synth
 	ver      *verifier
 	lit      []byte // the prompt being built
+	vtext    []byte // a text part to verify (the block form)
+	blocks   blockTable
 	// autoBlock: the block size is the first weka_trace file's own
 	autoBlock bool
 }

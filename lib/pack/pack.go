@@ -95,7 +95,7 @@ func Run(ctx context.Context, inputs []Input, out string, o Options) (Stats, err
 	}
 	defer w.Abort()
 	mc := newMetaCheck(o.Request, o.Given)
-	if st, err = build(ctx, w, inputs, f, mc, o); err != nil {
+	if st, err = build(ctx, w, inputs, f, mc, o, newBlocks(out)); err != nil {
 		return st, err
 	}
 	if err := w.SetMeta(mc.meta().Map()); err != nil {
@@ -127,12 +127,13 @@ func Run(ctx context.Context, inputs []Input, out string, o Options) (Stats, err
 }
 
 // build streams every record of the inputs into w.
-func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Formatter, mc *metaCheck, o Options) (Stats, error) {
+func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Formatter, mc *metaCheck, o Options, bl *blocks) (Stats, error) {
 	var st Stats
-	m, err := newMerger(inputs, o)
+	m, err := newMerger(inputs, o, bl)
 	if err != nil {
 		return st, err
 	}
+	defer m.blocks.close()
 	sn := sessionNumbers{w: w, ids: map[string]uint32{}, numbered: -1}
 	extraMessages := false
 	for _, e := range o.Request.Extra {
@@ -161,7 +162,13 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 		if rec.ContextMode == record.ContextDeltas && (extraMessages || setsMessages(rec.Extra)) {
 			return st, h.err("context_mode", errDeltasMessages)
 		}
+		if rec.Kind == record.KindBlockMessages {
+			h.blocks.lengths(rec)
+		}
 		body, err := f.Format(rec)
+		if err == nil {
+			err = m.blocks.expand(&h.blocks, &body)
+		}
 		if err != nil {
 			field := rec.Kind.String()
 			var fe *request.FieldError
@@ -344,6 +351,8 @@ type head struct {
 	ok   bool // rec holds a record
 	last uint64
 	seen bool
+	// blocks are the input's block lines so far (the block form)
+	blocks table
 }
 
 // pos is "file:line" of the current record.
@@ -354,10 +363,13 @@ func (h *head) err(field string, err error) error {
 }
 
 // merger yields the records of several shards in line order.
-type merger struct{ heads []*head }
+type merger struct {
+	heads  []*head
+	blocks *blocks
+}
 
-func newMerger(inputs []Input, o Options) (*merger, error) {
-	m := &merger{heads: make([]*head, len(inputs))}
+func newMerger(inputs []Input, o Options, b *blocks) (*merger, error) {
+	m := &merger{heads: make([]*head, len(inputs)), blocks: b}
 	for i, in := range inputs {
 		d := record.NewDecoder(in.R, in.Name)
 		d.RequireEnd = !o.NoEndMarker
@@ -375,6 +387,12 @@ func newMerger(inputs []Input, o Options) (*merger, error) {
 // advance reads h's next record and checks that lines increase.
 func (m *merger) advance(h *head) error {
 	err := h.dec.Next(&h.rec)
+	for err == nil && h.rec.Kind == record.KindBlock {
+		if err = m.blocks.define(&h.blocks, h.rec.Block, h.rec.Raw); err != nil {
+			return err
+		}
+		err = h.dec.Next(&h.rec)
+	}
 	if err == io.EOF {
 		h.ok = false
 		return nil

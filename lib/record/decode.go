@@ -35,6 +35,11 @@ type Decoder struct {
 	settings   string // the end line's
 	RequireEnd bool   // when set (the default from NewDecoder), EOF without an end line is an error
 	MaxLine    int    // the longest line accepted, newline excluded; 0 means DefaultMaxLine
+
+	blocks []uint32 // the block numbers defined so far, increasing
+	lit    []byte   // the literal bytes of the current record's pieces
+	marks  []mark
+	ps     []Piece
 }
 
 // NewDecoder reads from r; name is used in error messages.
@@ -93,8 +98,27 @@ func (d *Decoder) Next(rec *Record) error {
 		d.settings = settings
 		return d.end(count)
 	}
+	switch rec.Kind {
+	case KindBlock:
+		if err := d.defineBlock(rec.Block); err != nil {
+			return d.place(err, n)
+		}
+		return nil
+	case KindBlockMessages:
+		if err := d.pieces(rec); err != nil {
+			return d.place(err, n)
+		}
+	}
 	d.count++
 	return nil
+}
+
+func (d *Decoder) place(err error, n int64) error {
+	if e, ok := err.(*Error); ok {
+		e.File, e.Line = d.name, n
+		return e
+	}
+	return &Error{File: d.name, Line: n, Err: err}
 }
 
 // readErr places an error of the line reader: a line too long at line n,
@@ -170,6 +194,8 @@ type lineParser struct {
 	records     uint64
 	settings    []byte // raw; read on the end line only
 	ids         []uint64
+	blockV      []byte // a block line's block and text, raw
+	text        []byte
 }
 
 // field decodes one member. Keys we know need no unescaping, so they are
@@ -212,7 +238,11 @@ func (p *lineParser) field(key, v []byte, _ int) error {
 			rec.MaxTokens, err = u32Field("max_tokens", v, "not a token count")
 			rec.HasMaxTokens = true
 		}
-	case "prompt", "messages", "payload":
+	case "block":
+		p.blockV = v
+	case "text":
+		p.text = v
+	case "prompt", "messages", "payload", "block_messages":
 		err = setBody(rec, v, k)
 	case "tools":
 		rec.Tools, err = containerField("tools", v, '[', "not an array")
@@ -273,13 +303,15 @@ func (p *lineParser) finish() (end bool, n uint64, err error) {
 		return false, 0, fieldErr("records", "missing on the end line")
 	case p.end:
 		return true, p.records, nil
+	case p.blockV != nil || p.text != nil:
+		return false, 0, p.blockLine()
 	case !p.haveLine:
 		return false, 0, fieldErr("line", "missing")
 	case rec.Kind == KindNone:
-		return false, 0, fieldErr("prompt", "missing: a record needs exactly one of prompt, messages, payload")
+		return false, 0, fieldErr("prompt", "missing: a record needs exactly one of prompt, messages, payload, block_messages")
 	case rec.HasTimestamp && rec.HasDelay:
 		return false, 0, fieldErr("delay_ms", "given together with timestamp_ms: use one")
-	case rec.Tools != nil && rec.Kind != KindMessages:
+	case rec.Tools != nil && rec.Kind != KindMessages && rec.Kind != KindBlockMessages:
 		return false, 0, fieldErr("tools", "only allowed with messages")
 	case rec.Extra != nil && rec.Kind == KindPayload:
 		return false, 0, fieldErr("extra", "not allowed with payload (the payload is sent verbatim)")
@@ -404,6 +436,12 @@ func fieldBit(k []byte) uint32 {
 		return 1 << 25
 	case "think_time_ms":
 		return 1 << 26
+	case "block":
+		return 1 << 27
+	case "text":
+		return 1 << 28
+	case "block_messages":
+		return 1 << 29
 	}
 	return 0
 }
@@ -427,9 +465,14 @@ func setBody(rec *Record, v, k []byte) error {
 			return fieldErr("payload", "not a JSON object")
 		}
 		kind = KindPayload
+	case "block_messages":
+		if v[0] != '[' || isEmptyArray(v) {
+			return fieldErr("block_messages", "not a non-empty array")
+		}
+		kind = KindBlockMessages
 	}
 	if rec.Kind != KindNone {
-		return fieldErr(kind.String(), "given together with %s: a record carries exactly one of prompt, messages, payload", rec.Kind)
+		return fieldErr(kind.String(), "given together with %s: a record carries exactly one of prompt, messages, payload, block_messages", rec.Kind)
 	}
 	rec.Kind, rec.Raw = kind, v
 	return nil

@@ -6,8 +6,10 @@
 //	{"v":1,"line":7,"session_id":"s7","session":6,"turn":0,"timestamp_ms":1234.5,
 //	 "input_tokens":6758,"max_tokens":500,"prompt":"..."}
 //
-// Exactly one of prompt (a string), messages (an OpenAI messages array) or
-// payload (a verbatim request body object) is present. tools (array, only with
+// Exactly one of prompt (a string), messages (an OpenAI messages array),
+// payload (a verbatim request body object) or block_messages (messages in
+// the block form: see blocks.go, with the block lines it refers to) is
+// present. tools (array, only with
 // messages) and extra (object, merged into the formatted body) are optional.
 // session is an optional dense session number (0-based, in order of first
 // appearance); writers that know it save readers a session-id map.
@@ -47,6 +49,12 @@ const (
 	KindPrompt        // Raw is a JSON string literal
 	KindMessages      // Raw is a JSON array
 	KindPayload       // Raw is a JSON object: the whole request body, verbatim
+	// KindBlockMessages is a messages record in the block form: Raw is
+	// the block_messages array, Pieces the messages array it composes.
+	KindBlockMessages
+	// KindBlock is a block line (not a record): block Block's text is
+	// Raw, a JSON string's escaped bytes without the quotes.
+	KindBlock
 )
 
 func (k Kind) String() string {
@@ -57,6 +65,10 @@ func (k Kind) String() string {
 		return "messages"
 	case KindPayload:
 		return "payload"
+	case KindBlockMessages:
+		return "block_messages"
+	case KindBlock:
+		return "block"
 	}
 	return "none"
 }
@@ -88,6 +100,13 @@ type Record struct {
 	// next call to Decoder.Next.
 	HashIDs   []uint64
 	BlockSize uint32
+
+	// Pieces compose a KindBlockMessages record's messages array
+	// (literal bytes and runs of blocks); valid until the next call to
+	// Decoder.Next.
+	Pieces []Piece
+	// Block is a KindBlock line's block number.
+	Block uint32
 
 	// Tree is the record's place in an agentic session tree and its
 	// recorded timing (weka_trace); nil for the other formats.

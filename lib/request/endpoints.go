@@ -91,11 +91,7 @@ func (f *Formatter) moreMembers(fs []member, rec *record.Record) ([]member, erro
 	case Raw:
 		return nil, fmt.Errorf("the raw endpoint takes payload records only (verbatim bodies), got %s", rec.Kind)
 	case Messages:
-		if rec.Kind == record.KindPrompt {
-			fs = append(fs, member{key: "messages", pre: `[{"role":"user","content":`, value: rec.Raw, post: `}]`})
-		} else {
-			fs = append(fs, member{key: "messages", value: rec.Raw})
-		}
+		fs = append(fs, messagesMember(rec))
 		if !rec.HasMaxTokens {
 			f.num = strconv.AppendUint(f.num[:0], DefaultMessagesMaxTokens, 10)
 		}

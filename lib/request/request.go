@@ -240,6 +240,7 @@ type Formatter struct {
 	scratch []byte
 	spans   []span
 	parts   [][]byte
+	runs    []Run
 	so      []byte // the stream_options value being built
 	batch   []byte // the input array of an embeddings batch
 	tmpl    []byte // a rendered template body
@@ -261,10 +262,11 @@ const (
 // member is one body member; its value is pre+value+post so a prompt can be
 // wrapped into a messages array without copying it.
 type member struct {
-	key   string
-	value []byte
-	pre   string
-	post  string
+	key    string
+	value  []byte
+	pre    string
+	post   string
+	pieces []record.Piece // a block-form messages array, instead of value
 }
 
 // NewFormatter validates o and prepares a formatter.
@@ -292,6 +294,17 @@ type Body struct {
 	// MaxTokensOf's rule, as for a verbatim payload.
 	MaxTokens    uint32
 	HasMaxTokens bool
+	// Runs are the body's runs of blocks (a block-form record's): the
+	// part Parts[r.Part] of each is nil, and stands for the text of
+	// blocks First..First+N-1, Len bytes (counted in Len).
+	Runs []Run
+}
+
+// Run is a run of consecutive blocks in a body (see Body.Runs).
+type Run struct {
+	Part     int
+	First, N uint32
+	Len      int
 }
 
 // inlineMax is the largest value copied into the Formatter's scratch
@@ -301,6 +314,9 @@ const inlineMax = 512
 // Format builds the body for rec. Payload records are their own body,
 // verbatim.
 func (f *Formatter) Format(rec *record.Record) (Body, error) {
+	if rec.Kind == record.KindBlockMessages && f.o.Endpoint != Chat && f.o.Endpoint != Messages {
+		return Body{}, &FieldError{Field: "block_messages", Err: fmt.Errorf("the %s endpoint does not take messages in the block form (chat and messages do)", f.o.Endpoint)}
+	}
 	if f.o.Endpoint == Template {
 		return f.formatTemplate(rec)
 	}
@@ -353,11 +369,7 @@ func (f *Formatter) members(rec *record.Record) (fs []member, maxSet bool, err e
 	f.num = strconv.AppendUint(f.num[:0], uint64(rec.MaxTokens), 10)
 	switch f.o.Endpoint {
 	case Chat:
-		if rec.Kind == record.KindPrompt {
-			fs = append(fs, member{key: "messages", pre: `[{"role":"user","content":`, value: rec.Raw, post: `}]`})
-		} else {
-			fs = append(fs, member{key: "messages", value: rec.Raw})
-		}
+		fs = append(fs, messagesMember(rec))
 		fs = append(fs, member{key: "model", value: f.model}, member{key: "stream", value: boolJSON(f.o.Streaming)})
 		if rec.Tools != nil {
 			fs = append(fs, member{key: "tools", value: rec.Tools})
@@ -390,6 +402,18 @@ func (f *Formatter) members(rec *record.Record) (fs []member, maxSet bool, err e
 	}
 	f.fields = fs
 	return fs, maxSet, nil
+}
+
+// messagesMember is the messages member of a prompt, messages or
+// block-form record.
+func messagesMember(rec *record.Record) member {
+	switch rec.Kind {
+	case record.KindPrompt:
+		return member{key: "messages", pre: `[{"role":"user","content":`, value: rec.Raw, post: `}]`}
+	case record.KindBlockMessages:
+		return member{key: "messages", pieces: rec.Pieces}
+	}
+	return member{key: "messages", value: rec.Raw}
 }
 
 // extras sets the members of --extra, then the record's extra, over fs
@@ -492,7 +516,20 @@ func (f *Formatter) assemble(fs []member) Body {
 		sc = jsonx.AppendString(sc, m.key)
 		sc = append(sc, ':')
 		sc = append(sc, m.pre...)
-		if len(m.value) <= inlineMax {
+		if m.pieces != nil {
+			for _, p := range m.pieces {
+				switch {
+				case p.N > 0:
+					flush()
+					spans = append(spans, span{run: true, first: p.First, n: p.N, len: p.Len})
+				case len(p.Lit) <= inlineMax:
+					sc = append(sc, p.Lit...)
+				default:
+					flush()
+					spans = append(spans, span{ext: p.Lit})
+				}
+			}
+		} else if len(m.value) <= inlineMax {
 			sc = append(sc, m.value...)
 		} else {
 			flush()
@@ -502,8 +539,14 @@ func (f *Formatter) assemble(fs []member) Body {
 	}
 	sc = append(sc, '}')
 	flush()
-	b := Body{Parts: f.parts[:0]}
+	b := Body{Parts: f.parts[:0], Runs: f.runs[:0]}
 	for _, s := range spans {
+		if s.run {
+			b.Runs = append(b.Runs, Run{Part: len(b.Parts), First: s.first, N: s.n, Len: s.len})
+			b.Parts = append(b.Parts, nil)
+			b.Len += s.len
+			continue
+		}
 		p := s.ext
 		if p == nil {
 			p = sc[s.from:s.to]
@@ -511,14 +554,21 @@ func (f *Formatter) assemble(fs []member) Body {
 		b.Parts = append(b.Parts, p)
 		b.Len += len(p)
 	}
-	f.scratch, f.spans, f.parts = sc, spans, b.Parts
+	f.scratch, f.spans, f.parts, f.runs = sc, spans, b.Parts, b.Runs
+	if len(b.Runs) == 0 {
+		b.Runs = nil
+	}
 	return b
 }
 
-// span is a part of a body: ext, or scratch[from:to] when ext is nil.
+// span is a part of a body: ext, or scratch[from:to] when ext is nil, or
+// a run of blocks.
 type span struct {
 	ext      []byte
 	from, to int
+	run      bool
+	first, n uint32
+	len      int
 }
 
 // maxTokenRank orders the max-token members as MaxTokensOf reads them; 0

@@ -199,11 +199,55 @@ func (s *Synth) block(id uint64, size int, atLast bool, row *rowRef) (block, err
 func (s *Synth) Blocks() int { return s.table.count }
 
 // Check validates a row's hash_ids against the blocks seen so far and
-// registers new ones, without producing text (used for rows another shard emits).
+// registers new ones, without producing text (used for rows another shard
+// emits, and before AppendBlock): the checks of AppendPrompt.
 func (s *Synth) Check(line int64, inputLen int, hashIDs []uint64) error {
-	_, err := s.AppendPrompt(nil, line, inputLen, hashIDs)
-	return err
+	if inputLen <= 0 {
+		return &Error{Field: "input_length", Msg: fmt.Sprintf("must be positive, got %d", inputLen)}
+	}
+	M := len(hashIDs)
+	if M == 0 {
+		return nil
+	}
+	B := s.o.BlockSize
+	last := inputLen - (M-1)*B
+	if last <= 0 || last > B {
+		return &Error{Field: "hash_ids", Msg: fmt.Sprintf("%d hash_ids of %d-token blocks cannot make input_length %d (the last block would hold %d tokens; want 1..%d)", M, B, inputLen, last, B)}
+	}
+	row := rowRef{line: line, lastSize: last}
+	for i, id := range hashIDs {
+		size := B
+		if i == M-1 {
+			size = last
+		}
+		if _, err := s.block(id, size, i == M-1, &row); err != nil {
+			return &Error{Field: fmt.Sprintf("hash_ids[%d]", i), Msg: err.Error()}
+		}
+	}
+	return nil
 }
+
+// AppendBlock appends the text of block i of a prompt (JSON-escaped, no
+// quotes) as AppendPrompt would write it, the prompt checked by Check
+// first; atStart says the block begins its text part (see PositionFree).
+func (s *Synth) AppendBlock(dst []byte, line int64, inputLen int, hashIDs []uint64, i int, atStart bool) ([]byte, error) {
+	B, M := s.o.BlockSize, len(hashIDs)
+	size := B
+	if i == M-1 {
+		size = inputLen - (M-1)*B
+	}
+	row := rowRef{line: line, lastSize: inputLen - (M-1)*B}
+	blk, err := s.block(hashIDs[i], size, i == M-1, &row)
+	if err != nil {
+		return dst, &Error{Field: fmt.Sprintf("hash_ids[%d]", i), Msg: err.Error()}
+	}
+	return s.appendBlock(dst, blk, atStart), nil
+}
+
+// PositionFree reports that a block's text is the same wherever it
+// stands in a text part: true unless the tokenizer has no block separator
+// and drops a leading space at the start of a text.
+func (s *Synth) PositionFree() bool { return s.hasSep || !s.stripLead }
 
 func (s *Synth) newBlock(id uint64, size int) (block, error) {
 	body := size

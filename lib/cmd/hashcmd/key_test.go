@@ -2,6 +2,7 @@ package hashcmd
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
@@ -41,30 +42,32 @@ type flagCase struct {
 	flag  string
 	base  []string
 	alt   []string
+	input string // the trace, when not flagTrace
 }
 
 // shapingCases gives every byte-shaping flag a value that changes the store.
 var shapingCases = []flagCase{
-	{stagekey.TokenizeStage, "type", nil, []string{"--type", "raw_payload"}},
-	{stagekey.TokenizeStage, "tokenizer", nil, []string{"--tokenizer", gpt2}},
-	{stagekey.TokenizeStage, "block-size", nil, []string{"--block-size", "400"}},
-	{stagekey.TokenizeStage, "seed", nil, []string{"--seed", "7"}},
-	{stagekey.TokenizeStage, "start-offset", nil, []string{"--start-offset", "25"}},
-	{stagekey.TokenizeStage, "end-offset", nil, []string{"--end-offset", "75"}},
-	{stagekey.TokenizeStage, "max-isl", nil, []string{"--max-isl", "650"}},
-	{stagekey.TokenizeStage, "max-osl", nil, []string{"--max-osl", "25"}},
+	{stagekey.TokenizeStage, "type", nil, []string{"--type", "raw_payload"}, ""},
+	{stagekey.TokenizeStage, "tokenizer", nil, []string{"--tokenizer", gpt2}, ""},
+	{stagekey.TokenizeStage, "block-size", nil, []string{"--block-size", "400"}, ""},
+	{stagekey.TokenizeStage, "seed", nil, []string{"--seed", "7"}, ""},
+	{stagekey.TokenizeStage, "start-offset", nil, []string{"--start-offset", "25"}, ""},
+	{stagekey.TokenizeStage, "end-offset", nil, []string{"--end-offset", "75"}, ""},
+	{stagekey.TokenizeStage, "max-isl", nil, []string{"--max-isl", "650"}, ""},
+	{stagekey.TokenizeStage, "max-osl", nil, []string{"--max-osl", "25"}, ""},
 	// A single shard packs alone when it holds session 0 only (else pack
 	// refuses the gap); it makes a different store, so the shard is keyed.
-	{stagekey.TokenizeStage, "shard", nil, []string{"--shard", "0/3"}},
-	{stagekey.PackStage, "model", nil, []string{"--model", "m2"}},
-	{stagekey.PackStage, "endpoint", nil, []string{"--endpoint", "completions"}},
-	{stagekey.PackStage, "streaming", nil, []string{"--streaming"}},
-	{stagekey.PackStage, "legacy-max-tokens", nil, []string{"--legacy-max-tokens"}},
-	{stagekey.PackStage, "no-include-usage", []string{"--streaming"}, []string{"--no-include-usage"}},
-	{stagekey.PackStage, "per-chunk-usage", []string{"--streaming"}, []string{"--per-chunk-usage"}},
-	{stagekey.PackStage, "extra", nil, []string{"--extra", "temperature=0.5"}},
-	{stagekey.PackStage, "compress", nil, []string{"--compress"}},
-	{stagekey.PackStage, "template", []string{"--endpoint", "template", "--template", "testdata/template-a.json"}, []string{"--template", "testdata/template-b.json"}},
+	{stagekey.TokenizeStage, "shard", nil, []string{"--shard", "0/3"}, ""},
+	{stagekey.TokenizeStage, "no-blocks", nil, []string{"--no-blocks"}, filepath.Join("testdata", "weka.json")},
+	{stagekey.PackStage, "model", nil, []string{"--model", "m2"}, ""},
+	{stagekey.PackStage, "endpoint", nil, []string{"--endpoint", "completions"}, ""},
+	{stagekey.PackStage, "streaming", nil, []string{"--streaming"}, ""},
+	{stagekey.PackStage, "legacy-max-tokens", nil, []string{"--legacy-max-tokens"}, ""},
+	{stagekey.PackStage, "no-include-usage", []string{"--streaming"}, []string{"--no-include-usage"}, ""},
+	{stagekey.PackStage, "per-chunk-usage", []string{"--streaming"}, []string{"--per-chunk-usage"}, ""},
+	{stagekey.PackStage, "extra", nil, []string{"--extra", "temperature=0.5"}, ""},
+	{stagekey.PackStage, "compress", nil, []string{"--compress"}, ""},
+	{stagekey.PackStage, "template", []string{"--endpoint", "template", "--template", "testdata/template-a.json"}, []string{"--template", "testdata/template-b.json"}, ""},
 }
 
 // contentCase is a shaping flag that names a file: two contents of the
@@ -87,16 +90,16 @@ var contentCases = []contentCase{
 // excludedCases gives every excluded flag a value other than its default
 // (the outputs go to the test's own directory: see run).
 var excludedCases = []flagCase{
-	{stagekey.TokenizeStage, "verify", nil, []string{"--verify"}},
-	{stagekey.TokenizeStage, "max-line-bytes", nil, []string{"--max-line-bytes", "100000"}},
-	{stagekey.TokenizeStage, "v", nil, []string{"-v"}},
-	{stagekey.TokenizeStage, "model-map", nil, []string{"--model-map", "a=b"}},
-	{stagekey.PackStage, "include-usage", []string{"--streaming"}, []string{"--include-usage"}},
-	{stagekey.PackStage, "o", nil, []string{"-o", "{dir}/elsewhere.aipk"}},
-	{stagekey.PackStage, "inputs-json", nil, []string{"--inputs-json", "{dir}/inputs.json"}},
-	{stagekey.PackStage, "no-end-marker", nil, []string{"--no-end-marker"}},
-	{stagekey.PackStage, "max-line", nil, []string{"--max-line", "64KiB"}},
-	{stagekey.PackStage, "v", nil, []string{"-v"}},
+	{stagekey.TokenizeStage, "verify", nil, []string{"--verify"}, ""},
+	{stagekey.TokenizeStage, "max-line-bytes", nil, []string{"--max-line-bytes", "100000"}, ""},
+	{stagekey.TokenizeStage, "v", nil, []string{"-v"}, ""},
+	{stagekey.TokenizeStage, "model-map", nil, []string{"--model-map", "a=b"}, ""},
+	{stagekey.PackStage, "include-usage", []string{"--streaming"}, []string{"--include-usage"}, ""},
+	{stagekey.PackStage, "o", nil, []string{"-o", "{dir}/elsewhere.aipk"}, ""},
+	{stagekey.PackStage, "inputs-json", nil, []string{"--inputs-json", "{dir}/inputs.json"}, ""},
+	{stagekey.PackStage, "no-end-marker", nil, []string{"--no-end-marker"}, ""},
+	{stagekey.PackStage, "max-line", nil, []string{"--max-line", "64KiB"}, ""},
+	{stagekey.PackStage, "v", nil, []string{"-v"}, ""},
 }
 
 // stageApps are the real stage applications, by name.
@@ -306,10 +309,11 @@ func TestFlagsChangeStoreAndKey(t *testing.T) {
 				tok0, pk0 := c.args(dir, false)
 				tok1, pk1 := c.args(dir, true)
 				pk0, pk1 = append(slices.Clone(packBase), pk0...), append(slices.Clone(packBase), pk1...)
-				_, s0 := pipeline(t, dir, flagTrace, tok0, pk0)
-				_, s1 := pipeline(t, dir, flagTrace, tok1, pk1)
-				k0, e0 := keyOf(t, memo, flagTrace, slices.Concat(tok0, pk0))
-				k1, e1 := keyOf(t, memo, flagTrace, slices.Concat(tok1, pk1))
+				in := cmp.Or(c.input, flagTrace)
+				_, s0 := pipeline(t, dir, in, tok0, pk0)
+				_, s1 := pipeline(t, dir, in, tok1, pk1)
+				k0, e0 := keyOf(t, memo, in, slices.Concat(tok0, pk0))
+				k1, e1 := keyOf(t, memo, in, slices.Concat(tok1, pk1))
 				sameStore, sameKey := bytes.Equal(s0, s1), k0 == k1
 				if shaping && (sameStore || sameKey) {
 					t.Errorf("shaping flag %q: store changed %v, key changed %v (both must)\nexplain without:\n%s\nwith:\n%s", c.alt, !sameStore, !sameKey, e0, e1)
@@ -370,14 +374,14 @@ func TestDefaultValuesKeyAsAbsent(t *testing.T) {
 	_, s0 := pipeline(t, dir, flagTrace, nil, packBase)
 	k0, e0 := keyOf(t, memo, flagTrace, packBase)
 	for _, c := range []flagCase{
-		{stagekey.TokenizeStage, "type", nil, []string{"--type", "mooncake_trace"}},
-		{stagekey.TokenizeStage, "block-size", nil, []string{"--block-size", "512"}},
-		{stagekey.TokenizeStage, "type and block-size", nil, []string{"--block-size", "512", "--type", "mooncake_trace"}},
-		{stagekey.TokenizeStage, "seed", nil, []string{"--seed", "0"}},
-		{stagekey.TokenizeStage, "tokenizer", nil, []string{"--tokenizer", "builtin"}},
-		{stagekey.TokenizeStage, "shard", nil, []string{"--shard", "0/1"}},
-		{stagekey.TokenizeStage, "max-isl", nil, []string{"--max-isl", "0"}},
-		{stagekey.PackStage, "endpoint", nil, []string{"--endpoint", "chat"}},
+		{stagekey.TokenizeStage, "type", nil, []string{"--type", "mooncake_trace"}, ""},
+		{stagekey.TokenizeStage, "block-size", nil, []string{"--block-size", "512"}, ""},
+		{stagekey.TokenizeStage, "type and block-size", nil, []string{"--block-size", "512", "--type", "mooncake_trace"}, ""},
+		{stagekey.TokenizeStage, "seed", nil, []string{"--seed", "0"}, ""},
+		{stagekey.TokenizeStage, "tokenizer", nil, []string{"--tokenizer", "builtin"}, ""},
+		{stagekey.TokenizeStage, "shard", nil, []string{"--shard", "0/1"}, ""},
+		{stagekey.TokenizeStage, "max-isl", nil, []string{"--max-isl", "0"}, ""},
+		{stagekey.PackStage, "endpoint", nil, []string{"--endpoint", "chat"}, ""},
 	} {
 		t.Run(c.flag, func(t *testing.T) {
 			tok, pk := c.args(dir, true)

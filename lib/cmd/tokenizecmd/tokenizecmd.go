@@ -97,6 +97,7 @@ func run(ctx context.Context, o options) error {
 		ShardIndex: idx, ShardCount: cnt,
 		Verify:     o.Verify,
 		ModelMap:   chk.ModelMap,
+		NoBlocks:   o.Tokenize.NoBlocks,
 		Tokenizer:  func() (*tokenizer.Tokenizer, error) { return LoadTokenizer(&o.Tokenize) },
 		OutputName: "<stdout>",
 		Settings: func(typ string) (string, error) {

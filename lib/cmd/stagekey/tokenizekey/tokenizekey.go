@@ -36,6 +36,9 @@ type Tokenize struct {
 	// (weka_trace), TRACE_MODEL=SERVED; aiperf-pack's --model names the
 	// served model of every request.
 	ModelMap cli.StringSlice
+	// NoBlocks writes weka_trace records with every prompt's whole text
+	// (not the block form).
+	NoBlocks bool
 }
 
 // BuiltinTokenizer is the --tokenizer value naming the builtin tokenizer.
@@ -57,6 +60,7 @@ func TokenizeFlags(s *Tokenize) []cli.Flag {
 		&cli.IntFlag{Name: "max-isl", Usage: "drop trace rows with input_length above `N`", Destination: &s.MaxISL},
 		&cli.IntFlag{Name: "max-osl", Usage: "cap output_length (max_tokens) at `N`", Destination: &s.MaxOSL},
 		&cli.StringSliceFlag{Name: "model-map", Usage: "weka_trace: send the trace's model `TRACE_MODEL=SERVED` as SERVED (repeatable)", Destination: &s.ModelMap},
+		&cli.BoolFlag{Name: "no-blocks", Usage: "weka_trace: write every prompt's whole text, not the block form (each distinct block's text once, requests referring to blocks)", Destination: &s.NoBlocks},
 		&cli.StringFlag{Name: "shard", Usage: "emit only sessions i, i+N, ... of the trace (`i/N`, 0-based); packing every shard gives the unsharded store", Destination: &s.Shard,
 			Action: refuseEmptyShard},
 	}
@@ -163,7 +167,7 @@ func (s *Tokenize) Fields(c Checked, typ string) []stagekey.Field {
 		}
 		return strconv.FormatInt(*p, 10)
 	}
-	return []stagekey.Field{
+	fs := []stagekey.Field{
 		{Name: "tokenize.type", Value: typ},
 		{Name: "tokenize.block-size", Value: strconv.Itoa(cmp.Or(s.BlockSize, trace.KVBlockSize(typ)))},
 		{Name: "tokenize.seed", Value: strconv.FormatUint(s.Seed, 10)},
@@ -173,6 +177,11 @@ func (s *Tokenize) Fields(c Checked, typ string) []stagekey.Field {
 		{Name: "tokenize.max-osl", Value: strconv.Itoa(s.MaxOSL)},
 		{Name: "tokenize.shard", Value: fmt.Sprintf("%d/%d", c.ShardIndex, c.ShardCount)},
 	}
+	if typ == trace.TypeWeka {
+		// only the block form's own format: the others' keys stay
+		fs = append(fs, stagekey.Field{Name: "tokenize.no-blocks", Value: strconv.FormatBool(s.NoBlocks)})
+	}
+	return fs
 }
 
 // TokenizeRun are aiperf-tokenize's other settings: none changes a byte of
