@@ -11,8 +11,9 @@ import (
 // StoreVersion is the store file format version lib/store writes
 // (store.FormatVersion; lib/cmd/hashcmd's TestStoreVersion checks they
 // agree: this package may not link the store). 2: the optional hashes
-// section (a store without hash_ids is still written as version 1).
-const StoreVersion = 2
+// section; 3: the bodies section of block-form records (a store without
+// either is still written as version 1). Every store's key changes with it.
+const StoreVersion = 3
 
 // CurrentSalt returns the salt of every cache key this build makes: the
 // records format's version, the store format's, and the version of each

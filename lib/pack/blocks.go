@@ -1,58 +1,34 @@
 package pack
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 
 	"github.com/aiperf/toolkit/lib/record"
 	"github.com/aiperf/toolkit/lib/request"
+	"github.com/aiperf/toolkit/lib/store"
 )
 
-// blocks holds the block texts of block-form records (their block lines)
-// in a temporary file beside the output, unlinked at once, and where each
-// input's blocks are in it: memory is 16 bytes a block, whatever the
-// texts' size.
-type blocks struct {
-	dir  string
-	f    *os.File
-	size int64
-	buf  []byte // a body's block texts, read back (stores without a block region)
-}
-
-// table is one input's blocks, in increasing block number (its block
-// lines' order).
+// table is one input's blocks (its block lines), in increasing record
+// block number: the number the store gave each and its text's length.
+// Memory is 12 bytes a block; the texts go straight to the store's block
+// region (store.Writer.AddBlock).
 type table struct {
-	ids  []uint32
-	offs []int64 // in the temporary file
-	lens []uint32
+	ids   []uint32
+	store []uint32
+	lens  []uint32
+	runs  []store.Run
 }
 
-// define keeps block id's text for input t.
-func (b *blocks) define(t *table, id uint32, text []byte) error {
-	if b.f == nil {
-		f, err := os.CreateTemp(b.dir, ".aiperf-blocks-*")
-		if err != nil {
-			return err
-		}
-		os.Remove(f.Name())
-		b.f = f
-	}
-	if _, err := b.f.WriteAt(text, b.size); err != nil {
-		return fmt.Errorf("block texts: %w", err)
+// define stores block id's text for input t.
+func (t *table) define(w *store.Writer, id uint32, text []byte) error {
+	n, err := w.AddBlock(text)
+	if err != nil {
+		return err
 	}
 	t.ids = append(t.ids, id)
-	t.offs = append(t.offs, b.size)
+	t.store = append(t.store, n)
 	t.lens = append(t.lens, uint32(len(text)))
-	b.size += int64(len(text))
 	return nil
-}
-
-func (b *blocks) close() {
-	if b.f != nil {
-		b.f.Close()
-	}
 }
 
 // index returns the place in t of block id (the decoder checked that every
@@ -70,47 +46,28 @@ func (t *table) lengths(rec *record.Record) {
 		}
 		j := t.index(p.First)
 		p.Len = 0
-		for k := j; k < j+int(p.N); k++ {
-			p.Len += int(t.lens[k])
+		for _, l := range t.lens[j : j+int(p.N)] {
+			p.Len += int(l)
 		}
 	}
 }
 
-// expand replaces the body's runs of blocks with their texts, read back
-// from the temporary file (for a store that holds whole bodies).
-func (b *blocks) expand(t *table, body *request.Body) error {
-	if len(body.Runs) == 0 {
-		return nil
-	}
-	total := 0
-	for _, r := range body.Runs {
-		total += r.Len
-	}
-	if cap(b.buf) < total {
-		b.buf = make([]byte, total)
-	}
-	buf := b.buf[:total]
-	at := 0
+// storeRuns turns a body's runs of record blocks into runs of the store's
+// blocks (one input's blocks are consecutive in the store unless other
+// inputs' block lines came between them: then a run splits).
+func (t *table) storeRuns(body *request.Body) []store.Run {
+	out := t.runs[:0]
 	for _, r := range body.Runs {
 		j := t.index(r.First)
-		from := at
 		for k := j; k < j+int(r.N); {
-			// blocks back to back in the file are read at once
-			e, n := k+1, int(t.lens[k])
-			for e < j+int(r.N) && t.offs[e] == t.offs[e-1]+int64(t.lens[e-1]) {
-				n += int(t.lens[e])
+			e := k + 1
+			for e < j+int(r.N) && t.store[e] == t.store[e-1]+1 {
 				e++
 			}
-			if _, err := b.f.ReadAt(buf[at:at+n], t.offs[k]); err != nil {
-				return fmt.Errorf("block texts: %w", err)
-			}
-			at += n
+			out = append(out, store.Run{Part: r.Part, First: t.store[k], N: uint32(e - k)})
 			k = e
 		}
-		body.Parts[r.Part] = buf[from:at]
 	}
-	body.Runs = nil
-	return nil
+	t.runs = out
+	return out
 }
-
-func newBlocks(out string) *blocks { return &blocks{dir: filepath.Dir(out)} }

@@ -95,7 +95,7 @@ func Run(ctx context.Context, inputs []Input, out string, o Options) (Stats, err
 	}
 	defer w.Abort()
 	mc := newMetaCheck(o.Request, o.Given)
-	if st, err = build(ctx, w, inputs, f, mc, o, newBlocks(out)); err != nil {
+	if st, err = build(ctx, w, inputs, f, mc, o); err != nil {
 		return st, err
 	}
 	if err := w.SetMeta(mc.meta().Map()); err != nil {
@@ -127,13 +127,12 @@ func Run(ctx context.Context, inputs []Input, out string, o Options) (Stats, err
 }
 
 // build streams every record of the inputs into w.
-func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Formatter, mc *metaCheck, o Options, bl *blocks) (Stats, error) {
+func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Formatter, mc *metaCheck, o Options) (Stats, error) {
 	var st Stats
-	m, err := newMerger(inputs, o, bl)
+	m, err := newMerger(inputs, o, w)
 	if err != nil {
 		return st, err
 	}
-	defer m.blocks.close()
 	sn := sessionNumbers{w: w, ids: map[string]uint32{}, numbered: -1}
 	extraMessages := false
 	for _, e := range o.Request.Extra {
@@ -166,9 +165,6 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 			h.blocks.lengths(rec)
 		}
 		body, err := f.Format(rec)
-		if err == nil {
-			err = m.blocks.expand(&h.blocks, &body)
-		}
 		if err != nil {
 			field := rec.Kind.String()
 			var fe *request.FieldError
@@ -188,7 +184,12 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 				return st, h.err("block_size", errors.New("differs from an earlier record's: a store has one block size"))
 			}
 		}
-		if err := w.AddHashed(entry(rec, sess, body), rec.HashIDs, body.Parts...); err != nil {
+		if body.Runs != nil {
+			err = w.AddSpans(entry(rec, sess, body), body.Parts, h.blocks.storeRuns(&body))
+		} else {
+			err = w.AddHashed(entry(rec, sess, body), rec.HashIDs, body.Parts...)
+		}
+		if err != nil {
 			var we *store.WriteError
 			if errors.As(err, &we) {
 				return st, err // the output's trouble, not the line's
@@ -364,12 +365,12 @@ func (h *head) err(field string, err error) error {
 
 // merger yields the records of several shards in line order.
 type merger struct {
-	heads  []*head
-	blocks *blocks
+	heads []*head
+	w     *store.Writer // block lines go straight to it
 }
 
-func newMerger(inputs []Input, o Options, b *blocks) (*merger, error) {
-	m := &merger{heads: make([]*head, len(inputs)), blocks: b}
+func newMerger(inputs []Input, o Options, w *store.Writer) (*merger, error) {
+	m := &merger{heads: make([]*head, len(inputs)), w: w}
 	for i, in := range inputs {
 		d := record.NewDecoder(in.R, in.Name)
 		d.RequireEnd = !o.NoEndMarker
@@ -388,7 +389,7 @@ func newMerger(inputs []Input, o Options, b *blocks) (*merger, error) {
 func (m *merger) advance(h *head) error {
 	err := h.dec.Next(&h.rec)
 	for err == nil && h.rec.Kind == record.KindBlock {
-		if err = m.blocks.define(&h.blocks, h.rec.Block, h.rec.Raw); err != nil {
+		if err = h.blocks.define(m.w, h.rec.Block, h.rec.Raw); err != nil {
 			return err
 		}
 		err = h.dec.Next(&h.rec)

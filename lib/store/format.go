@@ -9,7 +9,7 @@ import (
 	"math"
 )
 
-// The .aipk file format, versions 1 and 2.
+// The .aipk file format, versions 1, 2 and 3.
 //
 // All integers are little-endian and fixed-width. Every section starts at a
 // multiple of 8 and its size is a multiple of 8; padding bytes are zero. The
@@ -81,6 +81,29 @@ import (
 //	                  record's prompt, in record order: block j of record i
 //	                  holds its prompt's tokens [jB, min((j+1)B, input tokens))
 //
+//	bodies (version 3 only, in the seventh pair of the section table; a
+//	store with blocks has no hashes section; size
+//	24 + 8(B+1) + 8(N+1) + 8N + 16K + L rounded up to 8)
+//	  u64 B, blocks; u64 K, spans; u64 L, bytes of block text
+//	  boff   [B+1]u64  block j's text is text[boff[j]:boff[j+1]]; boff[0] = 0,
+//	                   non-decreasing, boff[B] = L
+//	  sstart [N+1]u64  record i's body is spans[sstart[i]:sstart[i+1]];
+//	                   sstart[0] = 0, non-decreasing, sstart[N] = K
+//	  blen   [N]u64    record i's body length, the sum of its spans' (its
+//	                   Content-Length, known before a byte is read)
+//	  spans  [K]{u64 a, u64 b}  written back to back they are the body:
+//	                   a's top bit set: the blocks a&^(1<<63) .. +b-1, text
+//	                   adjacent in the region, so a run of consecutive
+//	                   blocks is one span (the writer coalesces them);
+//	                   else the b literal bytes at file offset a, inside the
+//	                   record's own bytes of the data section
+//	  text   [L]       the block texts in block order, each distinct block
+//	                   once, then zero padding to 8
+//	  In version 3 the data section holds each record's literal bytes (the
+//	  JSON around its blocks) and the index's len column their length, so
+//	  the index keeps its version 1 rules; BodyLen is blen.
+//
+//	trailer
 //	  [32]byte  SHA-256 of bytes [160, trailer) followed by bytes [0, 160)
 //	  [8]byte   magic "AIPERFPK" again (a truncated file has no end marker)
 //
@@ -104,13 +127,18 @@ const (
 	// Magic opens and closes every store file.
 	Magic = "AIPERFPK"
 
-	// FormatVersion is the newest version this package writes: 2 for a
-	// store with a hashes section, else 1. Readers accept every version from
-	// 1 up to it and reject newer ones.
-	FormatVersion uint32 = 2
+	// FormatVersion is the newest version this package writes: 3 for a
+	// store with a bodies section (blocks), 2 for one with a hashes
+	// section, else 1. Readers accept every version from 1 up to it and
+	// reject newer ones.
+	FormatVersion uint32 = 3
 
-	// versionPlain is the version of a store without a hashes section.
-	versionPlain uint32 = 1
+	// versionPlain is the version of a store without a hashes or bodies
+	// section, versionHashes of one with hashes, versionBlocks of one with
+	// bodies.
+	versionPlain  uint32 = 1
+	versionHashes uint32 = 2
+	versionBlocks uint32 = 3
 
 	headerSize  = 160
 	trailerSize = 32 + 8
@@ -163,9 +191,12 @@ const (
 	secStrings
 	secLookup
 	secMeta
-	secHashes // version 2 only; {0, 0} in version 1
+	secHashes // version 2: hashes; version 3: bodies; {0, 0} in version 1
 	numSections
 )
+
+// secBodies is the seventh section of a version 3 file.
+const secBodies = secHashes
 
 var sectionNames = [numSections]string{"data", "index", "sessions", "strings", "lookup", "meta", "hashes"}
 

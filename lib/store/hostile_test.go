@@ -63,7 +63,7 @@ func TestOpenHostile(t *testing.T) {
 		{"wrong magic", func(b []byte) []byte { b[0] = 'X'; return b }, "magic"},
 		{"wrong end marker", func(b []byte) []byte { b[len(b)-1] ^= 1; return b }, "end marker"},
 		{"version 0", func(b []byte) []byte { put32(b, hOffVersion, 0); return b }, "version 0"},
-		{"newer version", func(b []byte) []byte { put32(b, hOffVersion, FormatVersion+1); return b }, "format version 3"},
+		{"newer version", func(b []byte) []byte { put32(b, hOffVersion, FormatVersion+1); return b }, "format version 4"},
 		{"unknown file flag", func(b []byte) []byte { put32(b, hOffFileFlags, 1<<7); return b }, "unknown file flags"},
 		{"grouped flag on a file with a lookup table", func(b []byte) []byte { put32(b, hOffFileFlags, fileGrouped); return b }, "lookup section"},
 		{"reserved field 1", func(b []byte) []byte { put32(b, hOffReserved1, 1); return b }, "reserved"},

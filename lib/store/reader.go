@@ -55,6 +55,7 @@ type Reader struct {
 	strings []byte
 	lookup  []byte // [N]u32; nil when the file is grouped
 	hashes  hashes // empty without a hashes section
+	bodies  bodies // empty without a bodies section (version 3)
 	meta    map[string]string
 	info    Meta // meta, parsed
 	sum     [32]byte
@@ -166,10 +167,14 @@ func parse(b []byte) (*Reader, error) {
 		return nil, formatError(hOffSections+16*secMeta+8, "meta section size %d is not a non-zero multiple of 8 up to %d", s, align8(MaxMetaSize))
 	}
 	var hashes uint64
-	if h.version >= 2 {
-		// The hashes section's size is free too, within the file.
-		if hashes = h.sec[secHashes].size; hashes > size || hashes%8 != 0 || hashes < hashesSize(h.records, 0) {
-			return nil, formatError(hOffHashes+8, "hashes section size %d is not a multiple of 8 from %d up to the file size %d", hashes, hashesSize(h.records, 0), size)
+	if h.version >= versionHashes {
+		// The hashes (bodies) section's size is free too, within the file.
+		least := hashesSize(h.records, 0)
+		if h.version == versionBlocks {
+			least = bodiesSize(h.records, 0, 0, 0)
+		}
+		if hashes = h.sec[secHashes].size; hashes > size || hashes%8 != 0 || hashes < least {
+			return nil, formatError(hOffHashes+8, "%s section size %d is not a multiple of 8 from %d up to the file size %d", sectionName(h.version), hashes, least, size)
 		}
 	}
 	grouped := h.fileFlags&fileGrouped != 0
@@ -212,8 +217,13 @@ func parse(b []byte) (*Reader, error) {
 	if err := r.checkLookup(); err != nil {
 		return nil, err
 	}
-	if hashes > 0 {
+	if hashes > 0 && h.version == versionHashes {
 		if err := r.parseHashes(); err != nil {
+			return nil, err
+		}
+	}
+	if h.version == versionBlocks {
+		if err := r.parseBodies(); err != nil {
 			return nil, err
 		}
 	}
@@ -365,10 +375,20 @@ func (r *Reader) Entry(i int) Entry {
 }
 
 // Payload returns the bytes added for record i, as a slice of the mapping:
-// no copy, read-only (writing to it faults), valid until Close. It panics if
-// i is out of range.
+// no copy, read-only (writing to it faults), valid until Close. For a
+// version 3 store (see Spanned) it returns the body composed from its
+// parts in a new buffer instead (AppendParts gives them without a copy).
+// It panics if i is out of range.
 func (r *Reader) Payload(i int) []byte {
 	r.checkIndex(i)
+	if r.Spanned() {
+		var p [8][]byte
+		b := make([]byte, 0, r.BodyLen(i))
+		for _, part := range r.AppendParts(p[:0], i) {
+			b = append(b, part...)
+		}
+		return b
+	}
 	off := le.Uint64(r.cols[colOff][8*i:])
 	end := off + uint64(le.Uint32(r.cols[colLen][4*i:]))
 	return r.b[off:end:end]
@@ -382,6 +402,18 @@ func (r *Reader) Payload(i int) []byte {
 // within a piece. A concurrent reader of the same pages just maps them
 // again. It panics if i is out of range.
 func (r *Reader) WritePayload(w io.Writer, i int) (int64, error) {
+	if r.Spanned() {
+		var parts [8][]byte
+		var n int64
+		for _, p := range r.AppendParts(parts[:0], i) {
+			m, err := w.Write(p)
+			n += int64(m)
+			if err != nil {
+				return n, err
+			}
+		}
+		return n, nil
+	}
 	p := r.Payload(i)
 	// Only pages of a real mapping are dropped, and only for a large record.
 	drop := r.unmap != nil && len(p) > payloadChunk

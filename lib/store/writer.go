@@ -49,6 +49,19 @@ type Writer struct {
 	hashCount         uint64
 	blockSize         uint32
 
+	// The bodies section (version 3): block texts and their ends, each
+	// record's spans, span end and body length; recorded for every
+	// store, written when v3 (a block was added, or AddSpans called).
+	v3                        bool
+	boff, btext, sends, spans *spill
+	blen                      *spill
+	blens                     []uint32 // each block's length
+	blockText, spanCount      uint64
+	bodyBytes                 uint64
+	recSpans                  [][2]uint64
+	runs                      []Run // the record being added's
+	runBytes                  uint64
+
 	err       error
 	spillFail bool // a spill file failed; its error is in the spill
 	done      bool
@@ -102,6 +115,11 @@ func newWriter(f *os.File, path string, meta []byte) (*Writer, error) {
 	}
 	w.strings = newSpill(path, &w.spillFail)
 	w.idoff = newSpill(path, &w.spillFail)
+	for _, s := range []**spill{&w.boff, &w.btext, &w.sends, &w.spans, &w.blen} {
+		*s = newSpill(path, &w.spillFail)
+	}
+	w.boff.put64(0)
+	w.sends.put64(0)
 	for c := range w.cols {
 		if c != colOff {
 			w.cols[c] = newSpill(path, &w.spillFail)
@@ -186,7 +204,7 @@ func (w *Writer) add(e Entry, ids []uint64, parts [][]byte) error {
 		w.err = fmt.Errorf("store: record %d (line %d): session %d is not registered (%d sessions)", w.records, e.Line, e.Session, len(w.turns))
 	case e.Turn != w.turns[e.Session]:
 		w.err = fmt.Errorf("store: record %d (line %d): session %d turn %d added, want turn %d", w.records, e.Line, e.Session, e.Turn, w.turns[e.Session])
-	case size > MaxPayload:
+	case size+w.runBytes > MaxPayload:
 		w.err = fmt.Errorf("store: record %d (line %d): payload of %d bytes exceeds %d", w.records, e.Line, size, uint64(MaxPayload))
 	case w.records >= MaxRecords:
 		w.err = fmt.Errorf("store: more than %d records", uint64(MaxRecords))
@@ -204,6 +222,7 @@ func (w *Writer) add(e Entry, ids []uint64, parts [][]byte) error {
 	for _, p := range parts {
 		w.p.Write(p)
 	}
+	w.addSpans(parts, headerSize+w.payload, size)
 	w.payload += size
 	w.records++
 	w.cols[colTime].put64(uint64(e.TimeNS))
@@ -273,6 +292,9 @@ func (w *Writer) release() {
 	}
 	w.strings.close()
 	w.idoff.close()
+	for _, s := range []*spill{w.boff, w.btext, w.sends, w.spans, w.blen} {
+		s.close()
+	}
 	if w.hashEnds != nil {
 		w.hashEnds.close()
 		w.hashIDs.close()
@@ -282,7 +304,10 @@ func (w *Writer) release() {
 // finish writes everything after the payloads, then the header.
 func (w *Writer) finish() (err error) {
 	n, ns := w.records, uint64(len(w.turns))
-	sec := layout(n, ns, w.payload, align8(w.stringBytes), uint64(len(w.meta)), w.hashesSectionSize(), w.grouped)
+	if w.v3 && w.hashCount > 0 {
+		return errors.New("store: records have hash ids and blocks: a store with blocks carries no hash ids")
+	}
+	sec := layout(n, ns, w.payload, align8(w.stringBytes), uint64(len(w.meta)), w.hashesSectionSize()+w.bodiesSectionSize(), w.grouped)
 	p := w.p
 	scratch := make([]byte, pipeBufSize)
 
@@ -339,6 +364,9 @@ func (w *Writer) finish() (err error) {
 	if err := w.writeHashes(scratch); err != nil {
 		return err
 	}
+	if err := w.writeBodies(scratch); err != nil {
+		return err
+	}
 	if err := p.wait(); err != nil {
 		return w.writeErr(err)
 	}
@@ -347,8 +375,11 @@ func (w *Writer) finish() (err error) {
 	}
 
 	version := versionPlain
-	if sec[secHashes].size > 0 {
-		version = FormatVersion
+	switch {
+	case w.v3:
+		version = versionBlocks
+	case sec[secHashes].size > 0:
+		version = versionHashes
 	}
 	h := header{
 		version:    version,
