@@ -196,7 +196,10 @@ func (r *runner) sendTurn(sess *session, intended int64) bool {
 		return false
 	}
 	e := r.st.Entry(i)
-	body := r.st.Payload(i)
+	var body []byte // nil for a format 3 store: its parts come from the mapping
+	if !r.st.Spanned() {
+		body = r.st.Payload(i)
+	}
 
 	if c := r.o.Counters; c != nil {
 		c.Sent.Add(1)
@@ -228,7 +231,11 @@ func (r *runner) sendTurn(sess *session, intended int64) bool {
 	if e.Flags&store.FlagMaxTokens != 0 {
 		R.MaxTokens = int64(e.MaxTokens)
 	}
-	rs.parts = sess.hist.parts(rs.parts[:0], body, e)
+	if body == nil {
+		rs.parts = r.st.AppendParts(rs.parts[:0], i) // spans, no assembly copy
+	} else {
+		rs.parts = sess.hist.parts(rs.parts[:0], body, e)
+	}
 	R.InputTokens = sess.hist.inputTokens(R.InputTokens)
 	r.exchange(rs, sess, seq)
 	rs.timeDone()
