@@ -1,6 +1,7 @@
 package pack
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/aiperf/toolkit/lib/record"
@@ -70,4 +71,26 @@ func (t *table) storeRuns(body *request.Body) []store.Run {
 	}
 	t.runs = out
 	return out
+}
+
+// treeBuilder collects the session tree of agentic records (record.Tree)
+// for the store's MetaTree: parents by session id, as records name them.
+type treeBuilder struct {
+	ids   map[string]uint32
+	nodes []store.TreeNode
+}
+
+// add places the session of rec (its turn 0) in the tree.
+func (t *treeBuilder) add(sess uint32, rec *record.Record) error {
+	t.ids[rec.SessionID] = sess
+	p := rec.Tree.ParentSession
+	if p == "" {
+		return nil
+	}
+	ps, ok := t.ids[p]
+	if !ok {
+		return fmt.Errorf("%q is not a session before %q", p, rec.SessionID)
+	}
+	t.nodes = append(t.nodes, store.TreeNode{Session: sess, Parent: ps, SpawnTurn: rec.Tree.SpawnTurn, JoinTurn: rec.Tree.JoinTurn, Agent: rec.Tree.Agent})
+	return nil
 }

@@ -67,6 +67,7 @@ type Stats struct {
 	Records   int
 	Sessions  int
 	BodyBytes int64
+	tree      []store.TreeNode
 }
 
 // Run reads every input, merges records by line and writes the store (or
@@ -98,7 +99,11 @@ func Run(ctx context.Context, inputs []Input, out string, o Options) (Stats, err
 	if st, err = build(ctx, w, inputs, f, mc, o); err != nil {
 		return st, err
 	}
-	if err := w.SetMeta(mc.meta().Map()); err != nil {
+	mm := mc.meta().Map()
+	if len(st.tree) > 0 {
+		mm[store.MetaTree] = store.EncodeTree(st.tree)
+	}
+	if err := w.SetMeta(mm); err != nil {
 		return st, err
 	}
 	if err := w.Commit(); err != nil {
@@ -134,6 +139,7 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 		return st, err
 	}
 	sn := sessionNumbers{w: w, ids: map[string]uint32{}, numbered: -1}
+	tr := treeBuilder{ids: map[string]uint32{}}
 	extraMessages := false
 	for _, e := range o.Request.Extra {
 		extraMessages = extraMessages || e.Key == "messages"
@@ -157,6 +163,11 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 		}
 		if err := sn.context(sess, rec); err != nil {
 			return st, h.err("context_mode", err)
+		}
+		if rec.Tree != nil && rec.Turn == 0 {
+			if err := tr.add(sess, rec); err != nil {
+				return st, h.err("parent_session", err)
+			}
 		}
 		if rec.ContextMode == record.ContextDeltas && (extraMessages || setsMessages(rec.Extra)) {
 			return st, h.err("context_mode", errDeltasMessages)
@@ -206,6 +217,7 @@ func build(ctx context.Context, w *store.Writer, inputs []Input, f *request.Form
 		}
 	}
 	st.Sessions = int(sn.n)
+	st.tree = tr.nodes
 	if o.Settings != nil {
 		in := make([]InputSettings, len(m.heads))
 		for i, h := range m.heads {

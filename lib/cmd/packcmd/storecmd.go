@@ -80,12 +80,14 @@ func verify(name string) (int, error) {
 
 func dumpCommand() *cli.Command {
 	var recno int
+	var withMeta bool
 	return &cli.Command{
 		Name:      "dump",
 		Usage:     "print the stored request bodies, one per line",
 		ArgsUsage: "STORE",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "record", Value: -1, Usage: "print only record `N` (0-based; -1: every record)", Destination: &recno},
+			&cli.BoolFlag{Name: "with-meta", Usage: `print {"record","session_id","turn","parent_session","input_tokens","body"} a line, the body as sent`, Destination: &withMeta},
 		},
 		Action: func(c *cli.Context) error {
 			if recno < -1 {
@@ -102,6 +104,9 @@ func dumpCommand() *cli.Command {
 			from, to := 0, r.Len()
 			if recno >= 0 {
 				from, to = recno, recno+1
+			}
+			if withMeta {
+				return pack.DumpMeta(c.App.Writer, r, from, to)
 			}
 			return dump(c.App.Writer, r, from, to)
 		},
@@ -216,22 +221,31 @@ func unpackCommand() *cli.Command {
 
 // writeStatJSON prints stat's figures as one JSON object.
 func writeStatJSON(w io.Writer, r *store.Reader, name string) error {
+	sum, err := pack.Summarize(r)
+	if err != nil {
+		return err
+	}
 	st := map[string]any{
-		"file":           name,
-		"format_version": r.Version(),
-		"records":        r.Len(),
-		"sessions":       r.NumSessions(),
-		"file_bytes":     r.Size(),
-		"body_bytes":     r.DataBytes(),
-		"timestamps":     r.HasTimestamps(),
-		"context_modes":  contextModes(r),
-		"meta":           r.Meta(),
+		"file":            name,
+		"format_version":  r.Version(),
+		"records":         sum.Records,
+		"sessions":        sum.Sessions,
+		"subagents":       sum.Subagents,
+		"chains":          sum.Chains,
+		"distinct_blocks": sum.DistinctBlocks,
+		"file_bytes":      sum.FileBytes,
+		"body_bytes":      sum.BodyBytes,
+		"timestamps":      r.HasTimestamps(),
+		"context_modes":   contextModes(r),
+		"meta":            r.Meta(),
+		"prefix_cache":    map[string]int64{"prompt_tokens": sum.PromptTokens},
 	}
 	if ps := storePrefix(r); ps != nil {
 		st["prefix_cache"] = ps
+		st["distinct_blocks"] = ps.Blocks
 	}
 	b, _ := json.Marshal(st)
-	_, err := fmt.Fprintf(w, "%s\n", b)
+	_, err = fmt.Fprintf(w, "%s\n", b)
 	return err
 }
 
@@ -243,7 +257,7 @@ func writeStat(w io.Writer, r *store.Reader, name string) {
 	fmt.Fprintf(w, "records:        %d\n", r.Len())
 	fmt.Fprintf(w, "sessions:       %d\n", r.NumSessions())
 	fmt.Fprintf(w, "file bytes:     %d\n", r.Size())
-	fmt.Fprintf(w, "body bytes:     %d\n", r.DataBytes())
+	fmt.Fprintf(w, "body bytes:     %d\n", bodyBytes(r))
 	fmt.Fprintf(w, "timestamps:     %s\n", yesNo(r.HasTimestamps()))
 	cm := contextModes(r)
 	fmt.Fprintf(w, "context modes:  %s %d, %s %d, none %d (sessions)\n",
@@ -264,4 +278,13 @@ func writeStat(w io.Writer, r *store.Reader, name string) {
 		}
 		fmt.Fprintf(w, "meta.%-10s %s\n", k+":", strconv.Quote(meta[k]))
 	}
+}
+
+// bodyBytes is the bytes the bodies send.
+func bodyBytes(r *store.Reader) int64 {
+	var n int64
+	for i := range r.Len() {
+		n += int64(r.BodyLen(i))
+	}
+	return n
 }
