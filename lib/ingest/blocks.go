@@ -35,6 +35,13 @@ type blockTable struct {
 	m    map[blockKey]blockNum
 	next uint32
 	text []byte
+	// The previous row's full blocks and their numbers: a row of the
+	// same session takes the numbers of the prefix it shares (the
+	// conversation so far) without a lookup or a check, so a row costs
+	// its new blocks only.
+	prevSess       string
+	prevIDs        []uint64
+	prevNums, nums []uint32
 }
 
 var errTooManyBlocks = errors.New("more than 2^32-1 distinct blocks: tokenize with --no-blocks")
@@ -43,18 +50,27 @@ var errTooManyBlocks = errors.New("more than 2^32-1 distinct blocks: tokenize wi
 // this shard's; else its blocks are only numbered), writing the block line
 // of each block this stream has not defined before the record.
 func (r *runner) agenticBlocks(row *trace.Row, rec *record.Record, emit bool) error {
-	if err := r.syn.Check(row.Line, row.InputLength, row.HashIDs); err != nil {
-		return rowErr(row, err)
-	}
 	t := &r.blocks
 	if t.m == nil || t.src != row.Source {
-		t.m, t.src = map[blockKey]blockNum{}, row.Source
+		t.m, t.src, t.prevSess = map[blockKey]blockNum{}, row.Source, ""
 	}
 	B := row.Agentic.BlockSize
 	ids := row.HashIDs
 	M := len(ids)
-	partial := row.InputLength-(M-1)*B < B
+	partial := M > 0 && row.InputLength-(M-1)*B < B
 	free := r.syn.PositionFree()
+	full := M
+	if partial {
+		full--
+	}
+	shared := 0
+	if free && t.prevSess == row.SessionID {
+		shared = lcp(t.prevIDs, ids[:full])
+	}
+	if err := r.syn.CheckFrom(row.Line, row.InputLength, row.HashIDs, shared); err != nil {
+		return rowErr(row, err)
+	}
+	nums := t.nums[:0]
 	b := append(r.lit[:0], '[')
 	k := 0
 	for i, sg := range row.Agentic.Segments {
@@ -103,6 +119,17 @@ func (r *runner) agenticBlocks(row *trace.Row, rec *record.Record, emit bool) er
 				b = append(b, '"')
 				continue
 			}
+			if k < shared {
+				v := t.prevNums[k]
+				nums = append(nums, v)
+				if n > 0 && v == first+n {
+					n++
+				} else {
+					flush()
+					first, n = v, 1
+				}
+				continue
+			}
 			key := blockKey{id: ids[k], lead: j == 0 && !free}
 			v, ok := t.m[key]
 			if !ok {
@@ -122,8 +149,11 @@ func (r *runner) agenticBlocks(row *trace.Row, rec *record.Record, emit bool) er
 				}
 				v.defined = true
 				r.st.Defined++
+				t.m[key] = v
+			} else if !ok {
+				t.m[key] = v
 			}
-			t.m[key] = v
+			nums = append(nums, v.n)
 			if n > 0 && v.n == first+n {
 				n++
 			} else {
@@ -135,6 +165,8 @@ func (r *runner) agenticBlocks(row *trace.Row, rec *record.Record, emit bool) er
 		b = append(b, "]}"...)
 	}
 	r.lit = append(b, ']')
+	t.prevSess, t.prevIDs = row.SessionID, ids[:full]
+	t.prevNums, t.nums = nums, t.prevNums
 	if !emit {
 		return nil
 	}
@@ -171,4 +203,14 @@ func (r *runner) verifyParts(row *trace.Row) error {
 		r.ver.submit(row.Source, row.Line, r.vtext, n)
 	}
 	return nil
+}
+
+func lcp(a, b []uint64) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }

@@ -202,6 +202,13 @@ func (s *Synth) Blocks() int { return s.table.count }
 // registers new ones, without producing text (used for rows another shard
 // emits, and before AppendBlock): the checks of AppendPrompt.
 func (s *Synth) Check(line int64, inputLen int, hashIDs []uint64) error {
+	return s.CheckFrom(line, inputLen, hashIDs, 0)
+}
+
+// CheckFrom is Check of hashIDs[from:] only: the blocks before were
+// checked at the same sizes already (a prefix of an earlier row's full
+// blocks).
+func (s *Synth) CheckFrom(line int64, inputLen int, hashIDs []uint64, from int) error {
 	if inputLen <= 0 {
 		return &Error{Field: "input_length", Msg: fmt.Sprintf("must be positive, got %d", inputLen)}
 	}
@@ -215,12 +222,12 @@ func (s *Synth) Check(line int64, inputLen int, hashIDs []uint64) error {
 		return &Error{Field: "hash_ids", Msg: fmt.Sprintf("%d hash_ids of %d-token blocks cannot make input_length %d (the last block would hold %d tokens; want 1..%d)", M, B, inputLen, last, B)}
 	}
 	row := rowRef{line: line, lastSize: last}
-	for i, id := range hashIDs {
+	for i := from; i < M; i++ {
 		size := B
 		if i == M-1 {
 			size = last
 		}
-		if _, err := s.block(id, size, i == M-1, &row); err != nil {
+		if _, err := s.block(hashIDs[i], size, i == M-1, &row); err != nil {
 			return &Error{Field: fmt.Sprintf("hash_ids[%d]", i), Msg: err.Error()}
 		}
 	}

@@ -198,11 +198,13 @@ func parseWeka(name string, doc []byte) (*wekaTrace, error) {
 	if len(doc) == 0 {
 		return nil, &Error{File: name, Err: errors.New("empty file: want one JSON object")}
 	}
-	if !validJSON(doc) {
-		msg, _ := syntaxError(doc)
-		return nil, &Error{File: name, Err: fmt.Errorf("not valid JSON: %s", msg)}
-	}
+	// One strict pass (checkText) validates the syntax too; the lax
+	// validation runs only to word a syntax error.
 	if fe, _ := checkText(doc); fe != nil {
+		if !validJSON(doc) {
+			msg, _ := syntaxError(doc)
+			return nil, &Error{File: name, Err: fmt.Errorf("not valid JSON: %s", msg)}
+		}
 		return nil, &Error{File: name, Field: fe.field, Err: errors.New(fe.msg)}
 	}
 	tr := &wekaTrace{file: name}
