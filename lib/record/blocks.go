@@ -121,9 +121,9 @@ func (d *Decoder) pieces(rec *Record) error {
 	}
 	addLit('[')
 	_, err := jsonx.Elements(rec.Raw, 0, func(i int, msg []byte, _ int) error {
-		path := fmt.Sprintf("block_messages[%d]", i)
+		path := func() string { return fmt.Sprintf("block_messages[%d]", i) } // on error only
 		if msg[0] != '{' {
-			return fieldErr(path, "not an object")
+			return fieldErr(path(), "not an object")
 		}
 		var role, content []byte
 		_, err := jsonx.Fields(msg, 0, func(k, v []byte, _ int) error {
@@ -133,7 +133,7 @@ func (d *Decoder) pieces(rec *Record) error {
 			case `"content"`:
 				content = v
 			default:
-				return fieldErr(path, "unknown member %s (a block message has role and content)", clip(k))
+				return fieldErr(path(), "unknown member %s (a block message has role and content)", clip(k))
 			}
 			return nil
 		})
@@ -141,10 +141,10 @@ func (d *Decoder) pieces(rec *Record) error {
 			return err
 		}
 		if role == nil || role[0] != '"' {
-			return fieldErr(path+".role", "missing or not a string")
+			return fieldErr(path()+".role", "missing or not a string")
 		}
 		if content == nil || content[0] != '[' || isEmptyArray(content) {
-			return fieldErr(path+".content", "missing or not a non-empty array of block numbers, [first,count] runs and strings")
+			return fieldErr(path()+".content", "missing or not a non-empty array of block numbers, [first,count] runs and strings")
 		}
 		if i > 0 {
 			addLit(',')
@@ -153,7 +153,7 @@ func (d *Decoder) pieces(rec *Record) error {
 		addLit(role...)
 		addLit([]byte(`,"content":"`)...)
 		_, err = jsonx.Elements(content, 0, func(j int, e []byte, _ int) error {
-			ip := fmt.Sprintf("%s.content[%d]", path, j)
+			ip := func() string { return fmt.Sprintf("%s.content[%d]", path(), j) }
 			switch e[0] {
 			case '"':
 				if len(e) > 2 {
@@ -166,7 +166,7 @@ func (d *Decoder) pieces(rec *Record) error {
 				_, err := jsonx.Elements(e, 0, func(n int, x []byte, _ int) error {
 					u, ok := jsonx.ParseUint(x)
 					if !ok || n > 1 || u > math.MaxUint32 {
-						return fieldErr(ip, "a run is [first,count] of block numbers")
+						return fieldErr(ip(), "a run is [first,count] of block numbers")
 					}
 					v[n], k = u, n+1
 					return nil
@@ -175,13 +175,13 @@ func (d *Decoder) pieces(rec *Record) error {
 					return err
 				}
 				if k != 2 || v[1] == 0 || v[0]+v[1]-1 > math.MaxUint32 {
-					return fieldErr(ip, "a run is [first,count] with count > 0")
+					return fieldErr(ip(), "a run is [first,count] with count > 0")
 				}
 				return d.ref(&marks, ip, uint32(v[0]), uint32(v[1]))
 			}
 			u, ok := jsonx.ParseUint(e)
 			if !ok || u > math.MaxUint32 {
-				return fieldErr(ip, "not a block number, a [first,count] run or a string: %s", clip(e))
+				return fieldErr(ip(), "not a block number, a [first,count] run or a string: %s", clip(e))
 			}
 			return d.ref(&marks, ip, uint32(u), 1)
 		})
@@ -213,9 +213,9 @@ func (d *Decoder) pieces(rec *Record) error {
 }
 
 // ref appends a run of blocks to marks, merged with a run it continues.
-func (d *Decoder) ref(marks *[]mark, path string, first, n uint32) error {
+func (d *Decoder) ref(marks *[]mark, path func() string, first, n uint32) error {
 	if !d.defined(first, n) {
-		return fieldErr(path, "refers to block %d..%d, not all defined earlier in the stream", first, first+n-1)
+		return fieldErr(path(), "refers to block %d..%d, not all defined earlier in the stream", first, first+n-1)
 	}
 	ms := *marks
 	if k := len(ms); k > 0 && ms[k-1].ref && ms[k-1].first+ms[k-1].n == first {
