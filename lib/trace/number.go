@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 
@@ -90,6 +91,9 @@ func hashIDs(field string, v []byte) ([]uint64, *fieldError) {
 	if kind(v) != kindArray {
 		return nil, wrongKind(field, "an array of integers", v)
 	}
+	if ids, ok := plainIDs(v); ok {
+		return ids, nil
+	}
 	ids := make([]uint64, 0, 16)
 	var fe *fieldError
 	_ = elements(v, func(i int, e []byte, _ int) error {
@@ -110,4 +114,52 @@ func hashIDs(field string, v []byte) ([]uint64, *fieldError) {
 		return nil, fe
 	}
 	return ids, nil
+}
+
+// plainIDs parses an array of plain decimal integers below 2^64 (the
+// usual hash_ids: no sign, fraction or exponent) in one pass; ok is false
+// for anything else, which hashIDs then reads element by element. v is an
+// array of valid JSON.
+func plainIDs(v []byte) (ids []uint64, ok bool) {
+	ids = make([]uint64, 0, bytes.Count(v, []byte{','})+1)
+	i := 1
+	ws := func() {
+		for i < len(v) && (v[i] == ' ' || v[i] == '\n' || v[i] == '\t' || v[i] == '\r') {
+			i++
+		}
+	}
+	ws()
+	if i < len(v) && v[i] == ']' {
+		return ids, true
+	}
+	for i < len(v) {
+		start := i
+		var x uint64
+		for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+			d := uint64(v[i] - '0')
+			if x > (math.MaxUint64-d)/10 {
+				return nil, false
+			}
+			x = x*10 + d
+			i++
+		}
+		if i == start || i-start > 1 && v[start] == '0' {
+			return nil, false
+		}
+		ids = append(ids, x)
+		ws()
+		if i >= len(v) {
+			return nil, false
+		}
+		switch v[i] {
+		case ',':
+			i++
+			ws()
+		case ']':
+			return ids, i == len(v)-1
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
 }

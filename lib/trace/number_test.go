@@ -2,6 +2,7 @@ package trace
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -139,5 +140,33 @@ func TestTokenCountRange(t *testing.T) {
 	rows := mustRead(t, "n.jsonl", `{"input_length": 4294967295, "output_length": 4294967295}`, Options{Type: TypeMooncake})
 	if rows[0].InputLength != MaxTokens || rows[0].OutputLength != MaxTokens {
 		t.Errorf("the largest counts: %s", fmtRow(rows[0]))
+	}
+}
+
+// TestPlainIDs: the one-pass reading of plain hash_ids agrees with the
+// element by element one, and leaves anything else to it.
+func TestPlainIDs(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []uint64
+		ok   bool
+	}{
+		{`[]`, []uint64{}, true},
+		{`[ ]`, []uint64{}, true},
+		{`[1,2, 3 ,18446744073709551615]`, []uint64{1, 2, 3, 18446744073709551615}, true},
+		{`[0]`, []uint64{0}, true},
+		{`[18446744073709551616]`, nil, false},
+		{`[1.0]`, nil, false},
+		{`[1e3]`, nil, false},
+		{`[-1]`, nil, false},
+		{`["1"]`, nil, false},
+	} {
+		got, ok := plainIDs([]byte(c.in))
+		if ok != c.ok || ok && fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("plainIDs(%s) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		}
+		if slow, fe := hashIDs("h", []byte(c.in)); c.ok && (fe != nil || fmt.Sprint(slow) != fmt.Sprint(c.want)) {
+			t.Errorf("hashIDs(%s) = %v, %v", c.in, slow, fe)
+		}
 	}
 }
