@@ -20,6 +20,9 @@ func FuzzOpen(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	if b, err := os.ReadFile(filepath.Join("testdata", v3Golden)); err == nil {
+		f.Add(b)
+	}
 	base, _ := hostileBase(f)
 	f.Add(base)
 	f.Add(image(f, &Spec{}))
@@ -55,10 +58,22 @@ func exercise(t *testing.T, r *Reader) {
 	var total int64
 	for i := range r.Len() {
 		r.Entry(i)
-		total += int64(len(r.Payload(i)))
+		n := 0
+		for _, p := range r.AppendParts(nil, i) {
+			n += len(p)
+		}
+		if n != r.BodyLen(i) || len(r.Payload(i)) != n {
+			t.Fatalf("record %d: parts of %d bytes, BodyLen %d, Payload %d", i, n, r.BodyLen(i), len(r.Payload(i)))
+		}
+		if !r.Spanned() {
+			total += int64(n)
+		}
 	}
-	if total != r.DataBytes() {
+	if !r.Spanned() && total != r.DataBytes() {
 		t.Fatalf("payloads total %d bytes, DataBytes is %d", total, r.DataBytes())
+	}
+	if _, err := r.Tree(); err != nil && r.Meta()[MetaTree] == "" {
+		t.Fatalf("Tree: %v without a tree", err)
 	}
 	for s := range uint32(r.NumSessions()) {
 		r.SessionID(s)
