@@ -114,7 +114,8 @@ func Open(path string, opt Options) (*Reader, error) {
 	}
 	if opt.Type == TypeWeka || (opt.Type == "" && strings.HasSuffix(path, ".json") && fi.Mode().IsRegular() && probeWeka(path, opt.MaxLineBytes)) {
 		rd := &Reader{typ: TypeWeka, filt: &filter{opt: opt}, size: fi.Size()}
-		rd.dec = &wekaDecoder{files: []string{path}, maxLine: opt.MaxLineBytes, read: &rd.read, filt: rd.filt}
+		wd := &wekaDecoder{files: []string{path}, maxLine: opt.MaxLineBytes, read: &rd.read, filt: rd.filt}
+		rd.dec, rd.closers = wd, append(rd.closers, wd)
 		return rd, nil
 	}
 	f, err := os.Open(path)
@@ -284,7 +285,8 @@ func openDir(dir string, opt Options) (*Reader, error) {
 					rd.size += fi.Size()
 				}
 			}
-			rd.dec = &wekaDecoder{files: files, maxLine: opt.MaxLineBytes, read: &rd.read, filt: rd.filt}
+			wd := &wekaDecoder{files: files, maxLine: opt.MaxLineBytes, read: &rd.read, filt: rd.filt}
+			rd.dec, rd.closers = wd, append(rd.closers, wd)
 			return rd, nil
 		}
 	}

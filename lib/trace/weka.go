@@ -91,6 +91,74 @@ type wekaDecoder struct {
 	seq     int64
 	rows    []*Row
 	ids     map[string]string // trace id -> file, to refuse duplicates
+
+	// Files are read and parsed one ahead, in a goroutine (parsing is
+	// most of the reader's time; the rows are built in order here).
+	pre  chan wekaParsed
+	stop chan struct{}
+}
+
+// wekaParsed is one file read and parsed ahead.
+type wekaParsed struct {
+	tr  *wekaTrace
+	n   int64
+	err error
+}
+
+// prefetch starts reading and parsing d.files in order, one ahead.
+func (d *wekaDecoder) prefetch() {
+	files, max := d.files, d.maxLine
+	pre, stop := make(chan wekaParsed, 1), make(chan struct{})
+	d.pre, d.stop = pre, stop
+	go func() {
+		defer close(pre)
+		for _, name := range files {
+			var p wekaParsed
+			b, err := readLimited(name, max)
+			if err == nil {
+				p.n = int64(len(b))
+				p.tr, err = parseWeka(name, b)
+			}
+			p.err = err
+			select {
+			case pre <- p:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// Close stops the reading ahead.
+func (d *wekaDecoder) Close() error {
+	if d.stop != nil {
+		close(d.stop)
+		d.stop = nil
+	}
+	return nil
+}
+
+// nextTrace is the next file's trace, parsed.
+func (d *wekaDecoder) nextTrace(name string) (*wekaTrace, error) {
+	if len(d.data) == 0 {
+		if d.pre == nil {
+			d.prefetch()
+		}
+		p := <-d.pre
+		if d.read != nil {
+			*d.read += p.n
+		}
+		return p.tr, p.err
+	}
+	doc := d.data[0]
+	d.data = d.data[1:]
+	if d.read != nil {
+		*d.read += int64(len(doc))
+	}
+	return parseWeka(name, doc)
 }
 
 func (d *wekaDecoder) next() (*Row, error) {
@@ -99,21 +167,8 @@ func (d *wekaDecoder) next() (*Row, error) {
 			return nil, io.EOF
 		}
 		name := d.files[0]
+		tr, err := d.nextTrace(name)
 		d.files = d.files[1:]
-		var doc []byte
-		if len(d.data) > 0 {
-			doc, d.data = d.data[0], d.data[1:]
-		} else {
-			b, err := readLimited(name, d.maxLine)
-			if err != nil {
-				return nil, err
-			}
-			doc = b
-		}
-		if d.read != nil {
-			*d.read += int64(len(doc))
-		}
-		tr, err := parseWeka(name, doc)
 		if err != nil {
 			return nil, err
 		}
