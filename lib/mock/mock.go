@@ -104,6 +104,11 @@ type Config struct {
 	// PrefillPerToken is added to the time to first token for every prompt
 	// token the prefix cache did not serve (every token without a cache).
 	PrefillPerToken time.Duration
+
+	// Log, when set, gets one line a completion request with the server's
+	// arrival and write times (log.go). The caller closes it after the
+	// server has stopped.
+	Log *RequestLog
 }
 
 // Stats counts what the server did.

@@ -116,7 +116,9 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, api string) 
 		usage:   q.includeUsage,
 		offset:  rg.next(),
 		arrived: arrived,
+		log:     s.cfg.Log.get(r, n, arrived),
 	}
+	defer s.cfg.Log.send(reply.log)
 	if reply.model == nil {
 		reply.model = s.model
 	}
@@ -142,6 +144,9 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request, api string) 
 		rc := http.NewResponseController(w)
 		if rc.Flush() != nil {
 			return
+		}
+		if reply.log != nil {
+			reply.log.stream, reply.log.header = true, wallNS(time.Now())
 		}
 		s.plan(&reply, &q, &rg, clock)
 		s.stream(ctx, w, rc, &reply, clock)
@@ -286,6 +291,7 @@ type replyPlan struct {
 	lastToken time.Time // when the last token went out (metrics.go)
 	cached    int64     // prompt tokens the prefix cache served
 	cacheOn   bool      // a prefix cache looked the prompt up: report cached
+	log       *logEntry // this request's line of Config.Log, or nil
 }
 
 func (s *Server) appendHead(b []byte, p *replyPlan, object string) []byte {
@@ -334,8 +340,10 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rc *http.Res
 	b := (*bp)[:0]
 	cut := p.tokens / 2 // where reset, stall and malformed strike
 	for i := 0; i < p.tokens; i++ {
+		var due time.Time
 		if !clock.fast {
-			if !s.sleepUntil(ctx, clock.due(i)) {
+			due = clock.due(i)
+			if !s.sleepUntil(ctx, due) {
 				return
 			}
 		} else if ctx.Err() != nil {
@@ -367,6 +375,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rc *http.Res
 		if rc.Flush() != nil {
 			return
 		}
+		p.log.logChunk(due)
 		if !clock.fast { // --fast: one note for the reply, below
 			s.noteToken(p, i, time.Now())
 		}
@@ -381,8 +390,8 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rc *http.Res
 		b = s.appendChunkTail(b[:0], p, object)
 	}
 	*bp = b
-	if _, err := w.Write(b); err == nil {
-		rc.Flush()
+	if _, err := w.Write(b); err == nil && rc.Flush() == nil && p.log != nil {
+		p.log.end = wallNS(time.Now())
 	}
 }
 
@@ -468,7 +477,14 @@ func (s *Server) whole(ctx context.Context, w http.ResponseWriter, p *replyPlan,
 	*bp = b
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.Write(b)
+	if _, err := w.Write(b); err == nil && p.log != nil && http.NewResponseController(w).Flush() == nil {
+		var due time.Time
+		if !clock.fast && p.tokens > 0 {
+			due = clock.due(p.tokens - 1) // the reply goes when its last token is due
+		}
+		p.log.logChunk(due) // the one write: header, first and last token, end
+		p.log.header, p.log.end = p.log.first, p.log.first
+	}
 }
 
 // appendWhole appends a whole chat or completions reply.

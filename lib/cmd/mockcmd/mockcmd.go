@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ type options struct {
 	slots                            int
 	tokenRate                        float64
 	engine                           engineOptions // prefix.go
+	log                              string
 }
 
 // New returns the aiperf-mock application.
@@ -69,6 +71,7 @@ func New() *cli.App {
 			&cli.BoolFlag{Name: "strict-model", Usage: "answer 404 (\"The model `x` does not exist.\", as vLLM) to a request naming another model than --model", Destination: &o.strictModel},
 			&cli.IntFlag{Name: "slots", Usage: "decode at most `N` requests at once; the others wait in FIFO order (the wait shows in TTFT); 0: no limit", Destination: &o.slots},
 			&cli.Float64Flag{Name: "token-rate", Usage: "decode `R` tokens per second per slot (replaces --itl; the first token is due --ttft + 1/R after admission)", Destination: &o.tokenRate},
+			&cli.StringFlag{Name: "log", Usage: "write one JSON line a completion request to `FILE`: its X-Request-ID, arrival, header, first- and last-token and every chunk's write time and due time (wall clock, ns)", Destination: &o.log},
 			&cli.IntFlag{Name: "reasoning-tokens", Usage: "send the first `N` tokens of each chat reply as reasoning_content", Destination: &o.reasoning},
 		}, engineFlags(&o.engine)...),
 		Action: func(c *cli.Context) error {
@@ -78,6 +81,13 @@ func New() *cli.App {
 			cfg, err := o.config()
 			if err != nil {
 				return base.UsageError("%v", err)
+			}
+			if o.log != "" {
+				closeLog, err := openLog(o.log, &cfg)
+				if err != nil {
+					return err
+				}
+				defer closeLog(c)
 			}
 			return serve(c.Context, c, o.listen, cfg)
 		},
@@ -143,6 +153,25 @@ func (o *options) config() (mock.Config, error) {
 		cfg.Tokenizer = t
 	}
 	return cfg, nil
+}
+
+// openLog starts --log FILE's request log into cfg.Log; the function it
+// returns writes what is queued and closes the file, once the server stopped.
+func openLog(path string, cfg *mock.Config) (func(*cli.Context), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, base.UsageError("--log: %v", err)
+	}
+	cfg.Log = mock.NewRequestLog(f)
+	return func(c *cli.Context) {
+		err := cfg.Log.Close()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "aiperf-mock: --log %s: %v\n", path, err)
+		}
+	}, nil
 }
 
 func serve(ctx context.Context, c *cli.Context, addr string, cfg mock.Config) error {
