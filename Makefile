@@ -188,6 +188,16 @@ test-slurm: build
 report-check: $(addprefix bin/,aiperf-tokenize aiperf-pack aiperf-replay aiperf-mock)
 	scripts/reportcheck/run.sh
 
+# The client's timing truth (scripts/bench/fidelity.sh, docs/bench.md "Fidelity"): vllm-bench's setup,
+# aiperf-mock --log's write times joined with results.jsonl by X-Request-ID at LEVELS streams;
+# bench-one-token is aiperf's one-token throughput setup against a plain net/http loop. Minutes each;
+# the machine's load is printed (medians of ROUNDS rounds). Not part of `make test`.
+LEVELS ?= 1 10 100 500 1000
+bench-fidelity:
+	LEVELS="$(LEVELS)" scripts/bench/fidelity.sh
+bench-one-token:
+	MODE=throughput scripts/bench/fidelity.sh
+
 # Every export of real runs checked against the Python aiperf's own pydantic models, imported from
 # its source tree: AIPERF_SRC is a checkout of github.com/ai-dynamo/aiperf (targeted: aiperf 0.6.0,
 # 1cdae727 of 2026-03-13); the packages only its command line uses are stubbed, and Debian's
@@ -208,4 +218,4 @@ image:
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
 FORCE:
-.PHONY: test-real-nginx test-aiperf-models report-check test-soak test-slurm image build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE
+.PHONY: bench-fidelity bench-one-token test-real-nginx test-aiperf-models report-check test-soak test-slurm image build test tokenizers check fmt-check tidy-check vet lint golden fuzz-list fuzz demo clean test-real FORCE

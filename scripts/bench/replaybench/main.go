@@ -16,6 +16,8 @@
 //	replaybench cpuspan SAMPLES FROM TO    CPU ns of the process in SAMPLES between Unix ns FROM and TO (interpolated)
 //	replaybench floor STORE URL C N        the least client (Linux): C connections, one epoll thread, N requests
 //	replaybench uring STORE URL C N        the same on io_uring (Linux 6.0+): multishot receives, one enter a batch
+//	replaybench loop STORE URL C N         a plain net/http http.Client loop: C goroutines, N requests in all, each
+//	                                       body read to its end; prints ok, errors and the span (loop.go)
 package main
 
 import (
@@ -68,6 +70,8 @@ func main() {
 		err = floor(os.Args[2:])
 	case "uring":
 		err = uringFloor(os.Args[2:])
+	case "loop":
+		err = loop(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
 	}
