@@ -12,7 +12,10 @@
 #                           + read side (server's first write -> client's read of the first token)
 #     ITL: the client's gaps between content chunks, and their error against the server's gaps between
 #     the writes of the same events. CPU: the client's user + system over its wall time (GNU time),
-#     the server's from /proc/PID/stat over the same run, each in % of one core.
+#     the server's from /proc/PID/stat over the same run, each in % of one core. Before each round, the
+#     machine's wake-up floor at that moment: a bare Go loop sleeping to 1,000 deadlines a second for 2 s
+#     (replaybench ticker; Go timers wake on whole milliseconds, so its p50 is ~1 ms; its p99 is how
+#     long this machine keeps a runnable process waiting, a bound no client here can beat).
 #   MODE=throughput (make bench-one-token): aiperf's one-token setup (docs/specs/global-exact-dispatch.md):
 #     ISL ~550, OSL 1, not streamed, concurrency 512, against aiperf-mock --fast. Per round: aiperf-replay
 #     and a plain net/http http.Client loop (replaybench loop, 512 goroutines), same store, same server,
@@ -69,6 +72,7 @@ fidelity() {
 	for c in $LEVELS; do
 		: > "$DIR/level-$c"
 		for r in $(seq "$ROUNDS"); do
+			floor=$("$RB" ticker 1000 2s | awk '{printf "floor_p50 %.3f floor_p99 %.3f", $4 / 1e6, $6 / 1e6}')
 			start_mock --ttft "${TTFT}ms" --itl "${ITL}ms" --log "$DIR/mock.log"
 			rm -rf "$DIR/out"
 			s0=$(ticks "$MPID")
@@ -80,11 +84,11 @@ fidelity() {
 			read -r wall u s < "$DIR/time"
 			cpu=$(awk -v w="$wall" -v u="$u" -v s="$s" -v a="$s0" -v b="$s1" -v hz="$hz" \
 				'BEGIN {printf "client_cpu %.1f server_cpu %.1f", 100 * (u + s) / w, 100 * (b - a) / hz / w}')
-			line="streams $c $("$DIR/fidelity" level "$DIR/out/results.jsonl" "$DIR/mock.log" "$TTFT") $cpu"
+			line="streams $c $("$DIR/fidelity" level "$DIR/out/results.jsonl" "$DIR/mock.log" "$TTFT") $cpu $floor"
 			echo "$line" >> "$DIR/level-$c"
 			echo "$line" | awk -v c="$c" -v r="$r" -v l="$(load)" '{for (i = 1; i < NF; i += 2) v[$i] = $(i + 1)
-				printf "streams %4d round %d: %d joined (%d unmatched, %d failed); TTFT p50 %.2f ms, error p50 %.2f = send %.2f + server late %.2f + read %.2f (p50s); read p99 %.2f; ITL p99 %.2f sd %.3f (err sd %.3f); CPU client %s%% server %s%%; load %s\n",
-				c, r, v["joined"], v["unmatched"], v["failed"], v["ttft_p50"], v["ttft_err_p50"], v["send_p50"], v["late_p50"], v["read_p50"], v["read_p99"], v["itl_p99"], v["itl_sd"], v["itl_err_sd"], v["client_cpu"], v["server_cpu"], l}'
+				printf "streams %4d round %d: %d joined (%d unmatched, %d failed); TTFT p50 %.2f ms, error p50 %.2f = send %.2f + server late %.2f + read %.2f (p50s); read p99 %.2f; ITL p99 %.2f sd %.3f (err sd %.3f); CPU client %s%% server %s%%; sleep loop p99 %s ms; load %s\n",
+				c, r, v["joined"], v["unmatched"], v["failed"], v["ttft_p50"], v["ttft_err_p50"], v["send_p50"], v["late_p50"], v["read_p50"], v["read_p99"], v["itl_p99"], v["itl_sd"], v["itl_err_sd"], v["client_cpu"], v["server_cpu"], v["floor_p99"], l}'
 		done
 	done
 	echo
