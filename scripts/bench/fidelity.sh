@@ -82,13 +82,16 @@ fidelity() {
 			s1=$(ticks "$MPID")
 			stop_mock
 			read -r wall u s < "$DIR/time"
-			cpu=$(awk -v w="$wall" -v u="$u" -v s="$s" -v a="$s0" -v b="$s1" -v hz="$hz" \
-				'BEGIN {printf "client_cpu %.1f server_cpu %.1f", 100 * (u + s) / w, 100 * (b - a) / hz / w}')
-			line="streams $c $("$DIR/fidelity" level "$DIR/out/results.jsonl" "$DIR/mock.log" "$TTFT") $cpu $floor"
+			fig=$("$DIR/fidelity" level "$DIR/out/results.jsonl" "$DIR/mock.log" "$TTFT")
+			ev=$(echo "$fig" | awk '{for (i = 1; i < NF; i += 2) if ($i == "chunks") print $(i + 1)}')
+			cpu=$(awk -v w="$wall" -v u="$u" -v s="$s" -v a="$s0" -v b="$s1" -v hz="$hz" -v ev="$ev" -v c="$c" -v t="$TTFT" -v itl="$ITL" -v n="$TOKENS" \
+				'BEGIN {cu = 1e6 * (u + s) / ev; su = 1e6 * (b - a) / hz / ev
+				printf "client_cpu %.1f server_cpu %.1f client_us_event %.2f server_us_event %.2f cores_needed %.3f", 100 * (u + s) / w, 100 * (b - a) / hz / w, cu, su, (cu + su) * c * n / ((t + (n - 1) * itl) / 1e3) / 1e6}')
+			line="streams $c $fig $cpu $floor"
 			echo "$line" >> "$DIR/level-$c"
 			echo "$line" | awk -v c="$c" -v r="$r" -v l="$(load)" '{for (i = 1; i < NF; i += 2) v[$i] = $(i + 1)
-				printf "streams %4d round %d: %d joined (%d unmatched, %d failed); TTFT p50 %.2f ms, error p50 %.2f = send %.2f + server late %.2f + read %.2f (p50s); read p99 %.2f; ITL p99 %.2f sd %.3f (err sd %.3f); CPU client %s%% server %s%%; sleep loop p99 %s ms; load %s\n",
-				c, r, v["joined"], v["unmatched"], v["failed"], v["ttft_p50"], v["ttft_err_p50"], v["send_p50"], v["late_p50"], v["read_p50"], v["read_p99"], v["itl_p99"], v["itl_sd"], v["itl_err_sd"], v["client_cpu"], v["server_cpu"], v["floor_p99"], l}'
+				printf "streams %4d round %d: %d joined (%d unmatched, %d failed); TTFT p50 %.2f ms, error p50 %.2f = send %.2f + server late %.2f + read %.2f (p50s); read p99 %.2f; ITL p99 %.2f sd %.3f (err sd %.3f); CPU client %s%% server %s%% (%s + %s us an event: %s cores at the schedule); sleep loop p99 %s ms; load %s\n",
+				c, r, v["joined"], v["unmatched"], v["failed"], v["ttft_p50"], v["ttft_err_p50"], v["send_p50"], v["late_p50"], v["read_p50"], v["read_p99"], v["itl_p99"], v["itl_sd"], v["itl_err_sd"], v["client_cpu"], v["server_cpu"], v["client_us_event"], v["server_us_event"], v["cores_needed"], v["floor_p99"], l}'
 		done
 	done
 	echo

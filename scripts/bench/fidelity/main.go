@@ -97,7 +97,7 @@ func readServer(path string) (map[string]*serverLine, error) {
 type figures struct {
 	ttft, ttftErr, clientErr, send, read, readAll []float64
 	itl, srvITL, itlErr, late, lateAll, dispatch  []float64
-	joined, unmatched, failed                     int
+	joined, unmatched, failed, chunks             int
 }
 
 func level(w io.Writer, results, log string, ttftMS float64) error {
@@ -137,6 +137,7 @@ func level(w io.Writer, results, log string, ttftMS float64) error {
 
 func (g *figures) add(r *result.Record, s *serverLine, ttftMS float64) {
 	g.joined++
+	g.chunks += len(r.ChunkOffsetsNS)
 	ttft := float64(r.FirstTokenNS - r.SentNS)
 	g.ttft = append(g.ttft, ttft)
 	g.ttftErr = append(g.ttftErr, ttft-ttftMS*1e6)
@@ -158,7 +159,7 @@ func (g *figures) add(r *result.Record, s *serverLine, ttftMS float64) {
 func (g *figures) print(w io.Writer) {
 	ms := func(k string, v float64) string { return fmt.Sprintf("%s %.3f", k, v/1e6) }
 	var out []string
-	out = append(out, fmt.Sprintf("joined %d unmatched %d failed %d", g.joined, g.unmatched, g.failed))
+	out = append(out, fmt.Sprintf("joined %d unmatched %d failed %d chunks %d", g.joined, g.unmatched, g.failed, g.chunks))
 	for _, s := range []struct {
 		k  string
 		xs []float64
@@ -205,8 +206,8 @@ func sd(xs []float64) float64 {
 // round, the script adding "streams", "client_cpu" and "server_cpu"), each
 // figure the median of the rounds.
 func table(w io.Writer, files []string) error {
-	fmt.Fprintln(w, "| streams | req | TTFT p50 | TTFT err p50 / mean | client err p50 / p99 | send p50 / p99 | read 1st p50 / p99 | read all p99 | server late 1st p50 / p99 | late all p99 | ITL p50 / p99 | ITL σ (server σ) | ITL err σ | client dispatch p99 | CPU client / server | sleep loop p99 |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| streams | req | TTFT p50 | TTFT err p50 / mean | client err p50 / p99 | send p50 / p99 | read 1st p50 / p99 | read all p99 | server late 1st p50 / p99 | late all p99 | ITL p50 / p99 | ITL σ (server σ) | ITL err σ | client dispatch p99 | CPU client / server | CPU µs an event client / server | cores the schedule needs | sleep loop p99 |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, name := range files {
 		m, err := medians(name)
 		if err != nil {
@@ -214,15 +215,17 @@ func table(w io.Writer, files []string) error {
 		}
 		v := func(k string) string { return fmt.Sprintf("%.2f", m[k]) }
 		p := func(k string) string { return v(k+"_p50") + " / " + v(k+"_p99") }
-		fmt.Fprintf(w, "| %.0f | %.0f | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %.0f%% / %.0f%% | %.2f |\n",
+		fmt.Fprintf(w, "| %.0f | %.0f | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %.0f%% / %.0f%% | %.1f / %.1f | %.2f | %.2f |\n",
 			m["streams"], m["joined"], v("ttft_p50"), v("ttft_err_p50"), v("ttft_err_mean"), p("client_err"), p("send"), p("read"), v("read_all_p99"),
-			p("late"), v("late_all_p99"), p("itl"), v("itl_sd"), v("srv_itl_sd"), v("itl_err_sd"), v("dispatch_p99"), m["client_cpu"], m["server_cpu"], m["floor_p99"])
+			p("late"), v("late_all_p99"), p("itl"), v("itl_sd"), v("srv_itl_sd"), v("itl_err_sd"), v("dispatch_p99"), m["client_cpu"], m["server_cpu"], m["client_us_event"], m["server_us_event"], m["cores_needed"], m["floor_p99"])
 	}
 	fmt.Fprintln(w, "\nms unless marked; medians of the rounds. TTFT err = client TTFT - set TTFT = send + server late + read;")
 	fmt.Fprintln(w, "client err = send + read (client TTFT - the server's true TTFT); read all: every chunk; ITL err: the client's")
 	fmt.Fprintln(w, "gap - the server's gap between the same two writes; client dispatch: sent - intended (the slot freed),")
 	fmt.Fprintln(w, "not in TTFT; CPU in % of one core over the level's wall time; sleep loop: the machine's wake-up lateness")
-	fmt.Fprintln(w, "just before the round (a bare Go loop, 1,000 deadlines a second), the floor under every p99 here.")
+	fmt.Fprintln(w, "just before the round (a bare Go loop, 1,000 deadlines a second), the floor under every p99 here; CPU µs an")
+	fmt.Fprintln(w, "event: each process's CPU over the level ÷ the content events received; cores the schedule needs: both")
+	fmt.Fprintln(w, "processes' µs an event × the events a second the schedule asks for (streams × tokens ÷ (TTFT + (tokens-1) × ITL)).")
 	fmt.Fprintln(w, "\nQuoted, not measured here (vllm-project/vllm-bench bench-overhead/README.md; 4-core VM, 1,000 streams, same mock settings):")
 	fmt.Fprintln(w, "\n| client | TTFT error | ITL p99 | ITL σ |\n|---|---|---|---|\n| vllm-bench (Rust), quoted | 28.1 | 11.3 | 0.53 |\n| Python vLLM bench, quoted | 294.4 | 19.1 | 7.36 |")
 	return nil
