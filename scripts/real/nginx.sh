@@ -98,7 +98,7 @@ pass() { say "ok: $*"; }
 fail() { say "FAIL: $*"; rc=1; }
 
 # unix+gzip
-if "$bindir/aiperf-replay" -q --no-server-metrics --concurrency 2 -H "Accept-Encoding: gzip" --url "unix://$tmp/nginx.sock" -o "$out/gzip" "$tmp/s.aipk" 2>"$tmp/gzip.err"; then
+if "$bindir/aiperf-replay" -q --no-server-metrics --concurrency 2 -H "Accept-Encoding: gzip" --url "unix://$tmp/nginx.sock" --force -o "$out/gzip" "$tmp/s.aipk" 2>"$tmp/gzip.err"; then
 	n=$(requests "$out/gzip/results.jsonl" | jq -s '[.[] | select(.status == 200 and .error == null and .output_tokens == 16 and .first_token_unix_ns > 0 and .streamed == true)] | length')
 	g=$(grep -c '^200 gzip /v1/chat/completions$' "$tmp/nginx/coding.log" || true)
 	if [ "$n" -eq 6 ] && [ "$g" -eq 6 ]; then
@@ -112,7 +112,7 @@ fi
 
 # redirect
 set +e
-"$bindir/aiperf-replay" -q --no-server-metrics --url "unix://$tmp/nginx.sock" --path /old/v1/chat/completions -o "$out/redirect" "$tmp/s.aipk" 2>"$tmp/redirect.err"
+"$bindir/aiperf-replay" -q --no-server-metrics --url "unix://$tmp/nginx.sock" --path /old/v1/chat/completions --force -o "$out/redirect" "$tmp/s.aipk" 2>"$tmp/redirect.err"
 code=$?
 set -e
 if [ "$code" -eq 1 ] && grep -q 'FAILED: every request failed (6 of 6); the most frequent error (6): 307 Temporary Redirect: redirected to http://localhost/v1/chat/completions: redirects are not followed' "$tmp/redirect.err"; then

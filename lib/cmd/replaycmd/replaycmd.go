@@ -90,7 +90,7 @@ func runReplay(c *cli.Context, o *options) error {
 		return base.UsageError("want one STORE argument, got %d", c.NArg())
 	}
 	maxErr := -1.0
-	if o.maxErrorRate != -1 {
+	if c.IsSet("max-error-rate") { // -1, the flag's "unset", typed is refused as any value outside [0, 100]
 		v, err := percent("--max-error-rate", o.maxErrorRate)
 		if err != nil {
 			return err
