@@ -258,3 +258,16 @@ func TestOneBucket(t *testing.T) {
 		t.Error("p50 and p99 in two buckets: want false")
 	}
 }
+
+// A run that profiled nothing (interrupted before its first answer) is
+// summarized over the open window, which the console names as such.
+func TestConsoleOpenWindow(t *testing.T) {
+	c := loadPages(t, dynamoPage(0, 0, 0), dynamoPage(3000, 1200, 3))
+	var b strings.Builder
+	if err := WriteConsole(&b, c.Report(Window{Start: 0, End: math.MaxInt64}), ClientFigures{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "; no profiling window (nothing was profiled: every scrape counts), deltas over") || strings.Contains(b.String(), "9223372036") {
+		t.Errorf("console:\n%s", b.String())
+	}
+}

@@ -105,9 +105,8 @@ func WriteConsole(w io.Writer, r *Report, c ClientFigures) error {
 			fmt.Fprintf(&b, "Server metrics %s: %d scrapes, engine not recognized (exports only)\n", t.URL, t.Scrapes)
 			continue
 		}
-		fmt.Fprintf(&b, "Server metrics %s (%s): %d scrapes, %d failed; window %.3f s, deltas over %.3f s\n",
-			t.URL, e.Engine, t.Fetches-t.Failures, t.Failures,
-			float64(r.Window.End-r.Window.Start)/1e9, float64(t.BracketTo-t.BracketFrom)/1e9)
+		fmt.Fprintf(&b, "Server metrics %s (%s): %d scrapes, %d failed; %s, deltas over %.3f s\n",
+			t.URL, e.Engine, t.Fetches-t.Failures, t.Failures, windowText(r.Window), float64(t.BracketTo-t.BracketFrom)/1e9)
 		line := func(name, format string, args ...any) {
 			fmt.Fprintf(&b, "  %-24s "+format+"\n", append([]any{name}, args...)...)
 		}
@@ -214,3 +213,13 @@ func fmtNum(f float64) string {
 
 // fmtMS prints seconds as ms.
 func fmtMS(sec float64) string { return fmt.Sprintf("%.2f", sec*1e3) }
+
+// windowText says how long the profiling window was; a run that profiled
+// nothing is summarized over all its scrapes, the open window (it read
+// "window 9223372036.855 s").
+func windowText(w Window) string {
+	if w.Start == 0 && w.End == math.MaxInt64 {
+		return "no profiling window (nothing was profiled: every scrape counts)"
+	}
+	return fmt.Sprintf("window %.3f s", float64(w.End-w.Start)/1e9)
+}
