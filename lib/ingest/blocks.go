@@ -65,7 +65,7 @@ func (r *runner) agenticBlocks(row *trace.Row, rec *record.Record, emit bool) er
 	}
 	shared := 0
 	if free && t.prevSess == row.SessionID {
-		shared = lcp(t.prevIDs, ids[:full])
+		shared = trace.CommonPrefix(t.prevIDs, ids[:full])
 	}
 	if err := r.syn.CheckFrom(row.Line, row.InputLength, row.HashIDs, shared); err != nil {
 		return rowErr(row, err)
@@ -203,14 +203,4 @@ func (r *runner) verifyParts(row *trace.Row) error {
 		r.ver.submit(row.Source, row.Line, r.vtext, n)
 	}
 	return nil
-}
-
-func lcp(a, b []uint64) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }

@@ -144,7 +144,7 @@ func splitChains(owner *wekaSession, reqs []*wekaReq, prefix, bs int) []*wekaSes
 		}
 		// The owner's system message only when the chain provably starts
 		// with its blocks (the Python aiperf's rule): else all user.
-		if ids := k.reqs[0].ids; prefix > 0 && len(ids) >= prefix && len(first) >= prefix && lcp(ids, first) >= prefix {
+		if ids := k.reqs[0].ids; prefix > 0 && len(ids) >= prefix && len(first) >= prefix && CommonPrefix(ids, first) >= prefix {
 			k.prefix = prefix
 		}
 	}
@@ -178,7 +178,7 @@ func chainOf(reqs []*wekaReq) []int {
 			if t.model != r.model || t.end > r.t+wekaEpsilonNS || len(t.ids) == 0 || len(t.ids) > len(r.ids) {
 				continue
 			}
-			if lcp(t.ids, r.ids) == len(t.ids) && len(t.ids) > bestLen {
+			if CommonPrefix(t.ids, r.ids) == len(t.ids) && len(t.ids) > bestLen {
 				best, bestLen = c, len(t.ids)
 			}
 		}
@@ -203,7 +203,7 @@ func seam(reqs []*wekaReq, i int, tails []*wekaReq) int {
 		if t.model != r.model || t.end > r.t+wekaEpsilonNS {
 			continue
 		}
-		if n := lcp(t.ids, r.ids); n > bestLen {
+		if n := CommonPrefix(t.ids, r.ids); n > bestLen {
 			best, bestLen = c, n
 		}
 	}
@@ -211,14 +211,16 @@ func seam(reqs []*wekaReq, i int, tails []*wekaReq) int {
 		return -1
 	}
 	for _, later := range reqs[i+1:] {
-		if lcp(later.ids, tails[best].ids) > bestLen {
+		if CommonPrefix(later.ids, tails[best].ids) > bestLen {
 			return -1
 		}
 	}
 	return best
 }
 
-func lcp(a, b []uint64) int {
+// CommonPrefix is the length of the longest common prefix of two hash-id
+// lists: how much of a conversation two requests share.
+func CommonPrefix(a, b []uint64) int {
 	n := min(len(a), len(b))
 	for i := 0; i < n; i++ {
 		if a[i] != b[i] {
@@ -253,7 +255,7 @@ func (l *layout) next(tr *wekaTrace, s *wekaSession, turn int, r *wekaReq) ([]Se
 		}
 		l.segs = append(l.segs, Segment{Role: "user", Blocks: n - s.prefix})
 	} else {
-		keep := lcp(l.prev.ids, r.ids)
+		keep := CommonPrefix(l.prev.ids, r.ids)
 		l.truncate(keep)
 		fresh := n - keep
 		asst := min((l.prev.out+tr.bs-1)/tr.bs, fresh)
